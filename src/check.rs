@@ -1,0 +1,104 @@
+//! Small validators shared by calls, config and snapshot parsing: bounded integers and floats,
+//! resource values and context names, host clock readings and random draws.
+//!
+//! Each returns a message naming the field (a JSON path or an argument name) and the allowed
+//! range; callers wrap it in the error variant of their domain. No value is echoed back, so a
+//! secret in a bad argument never reaches an error message.
+
+use crate::error::{Result, invalid_argument};
+use crate::types::Millis;
+
+/// The largest instant or duration the engine accepts from outside: 2^52 ms.
+pub const MAX_INSTANT: u64 = 1 << 52;
+/// The largest integer every host represents exactly (JavaScript's `Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE: u64 = (1 << 53) - 1;
+/// Resource values are at most this many UTF-8 bytes.
+pub const MAX_VALUE_BYTES: usize = 1024;
+/// Context names are at most this many UTF-8 bytes.
+pub const MAX_CONTEXT_BYTES: usize = 256;
+
+/// An integer-valued float in `lo..=hi`.
+pub fn int_in(path: &str, v: f64, lo: u64, hi: u64) -> Result<u64, String> {
+    if v.is_finite() && v.fract() == 0.0 && v >= lo as f64 && v <= hi as f64 {
+        Ok(v as u64)
+    } else {
+        Err(format!("{path} must be an integer in {lo}..={hi}"))
+    }
+}
+
+/// A finite float in `lo..=hi`.
+pub fn float_in(path: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        Err(format!("{path} must be a finite number in [{lo}, {hi}]"))
+    }
+}
+
+/// Blank means empty or only Unicode `White_Space` characters.
+pub fn is_blank(s: &str) -> bool {
+    s.chars().all(char::is_whitespace)
+}
+
+fn text(what: &str, s: &str, max: usize) -> Result<(), String> {
+    if is_blank(s) {
+        Err(format!("{what} must not be blank"))
+    } else if s.len() > max {
+        Err(format!(
+            "{what} must be at most {max} UTF-8 bytes (got {})",
+            s.len()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+pub fn value_text(what: &str, s: &str) -> Result<(), String> {
+    text(what, s, MAX_VALUE_BYTES)
+}
+
+pub fn context_text(what: &str, s: &str) -> Result<(), String> {
+    text(what, s, MAX_CONTEXT_BYTES)
+}
+
+/// A resource value passed to a call.
+pub fn value_arg(s: &str) -> Result<()> {
+    value_text("value", s).map_err(invalid_argument)
+}
+
+/// A context name passed to a call.
+pub fn context_arg(s: &str) -> Result<()> {
+    context_text("context", s).map_err(invalid_argument)
+}
+
+/// A host clock reading: finite, within [0, 2^52]; fractional milliseconds are floored.
+pub fn clock_reading(v: f64) -> Result<Millis> {
+    if v.is_finite() && (0.0..=MAX_INSTANT as f64).contains(&v) {
+        Ok(v.floor() as Millis)
+    } else {
+        Err(invalid_argument(
+            "the host clock returned a value that is not a finite number in [0, 2^52] ms",
+        ))
+    }
+}
+
+/// A host random draw: in [0, 1).
+pub fn random_draw(u: f64) -> Result<f64> {
+    if (0.0..1.0).contains(&u) {
+        Ok(u)
+    } else {
+        Err(invalid_argument(
+            "the host random source returned a value outside [0, 1)",
+        ))
+    }
+}
+
+/// A reported latency: finite and non-negative.
+pub fn latency_arg(v: Option<f64>) -> Result<Option<f64>> {
+    match v {
+        Some(l) if !(l.is_finite() && l >= 0.0) => Err(invalid_argument(
+            "latencyMs must be a finite, non-negative number",
+        )),
+        _ => Ok(v),
+    }
+}

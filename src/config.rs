@@ -1,0 +1,283 @@
+//! Pool configuration: the defaults of SPEC §3, partial overrides, and validation.
+//!
+//! Owns [`Config`] (always complete and valid once built), [`ConfigPatch`] (a partial config as
+//! read from JSON: nested maps may be partial too) and the canonical JSON form used by snapshots
+//! and `config()`. A patch is validated as a whole before anything is applied, and every error
+//! names the field and its allowed range.
+
+use serde::{Deserialize, Serialize};
+
+use crate::check::{float_in, int_in};
+use crate::error::{Error, Result};
+use crate::types::{CauseSet, FailureType, Millis, PerFailure};
+
+/// A complete, validated pool configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub cool_after: u32,
+    pub recover_after: u32,
+    pub success_reward: f64,
+    pub penalties: PerFailure<f64>,
+    pub cooldown_base_ms: PerFailure<Millis>,
+    pub max_backoff_exponent: u32,
+    pub exploration_floor: f64,
+    pub lease_ttl_ms: Millis,
+    pub window_size: u32,
+    pub half_open_causes: CauseSet,
+    pub max_resources: u32,
+    pub max_cells: u32,
+    pub event_buffer_size: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cool_after: 2,
+            recover_after: 2,
+            success_reward: 5.0,
+            // BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW
+            penalties: PerFailure([30.0, 15.0, 10.0, 5.0, 2.0]),
+            cooldown_base_ms: PerFailure([3_600_000, 300_000, 120_000, 60_000, 30_000]),
+            max_backoff_exponent: 6,
+            exploration_floor: 1.0,
+            lease_ttl_ms: 30_000,
+            window_size: 10,
+            half_open_causes: CauseSet::ALL,
+            max_resources: 100_000,
+            max_cells: 500_000,
+            event_buffer_size: 65_536,
+        }
+    }
+}
+
+const MAX_MS_FIELD: u64 = 1 << 31;
+
+/// Per-failure-type numbers in a patch; every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerFailurePatch {
+    #[serde(rename = "BLOCKED", skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<f64>,
+    #[serde(rename = "TLS_HANDSHAKE", skip_serializing_if = "Option::is_none")]
+    pub tls_handshake: Option<f64>,
+    #[serde(rename = "CONNECTION_RESET", skip_serializing_if = "Option::is_none")]
+    pub connection_reset: Option<f64>,
+    #[serde(rename = "TIMEOUT", skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    #[serde(rename = "SLOW", skip_serializing_if = "Option::is_none")]
+    pub slow: Option<f64>,
+}
+
+impl PerFailurePatch {
+    fn entries(&self) -> [(FailureType, Option<f64>); 5] {
+        [
+            (FailureType::Blocked, self.blocked),
+            (FailureType::TlsHandshake, self.tls_handshake),
+            (FailureType::ConnectionReset, self.connection_reset),
+            (FailureType::Timeout, self.timeout),
+            (FailureType::Slow, self.slow),
+        ]
+    }
+
+    fn full<T: Copy + Into<f64>>(table: &PerFailure<T>) -> PerFailurePatch {
+        let v = |t: FailureType| Some(table[t].into());
+        PerFailurePatch {
+            blocked: v(FailureType::Blocked),
+            tls_handshake: v(FailureType::TlsHandshake),
+            connection_reset: v(FailureType::ConnectionReset),
+            timeout: v(FailureType::Timeout),
+            slow: v(FailureType::Slow),
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.entries().iter().all(|(_, v)| v.is_some())
+    }
+}
+
+/// A partial configuration, as given to `new Pool({config})` or `restore(.., {config})`.
+/// Numbers are read as floats so that range errors are uniform; integer fields must be integral.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigPatch {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cool_after: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recover_after: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_reward: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub penalties: Option<PerFailurePatch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cooldown_base_ms: Option<PerFailurePatch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_backoff_exponent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exploration_floor: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_ttl_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_size: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub half_open_causes: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_resources: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cells: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_buffer_size: Option<f64>,
+}
+
+impl ConfigPatch {
+    /// Parses a JSON object; unknown keys, duplicate keys and wrong types are `INVALID_CONFIG`.
+    pub fn from_json(json: &str) -> Result<ConfigPatch> {
+        let de = &mut serde_json::Deserializer::from_str(json);
+        let patch: ConfigPatch = serde_path_to_error::deserialize(de)
+            .map_err(|e| Error::InvalidConfig(format!("{}: {}", e.path(), e.inner())))?;
+        Ok(patch)
+    }
+
+    /// True when every field (and every nested key) is present.
+    pub fn is_complete(&self) -> bool {
+        self.cool_after.is_some()
+            && self.recover_after.is_some()
+            && self.success_reward.is_some()
+            && self
+                .penalties
+                .as_ref()
+                .is_some_and(PerFailurePatch::is_complete)
+            && self
+                .cooldown_base_ms
+                .as_ref()
+                .is_some_and(PerFailurePatch::is_complete)
+            && self.max_backoff_exponent.is_some()
+            && self.exploration_floor.is_some()
+            && self.lease_ttl_ms.is_some()
+            && self.window_size.is_some()
+            && self.half_open_causes.is_some()
+            && self.max_resources.is_some()
+            && self.max_cells.is_some()
+            && self.event_buffer_size.is_some()
+    }
+
+    /// Applies this patch on top of `base`, validating every given field first. `prefix` is put
+    /// in front of field names in errors (`"config."` inside a snapshot).
+    pub fn apply(&self, base: &Config, prefix: &str) -> Result<Config, String> {
+        let p = |name: &str| format!("{prefix}{name}");
+        let mut c = base.clone();
+        if let Some(v) = self.cool_after {
+            c.cool_after = int_in(&p("coolAfter"), v, 1, 1000)? as u32;
+        }
+        if let Some(v) = self.recover_after {
+            c.recover_after = int_in(&p("recoverAfter"), v, 1, 1000)? as u32;
+        }
+        if let Some(v) = self.success_reward {
+            c.success_reward = float_in(&p("successReward"), v, 0.0, 200.0)?;
+        }
+        if let Some(table) = &self.penalties {
+            for (t, v) in table.entries() {
+                if let Some(v) = v {
+                    c.penalties[t] = float_in(&p(&format!("penalties.{t}")), v, 0.0, 200.0)?;
+                }
+            }
+        }
+        if let Some(table) = &self.cooldown_base_ms {
+            for (t, v) in table.entries() {
+                if let Some(v) = v {
+                    let path = p(&format!("cooldownBaseMs.{t}"));
+                    c.cooldown_base_ms[t] = int_in(&path, v, 1, MAX_MS_FIELD)?;
+                }
+            }
+        }
+        if let Some(v) = self.max_backoff_exponent {
+            c.max_backoff_exponent = int_in(&p("maxBackoffExponent"), v, 0, 21)? as u32;
+        }
+        if let Some(v) = self.exploration_floor {
+            let path = p("explorationFloor");
+            if !(v.is_finite() && v > 0.0 && v <= 1e6) {
+                return Err(format!("{path} must be a finite number in (0, 1000000]"));
+            }
+            c.exploration_floor = v;
+        }
+        if let Some(v) = self.lease_ttl_ms {
+            c.lease_ttl_ms = int_in(&p("leaseTtlMs"), v, 1, MAX_MS_FIELD)?;
+        }
+        if let Some(v) = self.window_size {
+            c.window_size = int_in(&p("windowSize"), v, 1, 1024)? as u32;
+        }
+        if let Some(list) = &self.half_open_causes {
+            let mut set = CauseSet::EMPTY;
+            for (i, name) in list.iter().enumerate() {
+                let path = p(&format!("halfOpenCauses[{i}]"));
+                let t = FailureType::parse(name).ok_or_else(|| {
+                    format!("{path} must be one of BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW")
+                })?;
+                if !set.insert(t) {
+                    return Err(format!("{path} repeats {t} (halfOpenCauses is a set)"));
+                }
+            }
+            c.half_open_causes = set;
+        }
+        if let Some(v) = self.max_resources {
+            c.max_resources = int_in(&p("maxResources"), v, 1, 10_000_000)? as u32;
+        }
+        if let Some(v) = self.max_cells {
+            c.max_cells = int_in(&p("maxCells"), v, 1, 100_000_000)? as u32;
+        }
+        if let Some(v) = self.event_buffer_size {
+            c.event_buffer_size = int_in(&p("eventBufferSize"), v, 1, 10_000_000)? as u32;
+        }
+        Ok(c)
+    }
+}
+
+impl Config {
+    /// Defaults with `patch` applied; an invalid field is `INVALID_CONFIG` naming it.
+    pub fn from_patch(patch: &ConfigPatch) -> Result<Config> {
+        patch
+            .apply(&Config::default(), "")
+            .map_err(Error::InvalidConfig)
+    }
+
+    /// The complete configuration as a patch (every field present), for canonical JSON.
+    pub fn to_patch(&self) -> ConfigPatch {
+        ConfigPatch {
+            cool_after: Some(self.cool_after.into()),
+            recover_after: Some(self.recover_after.into()),
+            success_reward: Some(self.success_reward),
+            penalties: Some(PerFailurePatch::full(&self.penalties)),
+            cooldown_base_ms: Some(PerFailurePatch::full(&PerFailure(
+                self.cooldown_base_ms.0.map(|v| v as f64),
+            ))),
+            max_backoff_exponent: Some(self.max_backoff_exponent.into()),
+            exploration_floor: Some(self.exploration_floor),
+            lease_ttl_ms: Some(self.lease_ttl_ms as f64),
+            window_size: Some(self.window_size.into()),
+            half_open_causes: Some(
+                self.half_open_causes
+                    .iter()
+                    .map(|t| t.as_str().to_owned())
+                    .collect(),
+            ),
+            max_resources: Some(self.max_resources.into()),
+            max_cells: Some(self.max_cells.into()),
+            event_buffer_size: Some(self.event_buffer_size.into()),
+        }
+    }
+
+    /// The canonical JSON form (fixed key order; integers printed as integers).
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(512);
+        crate::json::write_config(&mut out, self);
+        out
+    }
+
+    /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on
+    /// a failure of type `t`: `base(t) × 2^min(n − 1, maxBackoffExponent)`.
+    pub fn cooldown_ms(&self, t: FailureType, consecutive_failures: u32) -> Millis {
+        let exp = consecutive_failures
+            .saturating_sub(1)
+            .min(self.max_backoff_exponent);
+        self.cooldown_base_ms[t] << exp
+    }
+}

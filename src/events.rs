@@ -1,0 +1,140 @@
+//! Pool events: every decision the engine makes, numbered by a per-pool `seq` that never
+//! restarts (the snapshot keeps `nextEventSeq`), held in a bounded buffer until drained.
+//!
+//! Owns the event types, the event record and the buffer (overflow drops the oldest and counts
+//! them). Events carry resource values in their redacted form only. Delivering events to
+//! streams or logs is the hosts' business.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::types::{FailureType, Kind, Millis};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    ResourceRegistered,
+    ResourceDeregistered,
+    ResourceLeased,
+    LeaseReleased,
+    LeaseExpired,
+    ResourceCooled,
+    ResourceRecovered,
+    ResourceBlocklisted,
+    ResourceUnblocked,
+    BlockExpired,
+    AcquisitionRejected,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 11] = [
+        EventType::ResourceRegistered,
+        EventType::ResourceDeregistered,
+        EventType::ResourceLeased,
+        EventType::LeaseReleased,
+        EventType::LeaseExpired,
+        EventType::ResourceCooled,
+        EventType::ResourceRecovered,
+        EventType::ResourceBlocklisted,
+        EventType::ResourceUnblocked,
+        EventType::BlockExpired,
+        EventType::AcquisitionRejected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::ResourceRegistered => "RESOURCE_REGISTERED",
+            EventType::ResourceDeregistered => "RESOURCE_DEREGISTERED",
+            EventType::ResourceLeased => "RESOURCE_LEASED",
+            EventType::LeaseReleased => "LEASE_RELEASED",
+            EventType::LeaseExpired => "LEASE_EXPIRED",
+            EventType::ResourceCooled => "RESOURCE_COOLED",
+            EventType::ResourceRecovered => "RESOURCE_RECOVERED",
+            EventType::ResourceBlocklisted => "RESOURCE_BLOCKLISTED",
+            EventType::ResourceUnblocked => "RESOURCE_UNBLOCKED",
+            EventType::BlockExpired => "BLOCK_EXPIRED",
+            EventType::AcquisitionRejected => "ACQUISITION_REJECTED",
+        }
+    }
+}
+
+/// One event. Optional fields are present only for the types that carry them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolEvent {
+    pub seq: u64,
+    pub ty: EventType,
+    pub at: Millis,
+    /// The resource, its value redacted (see `redact.rs`).
+    pub resource: Option<(Kind, Rc<str>)>,
+    pub context: Option<Rc<str>>,
+    /// `RESOURCE_COOLED`: the failure type that started the cooldown.
+    pub cause: Option<FailureType>,
+    /// Cooldown end, block end, or lease expiry.
+    pub until: Option<Millis>,
+    /// `RESOURCE_BLOCKLISTED` without an end.
+    pub permanent: bool,
+    /// Lease events: the fencing token.
+    pub token: Option<u64>,
+}
+
+impl PoolEvent {
+    pub fn new(ty: EventType, at: Millis) -> PoolEvent {
+        PoolEvent {
+            seq: 0,
+            ty,
+            at,
+            resource: None,
+            context: None,
+            cause: None,
+            until: None,
+            permanent: false,
+            token: None,
+        }
+    }
+}
+
+/// The bounded buffer of undrained events.
+#[derive(Debug, Clone)]
+pub struct EventBuffer {
+    queue: VecDeque<PoolEvent>,
+    capacity: usize,
+    next_seq: u64,
+    dropped: u64,
+}
+
+impl EventBuffer {
+    pub fn new(capacity: usize, next_seq: u64) -> EventBuffer {
+        EventBuffer {
+            queue: VecDeque::new(),
+            capacity,
+            next_seq,
+            dropped: 0,
+        }
+    }
+
+    /// Numbers and stores an event, dropping the oldest when full.
+    pub fn push(&mut self, mut e: PoolEvent) {
+        e.seq = self.next_seq;
+        self.next_seq += 1;
+        if self.queue.len() == self.capacity {
+            self.queue.pop_front();
+            self.dropped += 1;
+        }
+        self.queue.push_back(e);
+    }
+
+    pub fn drain(&mut self) -> Vec<PoolEvent> {
+        self.queue.drain(..).collect()
+    }
+
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,97 @@
+//! Membership and operator actions: `register`, `deregister`, `block`, `unblock`.
+//!
+//! Registration is idempotent. Blocking is resource-wide and beats everything: a blocked
+//! resource is never a candidate; its lease lapses at its TTL. The engine never adds or removes
+//! blocklist entries by itself (expiry of a temporary block aside).
+
+use super::core::Core;
+use crate::error::{Error, Result};
+use crate::events::EventType;
+use crate::registry::Block;
+use crate::types::{Kind, Millis};
+
+impl Core {
+    pub(crate) fn check_resource_capacity(&self, kind: Kind, value: &str) -> Result<()> {
+        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.cfg.max_resources as usize
+        {
+            return Err(Error::CapacityExceeded(format!(
+                "the pool holds maxResources = {} resources",
+                self.cfg.max_resources
+            )));
+        }
+        Ok(())
+    }
+
+    /// Returns true when newly added.
+    pub(crate) fn register(&mut self, kind: Kind, value: &str, now: Millis) -> bool {
+        if self.reg.find(kind, value).is_some() {
+            return false;
+        }
+        let slot = self.reg.add(kind, value);
+        self.reg.order_insert(slot);
+        self.sync_avail(slot);
+        let e = self.resource_event(EventType::ResourceRegistered, now, slot);
+        self.emit(e);
+        true
+    }
+
+    /// Removes the resource, its cells, its block and its lease.
+    pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
+        let r = self.reg.get_mut(slot);
+        r.lease = None;
+        r.block = None;
+        if self.reg.set_avail(slot, false) {
+            self.log.record(&mut self.reg, slot);
+        }
+        let ids: Vec<u32> = self.ctxs.ids().collect();
+        for ctx in ids {
+            self.sync_context(ctx);
+            let Some(id) = self.cells.find(slot, ctx) else {
+                continue;
+            };
+            let c = self.ctxs.get_mut(ctx);
+            c.remove(&mut self.cells, &self.reg, id);
+            let gone = self.cells.take(id);
+            if let Some(until) = gone.cell.cooldown_until {
+                self.expiries.probe_only.remove(&(until, id));
+            }
+            if self.ctxs.get(ctx).cells == 0 {
+                self.ctxs.remove(ctx);
+            }
+        }
+        // Every context is at the log's end, so no entry will be read again (and none may
+        // outlive the slot, which is about to be reused).
+        self.log.clear(&mut self.reg);
+        let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
+        self.reg.order_remove(slot);
+        self.reg.take(slot);
+        self.emit(e);
+    }
+
+    pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
+        let r = self.reg.get_mut(slot);
+        r.block = Some(block);
+        let (kind, value) = (r.kind, std::rc::Rc::clone(&r.value));
+        if let Block::Until(until) = block {
+            self.expiries.block(until, kind, &value);
+        }
+        self.sync_avail(slot);
+        let mut e = self.resource_event(EventType::ResourceBlocklisted, now, slot);
+        match block {
+            Block::Until(until) => e.until = Some(until),
+            Block::Permanent => e.permanent = true,
+        }
+        self.emit(e);
+    }
+
+    /// Returns true when the resource was blocked.
+    pub(crate) fn unblock(&mut self, slot: u32, now: Millis) -> bool {
+        if self.reg.get_mut(slot).block.take().is_none() {
+            return false;
+        }
+        self.sync_avail(slot);
+        let e = self.resource_event(EventType::ResourceUnblocked, now, slot);
+        self.emit(e);
+        true
+    }
+}

@@ -1,0 +1,161 @@
+//! The pool's whole state and the bookkeeping every call shares: availability changes, events,
+//! revision counting, and the context table.
+//!
+//! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
+//! `Pool` (in `mod.rs`) reads the host clock and RNG and calls into it. The rules themselves are
+//! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
+//! `views.rs`.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use super::expiry::Expiries;
+use crate::config::Config;
+use crate::events::{EventBuffer, EventType, PoolEvent};
+use crate::index::avail_log::AvailLog;
+use crate::index::cells::{CellStore, Context};
+use crate::registry::Registry;
+use crate::types::Millis;
+
+/// The contexts that have at least one cell, by slot and by name.
+#[derive(Debug, Clone, Default)]
+pub struct Contexts {
+    pub(crate) slots: Vec<Option<Context>>,
+    free: Vec<u32>,
+    by_name: FxHashMap<Rc<str>, u32>,
+}
+
+impl Contexts {
+    pub fn find(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn get(&self, id: u32) -> &Context {
+        self.slots[id as usize].as_ref().expect("live context slot")
+    }
+
+    pub fn get_mut(&mut self, id: u32) -> &mut Context {
+        self.slots[id as usize].as_mut().expect("live context slot")
+    }
+
+    pub fn add(&mut self, ctx: Context) -> u32 {
+        let name = Rc::clone(&ctx.name);
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(ctx);
+                id
+            }
+            None => {
+                self.slots.push(Some(ctx));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_name.insert(name, id);
+        id
+    }
+
+    pub fn remove(&mut self, id: u32) {
+        let ctx = self.slots[id as usize].take().expect("live context slot");
+        self.by_name.remove(&*ctx.name);
+        self.free.push(id);
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_some())
+            .map(|(i, _)| i as u32)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Core {
+    pub(crate) cfg: Config,
+    pub(crate) reg: Registry,
+    pub(crate) cells: CellStore,
+    pub(crate) ctxs: Contexts,
+    pub(crate) log: AvailLog,
+    pub(crate) events: EventBuffer,
+    pub(crate) expiries: Expiries,
+    /// The highest fencing token ever issued.
+    pub(crate) fencing: u64,
+    pub(crate) revision: u64,
+    /// The latest clock reading applied (time never runs backwards).
+    pub(crate) now: Millis,
+    /// Set when the current call changed durable content; turned into one revision step.
+    pub(crate) dirty: bool,
+}
+
+impl Core {
+    pub fn new(cfg: Config, now: Millis) -> Core {
+        Core {
+            events: EventBuffer::new(cfg.event_buffer_size as usize, 1),
+            cfg,
+            reg: Registry::new(),
+            cells: CellStore::default(),
+            ctxs: Contexts::default(),
+            log: AvailLog::default(),
+            expiries: Expiries::default(),
+            fencing: 0,
+            revision: 0,
+            now,
+            dirty: false,
+        }
+    }
+
+    /// Applies a clock reading: monotonic, then everything that expired by then.
+    pub fn advance(&mut self, reading: Millis) -> Millis {
+        self.now = self.now.max(reading);
+        self.process_expiries(self.now);
+        self.now
+    }
+
+    /// Closes a call: one revision step if durable content changed.
+    pub fn finish(&mut self) {
+        if self.dirty {
+            self.revision += 1;
+            self.dirty = false;
+        }
+    }
+
+    pub fn emit(&mut self, e: PoolEvent) {
+        self.events.push(e);
+        self.dirty = true;
+    }
+
+    /// An event about resource `slot`.
+    pub fn resource_event(&self, ty: EventType, at: Millis, slot: u32) -> PoolEvent {
+        let r = self.reg.get(slot);
+        let mut e = PoolEvent::new(ty, at);
+        e.resource = Some((r.kind, Rc::clone(&r.display)));
+        e
+    }
+
+    /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
+    pub fn sync_avail(&mut self, slot: u32) {
+        let avail = self.reg.get(slot).is_available();
+        if self.reg.set_avail(slot, avail) {
+            self.log.record(&mut self.reg, slot);
+        }
+    }
+
+    /// Brings context `id`'s index up to date with the availability log.
+    pub fn sync_context(&mut self, id: u32) {
+        let ctx = self.ctxs.get_mut(id);
+        ctx.sync(&mut self.cells, &self.reg, &self.log, id);
+    }
+
+    /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
+    pub fn refresh_cell(&mut self, id: u32, now: Millis) {
+        let half_open = self.cfg.half_open_causes;
+        let slot = self.cells.get_mut(id);
+        slot.eligible = slot.cell.selectable(now, half_open);
+        Context::refresh(&mut self.cells, &self.reg, id);
+    }
+}

@@ -1,0 +1,267 @@
+//! The public `Pool`: the Rust mirror of the JS contract (SPEC §9).
+//!
+//! Every call reads the host clock exactly once (except `config`), validates its arguments and
+//! checks that it can succeed *before* anything changes, then applies time passing (expiries)
+//! and its own effect, and counts one revision step if durable content changed. A failed call
+//! changes nothing. The only randomness is one draw per `acquire` with two or more candidates.
+
+mod admin;
+mod core;
+mod expiry;
+mod leases;
+mod reports;
+mod views;
+
+pub use self::core::Core;
+pub use leases::Lease;
+pub use views::{CellView, Filter, ProbeDue, ResourceView, Stats};
+
+use crate::check;
+use crate::clock::Clock;
+use crate::config::{Config, ConfigPatch};
+use crate::error::{Error, Result, invalid_argument};
+use crate::events::PoolEvent;
+use crate::random::{RandomSource, SeededRandom};
+use crate::redact::redact;
+use crate::registry::Block;
+use crate::types::{Kind, Millis, Outcome};
+
+/// How long a block lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BlockSpec {
+    /// Expires by itself after this many seconds (fractional allowed; at least 1 ms).
+    Seconds(f64),
+    /// Ends only with `unblock`.
+    Permanent,
+}
+
+/// A reputation pool with its host clock and random source.
+pub struct Pool {
+    core: Core,
+    clock: Box<dyn Clock>,
+    random: Box<dyn RandomSource>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("stats", &self.core.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+fn unknown(kind: Kind, value: &str) -> Error {
+    Error::UnknownResource(format!("{kind}/{} is not registered", redact(value)))
+}
+
+impl Pool {
+    /// A new, empty pool.
+    pub fn new(
+        config: Config,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Pool {
+        Pool {
+            core: Core::new(config, 0),
+            clock: Box::new(clock),
+            random: Box::new(random),
+        }
+    }
+
+    /// A new pool drawing from a seeded PRNG (deterministic).
+    pub fn with_seed(config: Config, clock: impl Clock + 'static, seed: u64) -> Pool {
+        Pool::new(config, clock, SeededRandom::new(seed))
+    }
+
+    /// Restores a snapshot; `overrides` replaces fields of the snapshot's config. On any error
+    /// nothing is built and the error names the JSON path of the problem.
+    pub fn restore(
+        json: &str,
+        overrides: Option<&ConfigPatch>,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<Pool> {
+        let core = crate::snapshot::restore(json, overrides)?;
+        Ok(Pool {
+            core,
+            clock: Box::new(clock),
+            random: Box::new(random),
+        })
+    }
+
+    fn read_clock(&mut self) -> Result<Millis> {
+        check::clock_reading(self.clock.now_ms())
+    }
+
+    fn find(&self, kind: Kind, value: &str) -> Result<u32> {
+        self.core
+            .reg
+            .find(kind, value)
+            .ok_or_else(|| unknown(kind, value))
+    }
+
+    /// Runs `body` after applying the clock reading `t`, and closes the call.
+    fn apply<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> T {
+        let now = self.core.advance(t);
+        let out = body(&mut self.core, now);
+        self.core.finish();
+        out
+    }
+
+    /// Registers a resource; `true` when it was not registered before.
+    pub fn register(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        self.core.check_resource_capacity(kind, value)?;
+        Ok(self.apply(t, |c, now| c.register(kind, value, now)))
+    }
+
+    /// Removes a resource with its cells, block and lease; `false` when it was not registered.
+    pub fn deregister(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        let Some(slot) = self.core.reg.find(kind, value) else {
+            self.apply(t, |_, _| ());
+            return Ok(false);
+        };
+        self.apply(t, |c, now| c.deregister(slot, now));
+        Ok(true)
+    }
+
+    /// Leases a candidate of `context`, or `None` (and an `ACQUISITION_REJECTED` event).
+    pub fn acquire(&mut self, context: &str) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        check::context_arg(context)?;
+        let random = &mut self.random;
+        let now = self.core.advance(t);
+        let out = self
+            .core
+            .acquire(context, now, || check::random_draw(random.next_f64()));
+        self.core.finish();
+        out
+    }
+
+    /// Leases one named resource if it is free and its cell here is not inside a cooldown.
+    pub fn acquire_resource(
+        &mut self,
+        kind: Kind,
+        value: &str,
+        context: &str,
+    ) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        check::context_arg(context)?;
+        let slot = self.find(kind, value)?;
+        Ok(self.apply(t, |c, now| c.acquire_resource(slot, context, now)))
+    }
+
+    /// Records an outcome of using `(kind, value)` in `context`.
+    pub fn report(
+        &mut self,
+        kind: Kind,
+        value: &str,
+        context: &str,
+        outcome: Outcome,
+    ) -> Result<()> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        check::context_arg(context)?;
+        check::latency_arg(outcome.latency_ms())?;
+        let slot = self.find(kind, value)?;
+        self.core.check_cell_capacity(slot, context)?;
+        self.apply(t, |c, now| c.report(slot, context, &outcome, now));
+        Ok(())
+    }
+
+    /// Extends the lease for its current holder; `None` when lapsed, not the holder, or blocked.
+    pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, now| c.renew(lease, now)))
+    }
+
+    /// Ends the lease for its current holder; `false` otherwise.
+    pub fn release(&mut self, lease: &Lease) -> Result<bool> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, now| c.release(lease, now)))
+    }
+
+    /// Blocks a resource in every context, replacing any existing block.
+    pub fn block(&mut self, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        let ms = match spec {
+            BlockSpec::Permanent => None,
+            BlockSpec::Seconds(s) => {
+                let ms = (s * 1000.0).round();
+                if !(s.is_finite() && s > 0.0 && ms <= check::MAX_INSTANT as f64) {
+                    return Err(invalid_argument(
+                        "seconds must be a finite number > 0 and at most 2^52 ms",
+                    ));
+                }
+                Some((ms as Millis).max(1))
+            }
+        };
+        let slot = self.find(kind, value)?;
+        self.apply(t, |c, now| {
+            let block = ms.map_or(Block::Permanent, |ms| Block::Until(now + ms));
+            c.block(slot, block, now)
+        });
+        Ok(())
+    }
+
+    /// Lifts a block; `true` when the resource was blocked.
+    pub fn unblock(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        let slot = self.find(kind, value)?;
+        Ok(self.apply(t, |c, now| c.unblock(slot, now)))
+    }
+
+    /// The canonical JSON snapshot of the durable state.
+    pub fn snapshot(&mut self) -> Result<String> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, _| crate::snapshot::write(c)))
+    }
+
+    /// Events since the last drain, in `seq` order.
+    pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, _| c.events.drain()))
+    }
+
+    /// The dashboard view, in canonical order.
+    pub fn resources(&mut self, filter: &Filter) -> Result<Vec<ResourceView>> {
+        let t = self.read_clock()?;
+        if let Some(ctx) = &filter.context {
+            check::context_arg(ctx)?;
+        }
+        Ok(self.apply(t, |c, _| c.resources(filter)))
+    }
+
+    /// Probe-due cells (cooldown over, cause not half-open, resource neither blocked nor leased).
+    pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, now| c.due_for_recovery_probe(now)))
+    }
+
+    /// The earliest instant at which something in `context` may become eligible.
+    pub fn next_change_at(&mut self, context: &str) -> Result<Option<Millis>> {
+        let t = self.read_clock()?;
+        check::context_arg(context)?;
+        Ok(self.apply(t, |c, now| c.next_change_at(context, now)))
+    }
+
+    pub fn stats(&mut self) -> Result<Stats> {
+        let t = self.read_clock()?;
+        Ok(self.apply(t, |c, _| c.stats()))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.core.cfg
+    }
+
+    /// The pure state, for invariant checks and benchmarks.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+}

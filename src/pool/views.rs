@@ -1,0 +1,231 @@
+//! Read-side views: the dashboard (`resources`), `stats`, `dueForRecoveryProbe` and
+//! `nextChangeAt`. Nothing here changes state.
+//!
+//! Output order is canonical: resources by (kind, value bytes), cells by context bytes.
+
+use std::rc::Rc;
+
+use super::core::Core;
+use super::leases::Lease;
+use crate::registry::Block;
+use crate::types::{FailureType, Kind, Millis, State, ViewState};
+
+/// One cell as shown to readers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellView {
+    pub context: Rc<str>,
+    pub state: ViewState,
+    pub score: f64,
+    pub consecutive_failures: u32,
+    pub consecutive_successes: u32,
+    pub cooldown_until: Option<Millis>,
+    pub cooldown_cause: Option<FailureType>,
+    pub updated_at: Millis,
+    pub p50_latency_ms: Option<f64>,
+    pub p95_latency_ms: Option<f64>,
+}
+
+/// One resource with its block, lease and cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceView {
+    pub kind: Kind,
+    pub value: Rc<str>,
+    pub blocked: Option<Block>,
+    pub lease: Option<Lease>,
+    pub cells: Vec<CellView>,
+}
+
+/// Narrows `resources()`: `context` keeps only that context's cell; `state` keeps resources
+/// with a cell in that state (`BLOCKLISTED`: blocked resources).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    pub context: Option<String>,
+    pub state: Option<ViewState>,
+}
+
+/// A probe-due cell: cooling, cooldown over, cause not half-open, resource free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeDue {
+    pub kind: Kind,
+    pub value: Rc<str>,
+    pub context: Rc<str>,
+    pub cooldown_until: Millis,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    pub registered: usize,
+    pub cells: usize,
+    pub contexts: usize,
+    pub leased: usize,
+    pub blocked: usize,
+    pub available: usize,
+    pub revision: u64,
+    pub fencing_high_water: u64,
+    pub next_event_seq: u64,
+    pub events_pending: usize,
+    pub events_dropped: u64,
+    pub now: Millis,
+}
+
+impl Core {
+    fn cell_view(&self, id: u32, blocked: bool) -> CellView {
+        let slot = self.cells.get(id);
+        let c = &slot.cell;
+        let [p50, p95] = c.window.percentiles([0.5, 0.95]);
+        CellView {
+            context: Rc::clone(&self.ctxs.get(slot.ctx).name),
+            state: ViewState::of(c.state, blocked),
+            score: c.score,
+            consecutive_failures: c.consecutive_failures,
+            consecutive_successes: c.consecutive_successes,
+            cooldown_until: c.cooldown_until,
+            cooldown_cause: c.cooldown_cause,
+            updated_at: c.updated_at,
+            p50_latency_ms: p50,
+            p95_latency_ms: p95,
+        }
+    }
+
+    /// Cell ids per resource slot, each list in context-name order.
+    pub(crate) fn cells_by_resource(&self) -> Vec<Vec<u32>> {
+        let mut by_res: Vec<Vec<u32>> = vec![Vec::new(); self.reg.slots.len()];
+        for id in self.cells.live_ids() {
+            by_res[self.cells.get(id).res as usize].push(id);
+        }
+        for list in &mut by_res {
+            list.sort_unstable_by(|&a, &b| {
+                let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
+                name(a).cmp(name(b))
+            });
+        }
+        by_res
+    }
+
+    pub(crate) fn lease_of(&self, slot: u32) -> Option<Lease> {
+        let r = self.reg.get(slot);
+        r.lease.as_ref().map(|l| Lease {
+            kind: r.kind,
+            value: Rc::clone(&r.value),
+            context: Rc::clone(&l.context),
+            token: l.token,
+            leased_at: l.leased_at,
+            expires_at: l.expires_at,
+        })
+    }
+
+    pub(crate) fn resources(&self, filter: &Filter) -> Vec<ResourceView> {
+        let by_res = self.cells_by_resource();
+        let mut out = Vec::new();
+        for slot in self.reg.in_order() {
+            let r = self.reg.get(slot);
+            let blocked = r.block.is_some();
+            let mut cells: Vec<CellView> = by_res[slot as usize]
+                .iter()
+                .map(|&id| self.cell_view(id, blocked))
+                .filter(|v| filter.context.as_deref().is_none_or(|c| *v.context == *c))
+                .collect();
+            if let Some(state) = filter.state {
+                if state == ViewState::Blocklisted && !blocked {
+                    continue;
+                }
+                cells.retain(|v| v.state == state);
+                if cells.is_empty() && state != ViewState::Blocklisted {
+                    continue;
+                }
+            }
+            out.push(ResourceView {
+                kind: r.kind,
+                value: Rc::clone(&r.value),
+                blocked: r.block,
+                lease: self.lease_of(slot),
+                cells,
+            });
+        }
+        out
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let mut leased = 0;
+        let mut blocked = 0;
+        for slot in self.reg.live_slots() {
+            let r = self.reg.get(slot);
+            leased += usize::from(r.lease.is_some());
+            blocked += usize::from(r.block.is_some());
+        }
+        Stats {
+            registered: self.reg.len(),
+            cells: self.cells.len(),
+            contexts: self.ctxs.len(),
+            leased,
+            blocked,
+            available: self.reg.available() as usize,
+            revision: self.revision,
+            fencing_high_water: self.fencing,
+            next_event_seq: self.events.next_seq(),
+            events_pending: self.events.pending(),
+            events_dropped: self.events.dropped(),
+            now: self.now,
+        }
+    }
+
+    pub(crate) fn due_for_recovery_probe(&self, now: Millis) -> Vec<ProbeDue> {
+        let half_open = self.cfg.half_open_causes;
+        let mut out: Vec<ProbeDue> = self
+            .expiries
+            .probe_only
+            .range(..=(now, u32::MAX))
+            .filter_map(|&(_, id)| {
+                let slot = self.cells.get(id);
+                let r = self.reg.get(slot.res);
+                (slot.cell.probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
+                    kind: r.kind,
+                    value: Rc::clone(&r.value),
+                    context: Rc::clone(&self.ctxs.get(slot.ctx).name),
+                    cooldown_until: slot.cell.cooldown_until.unwrap_or(0),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (a.kind, a.value.as_bytes(), a.context.as_bytes()).cmp(&(
+                b.kind,
+                b.value.as_bytes(),
+                b.context.as_bytes(),
+            ))
+        });
+        out
+    }
+
+    /// `now` if `context` has a candidate; else the earliest instant at which some resource
+    /// becomes one by time alone; `None` if none can.
+    pub(crate) fn next_change_at(&mut self, context: &str, now: Millis) -> Option<Millis> {
+        let (ctx, sum) = self.candidates(context);
+        if sum.count > 0 {
+            return Some(now);
+        }
+        let half_open = self.cfg.half_open_causes;
+        let mut best: Option<Millis> = None;
+        for slot in self.reg.live_slots() {
+            let r = self.reg.get(slot);
+            let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
+            match r.block {
+                Some(Block::Permanent) => continue,
+                Some(Block::Until(u)) => at = at.max(u),
+                None => {}
+            }
+            if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
+                let c = &self.cells.get(id).cell;
+                if c.state == State::Cooling {
+                    match c.cooldown_cause {
+                        Some(cause) if half_open.contains(cause) => {
+                            at = at.max(c.cooldown_until.unwrap_or(now));
+                        }
+                        _ => continue,
+                    }
+                }
+            }
+            best = Some(best.map_or(at, |b| b.min(at)));
+        }
+        best
+    }
+}

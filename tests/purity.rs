@@ -1,0 +1,86 @@
+//! The engine core must stay pure: no wasm bindings, no JS, no OS clock, no OS entropy.
+//! Only the wasm facade (`src/wasm/`) may touch host APIs. This test reads every engine source
+//! file and fails naming the file and the forbidden identifier.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const FORBIDDEN: [&str; 7] = [
+    "wasm_bindgen",
+    "js_sys",
+    "web_sys",
+    "getrandom",
+    "SystemTime",
+    "Instant",
+    "thread_rng",
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("readable src dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "wasm") {
+                continue; // the facade is allowed to bind to the host
+            }
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every use of a forbidden identifier under `dir` (the `wasm/` facade excepted).
+fn violations(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).expect("readable source");
+        for word in FORBIDDEN {
+            let hit = text.match_indices(word).any(|(i, _)| {
+                let before = text[..i].chars().next_back();
+                let after = text[i + word.len()..].chars().next();
+                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                !ident(before) && !ident(after)
+            });
+            if hit {
+                found.push(format!("{} uses {word}", f.display()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn engine_modules_use_no_host_clock_entropy_or_bindings() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(
+        files.len() > 10,
+        "expected the engine sources, found {files:?}"
+    );
+    let found = violations(&src);
+    assert!(
+        found.is_empty(),
+        "impure engine modules:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_catches_a_violation_and_spares_the_facade() {
+    let dir = std::env::temp_dir().join(format!("repute-purity-{}", std::process::id()));
+    fs::create_dir_all(dir.join("wasm")).unwrap();
+    fs::write(
+        dir.join("bad.rs"),
+        "fn f() { let _ = std::time::SystemTime::now(); }",
+    )
+    .unwrap();
+    fs::write(dir.join("fine.rs"), "fn g() { let _instants = 1; }").unwrap();
+    fs::write(dir.join("wasm/facade.rs"), "use wasm_bindgen::prelude::*;").unwrap();
+    let found = violations(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("bad.rs uses SystemTime"), "{found:?}");
+}
