@@ -1,0 +1,113 @@
+//! Shared test harness: a pool on a manual clock with scripted random draws, plus shorthands.
+//! Each test crate includes it with `mod common;` and may use only part of it.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use repute::{
+    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool, PoolEvent,
+    ResourceView,
+};
+
+pub const T0: f64 = 1_700_000_000_000.0;
+
+/// Random draws handed out in order; running out panics (a test must script every draw).
+#[derive(Clone, Default)]
+pub struct Draws(Rc<RefCell<VecDeque<f64>>>);
+
+impl Draws {
+    pub fn push(&self, u: f64) {
+        self.0.borrow_mut().push_back(u);
+    }
+    pub fn remaining(&self) -> usize {
+        self.0.borrow().len()
+    }
+    pub fn source(&self) -> impl FnMut() -> f64 + 'static {
+        let q = Rc::clone(&self.0);
+        move || q.borrow_mut().pop_front().expect("the test did not script this random draw")
+    }
+}
+
+pub struct Harness {
+    pub pool: Pool,
+    pub clock: ManualClock,
+    pub draws: Draws,
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        Harness::with_config(Config::default())
+    }
+
+    pub fn with_patch(json: &str) -> Harness {
+        Harness::with_config(Config::from_patch(&ConfigPatch::from_json(json).unwrap()).unwrap())
+    }
+
+    pub fn with_config(cfg: Config) -> Harness {
+        let clock = ManualClock::new(T0);
+        let draws = Draws::default();
+        let pool = Pool::new(cfg, clock.clone(), draws.source());
+        Harness { pool, clock, draws }
+    }
+
+    /// Milliseconds since T0.
+    pub fn now(&self) -> u64 {
+        (self.clock.get() - T0) as u64
+    }
+
+    pub fn at(&self, ms_since_t0: f64) {
+        self.clock.set(T0 + ms_since_t0);
+    }
+
+    pub fn advance(&self, ms: f64) {
+        self.clock.advance(ms);
+    }
+
+    pub fn reg(&mut self, value: &str) {
+        self.pool.register(Kind::Proxy, value).unwrap();
+    }
+
+    pub fn fail(&mut self, value: &str, ctx: &str, t: FailureType) {
+        self.pool.report(Kind::Proxy, value, ctx, Outcome::failure(t)).unwrap();
+    }
+
+    pub fn ok(&mut self, value: &str, ctx: &str) {
+        self.pool.report(Kind::Proxy, value, ctx, Outcome::success()).unwrap();
+    }
+
+    pub fn acquire(&mut self, ctx: &str) -> Option<Lease> {
+        self.pool.acquire(ctx).unwrap()
+    }
+
+    pub fn block_secs(&mut self, value: &str, secs: f64) {
+        self.pool.block(Kind::Proxy, value, BlockSpec::Seconds(secs)).unwrap();
+    }
+
+    pub fn events(&mut self) -> Vec<PoolEvent> {
+        self.pool.drain_events().unwrap()
+    }
+
+    pub fn event_types(&mut self) -> Vec<&'static str> {
+        self.events().iter().map(|e| e.ty.as_str()).collect()
+    }
+
+    pub fn view(&mut self, value: &str) -> ResourceView {
+        self.pool
+            .resources(&Filter::default())
+            .unwrap()
+            .into_iter()
+            .find(|r| r.kind == Kind::Proxy && &*r.value == value)
+            .expect("resource in view")
+    }
+
+    /// The stored cell of `value` in `ctx`, as the dashboard shows it.
+    pub fn cell(&mut self, value: &str, ctx: &str) -> repute::CellView {
+        self.view(value).cells.into_iter().find(|c| &*c.context == ctx).expect("cell in view")
+    }
+
+    pub fn snapshot(&mut self) -> String {
+        self.pool.snapshot().unwrap()
+    }
+}
