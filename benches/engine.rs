@@ -1,1 +1,189 @@
-fn main() {}
+//! Engine benchmarks (`cargo bench --bench engine`); figures go to BENCHMARKS.md.
+//!
+//! - `cycle`: one acquire + report + release, over 1k / 10k / 100k resources × 10 contexts, every
+//!   resource already holding a cell in every context, with a realistic outcome mix (85 % success,
+//!   the rest spread over the five failure types) and time moving 1 ms per cycle so cooldowns
+//!   start, expire and recover during the run.
+//! - `snapshot` / `restore`: a pool of 500k cells (50k resources × 10 contexts, full windows).
+//! - Before the benchmarks run, live heap bytes per cell of that pool are printed (a counting
+//!   global allocator measures them).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use repute::{Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged, only counting bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+const CONTEXTS: usize = 10;
+const T0: f64 = 1_700_000_000_000.0;
+
+fn config(max_cells: u32) -> Config {
+    let json = format!(r#"{{"maxResources": 1000000, "maxCells": {max_cells}}}"#);
+    Config::from_patch(&ConfigPatch::from_json(&json).unwrap()).unwrap()
+}
+
+fn contexts() -> Vec<String> {
+    (0..CONTEXTS).map(|i| format!("target-{i:02}.example")).collect()
+}
+
+fn value(i: usize) -> String {
+    format!("http://proxy-{i:06}.pool.example.net:8080")
+}
+
+/// An outcome drawn from the realistic mix.
+fn outcome(r: u64) -> Outcome {
+    let latency_ms = Some(50.0 + (r % 900) as f64);
+    let failure = match r % 1000 {
+        0..850 => None,
+        850..910 => Some(FailureType::Timeout),
+        910..950 => Some(FailureType::ConnectionReset),
+        950..980 => Some(FailureType::Slow),
+        980..995 => Some(FailureType::Blocked),
+        _ => Some(FailureType::TlsHandshake),
+    };
+    match failure {
+        None => Outcome::Success { latency_ms },
+        Some(failure) => Outcome::Failure { failure, latency_ms },
+    }
+}
+
+/// A pool of `n` resources with a cell in each context, `window` outcomes per cell.
+fn build(n: usize, window: usize) -> (Pool, ManualClock) {
+    let clock = ManualClock::new(T0);
+    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), clock.clone(), 42);
+    let ctxs = contexts();
+    let mut rng = SeededRandom::new(7);
+    for i in 0..n {
+        pool.register(Kind::Proxy, &value(i)).unwrap();
+    }
+    for i in 0..n {
+        for ctx in &ctxs {
+            for _ in 0..window {
+                let o = match outcome(rng.next_u64()) {
+                    Outcome::Failure { latency_ms, .. } => Outcome::Success { latency_ms },
+                    ok => ok,
+                };
+                pool.report(Kind::Proxy, &value(i), ctx, o).unwrap();
+            }
+        }
+    }
+    pool.drain_events().unwrap();
+    (pool, clock)
+}
+
+struct CycleState {
+    pool: Pool,
+    clock: ManualClock,
+    ctxs: Vec<String>,
+    rng: SeededRandom,
+    i: usize,
+}
+
+impl CycleState {
+    fn cycle(&mut self) {
+        self.i += 1;
+        self.clock.advance(1.0);
+        let ctx = &self.ctxs[self.i % CONTEXTS];
+        let lease = self.pool.acquire(ctx).unwrap().expect("a candidate");
+        let o = outcome(self.rng.next_u64());
+        self.pool.report(lease.kind, &lease.value, ctx, o).unwrap();
+        self.pool.release(&lease).unwrap();
+        if self.i.is_multiple_of(4096) {
+            self.pool.drain_events().unwrap();
+        }
+    }
+}
+
+#[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
+fn cycle(bencher: divan::Bencher, n: usize) {
+    let (pool, clock) = build(n, 1);
+    let state = RefCell::new(CycleState { pool, clock, ctxs: contexts(), rng: SeededRandom::new(9), i: 0 });
+    // Warm up so that cooldowns, half-open trials and recoveries are all in play.
+    for _ in 0..20_000 {
+        state.borrow_mut().cycle();
+    }
+    bencher.bench_local(|| state.borrow_mut().cycle());
+}
+
+const BIG: usize = 50_000; // × 10 contexts = 500k cells
+
+thread_local! {
+    static BIG_POOL: RefCell<Option<(Pool, String)>> = const { RefCell::new(None) };
+}
+
+fn with_big<R>(f: impl FnOnce(&mut Pool, &str) -> R) -> R {
+    BIG_POOL.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let (pool, snap) = slot.get_or_insert_with(|| {
+            let (mut pool, _) = build(BIG, 10);
+            let snap = pool.snapshot().unwrap();
+            (pool, snap)
+        });
+        f(pool, snap)
+    })
+}
+
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn snapshot_500k_cells(bencher: divan::Bencher) {
+    bencher.bench_local(|| with_big(|pool, _| divan::black_box(pool.snapshot().unwrap().len())));
+}
+
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn restore_500k_cells(bencher: divan::Bencher) {
+    bencher.bench_local(|| {
+        with_big(|_, snap| {
+            let p = Pool::restore(snap, None, || T0 + 1.0, SeededRandom::new(1)).unwrap();
+            divan::black_box(p);
+        })
+    });
+}
+
+fn print_memory() {
+    let before = LIVE.load(Ordering::Relaxed);
+    let (mut pool, _) = build(BIG, 10);
+    let after = LIVE.load(Ordering::Relaxed);
+    let stats = pool.stats().unwrap();
+    let bytes = (after - before) as f64;
+    let snap = pool.snapshot().unwrap();
+    println!(
+        "memory: {} resources, {} cells, {:.1} MiB live heap = {:.0} bytes per cell (windows of 10); snapshot {:.1} MiB",
+        stats.registered,
+        stats.cells,
+        bytes / (1024.0 * 1024.0),
+        bytes / stats.cells as f64,
+        snap.len() as f64 / (1024.0 * 1024.0)
+    );
+}
+
+fn main() {
+    if std::env::args().all(|a| a != "--list") {
+        print_memory();
+    }
+    divan::main();
+}

@@ -77,8 +77,7 @@ impl Cell {
         match self.state {
             State::Healthy | State::Recovering => true,
             State::Cooling => {
-                self.due_for_recovery(now)
-                    && self.cooldown_cause.is_some_and(|c| half_open.contains(c))
+                self.due_for_recovery(now) && self.cooldown_cause.is_some_and(|c| half_open.contains(c))
             }
         }
     }
@@ -94,16 +93,9 @@ impl Cell {
     }
 
     /// Applies one reported outcome (SPEC §3, steps in order).
-    pub fn report(
-        &mut self,
-        outcome: &Outcome,
-        now: Millis,
-        blocked: bool,
-        cfg: &Config,
-    ) -> Transition {
+    pub fn report(&mut self, outcome: &Outcome, now: Millis, blocked: bool, cfg: &Config) -> Transition {
         self.updated_at = now;
-        self.window
-            .push(Observation::from_outcome(outcome), cfg.window_size as usize);
+        self.window.push(Observation::from_outcome(outcome), cfg.window_size as usize);
         match outcome.failure_type() {
             Some(t) => self.fail(t, now, blocked, cfg),
             None => self.succeed(now, blocked, cfg),

@@ -44,10 +44,7 @@ fn text(what: &str, s: &str, max: usize) -> Result<(), String> {
     if is_blank(s) {
         Err(format!("{what} must not be blank"))
     } else if s.len() > max {
-        Err(format!(
-            "{what} must be at most {max} UTF-8 bytes (got {})",
-            s.len()
-        ))
+        Err(format!("{what} must be at most {max} UTF-8 bytes (got {})", s.len()))
     } else {
         Ok(())
     }
@@ -76,9 +73,7 @@ pub fn clock_reading(v: f64) -> Result<Millis> {
     if v.is_finite() && (0.0..=MAX_INSTANT as f64).contains(&v) {
         Ok(v.floor() as Millis)
     } else {
-        Err(invalid_argument(
-            "the host clock returned a value that is not a finite number in [0, 2^52] ms",
-        ))
+        Err(invalid_argument("the host clock returned a value that is not a finite number in [0, 2^52] ms"))
     }
 }
 
@@ -87,18 +82,16 @@ pub fn random_draw(u: f64) -> Result<f64> {
     if (0.0..1.0).contains(&u) {
         Ok(u)
     } else {
-        Err(invalid_argument(
-            "the host random source returned a value outside [0, 1)",
-        ))
+        Err(invalid_argument("the host random source returned a value outside [0, 1)"))
     }
 }
 
 /// A reported latency: finite and non-negative.
 pub fn latency_arg(v: Option<f64>) -> Result<Option<f64>> {
     match v {
-        Some(l) if !(l.is_finite() && l >= 0.0) => Err(invalid_argument(
-            "latencyMs must be a finite, non-negative number",
-        )),
+        Some(l) if !(l.is_finite() && l >= 0.0) => {
+            Err(invalid_argument("latencyMs must be a finite, non-negative number"))
+        }
         _ => Ok(v),
     }
 }

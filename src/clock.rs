@@ -23,9 +23,7 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(start_ms: f64) -> ManualClock {
-        ManualClock {
-            now: std::rc::Rc::new(std::cell::Cell::new(start_ms)),
-        }
+        ManualClock { now: std::rc::Rc::new(std::cell::Cell::new(start_ms)) }
     }
 
     /// Sets the reading seen by every handle cloned from this one.

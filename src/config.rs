@@ -142,14 +142,8 @@ impl ConfigPatch {
         self.cool_after.is_some()
             && self.recover_after.is_some()
             && self.success_reward.is_some()
-            && self
-                .penalties
-                .as_ref()
-                .is_some_and(PerFailurePatch::is_complete)
-            && self
-                .cooldown_base_ms
-                .as_ref()
-                .is_some_and(PerFailurePatch::is_complete)
+            && self.penalties.as_ref().is_some_and(PerFailurePatch::is_complete)
+            && self.cooldown_base_ms.as_ref().is_some_and(PerFailurePatch::is_complete)
             && self.max_backoff_exponent.is_some()
             && self.exploration_floor.is_some()
             && self.lease_ttl_ms.is_some()
@@ -234,9 +228,7 @@ impl ConfigPatch {
 impl Config {
     /// Defaults with `patch` applied; an invalid field is `INVALID_CONFIG` naming it.
     pub fn from_patch(patch: &ConfigPatch) -> Result<Config> {
-        patch
-            .apply(&Config::default(), "")
-            .map_err(Error::InvalidConfig)
+        patch.apply(&Config::default(), "").map_err(Error::InvalidConfig)
     }
 
     /// The complete configuration as a patch (every field present), for canonical JSON.
@@ -253,12 +245,7 @@ impl Config {
             exploration_floor: Some(self.exploration_floor),
             lease_ttl_ms: Some(self.lease_ttl_ms as f64),
             window_size: Some(self.window_size.into()),
-            half_open_causes: Some(
-                self.half_open_causes
-                    .iter()
-                    .map(|t| t.as_str().to_owned())
-                    .collect(),
-            ),
+            half_open_causes: Some(self.half_open_causes.iter().map(|t| t.as_str().to_owned()).collect()),
             max_resources: Some(self.max_resources.into()),
             max_cells: Some(self.max_cells.into()),
             event_buffer_size: Some(self.event_buffer_size.into()),
@@ -275,9 +262,7 @@ impl Config {
     /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on
     /// a failure of type `t`: `base(t) × 2^min(n − 1, maxBackoffExponent)`.
     pub fn cooldown_ms(&self, t: FailureType, consecutive_failures: u32) -> Millis {
-        let exp = consecutive_failures
-            .saturating_sub(1)
-            .min(self.max_backoff_exponent);
+        let exp = consecutive_failures.saturating_sub(1).min(self.max_backoff_exponent);
         self.cooldown_base_ms[t] << exp
     }
 }

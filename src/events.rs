@@ -103,12 +103,7 @@ pub struct EventBuffer {
 
 impl EventBuffer {
     pub fn new(capacity: usize, next_seq: u64) -> EventBuffer {
-        EventBuffer {
-            queue: VecDeque::new(),
-            capacity,
-            next_seq,
-            dropped: 0,
-        }
+        EventBuffer { queue: VecDeque::new(), capacity, next_seq, dropped: 0 }
     }
 
     /// Numbers and stores an event, dropping the oldest when full.

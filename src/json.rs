@@ -118,11 +118,7 @@ pub fn array<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut String,
     out.push(']');
 }
 
-fn per_failure<T: Copy>(
-    out: &mut String,
-    table: &PerFailure<T>,
-    mut each: impl FnMut(&mut String, T),
-) {
+fn per_failure<T: Copy>(out: &mut String, table: &PerFailure<T>, mut each: impl FnMut(&mut String, T)) {
     let mut o = Obj::open(out);
     for t in FailureType::ALL {
         each(o.key(t.as_str()), table[t]);
@@ -142,9 +138,7 @@ pub fn write_config(out: &mut String, c: &Config) {
     o.uint("leaseTtlMs", c.lease_ttl_ms);
     o.uint("windowSize", c.window_size.into());
     let causes: Vec<FailureType> = c.half_open_causes.iter().collect();
-    array(o.key("halfOpenCauses"), &causes, |out, t| {
-        string(out, t.as_str())
-    });
+    array(o.key("halfOpenCauses"), &causes, |out, t| string(out, t.as_str()));
     o.uint("maxResources", c.max_resources.into());
     o.uint("maxCells", c.max_cells.into());
     o.uint("eventBufferSize", c.event_buffer_size.into());

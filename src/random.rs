@@ -36,9 +36,7 @@ fn splitmix64(state: &mut u64) -> u64 {
 impl SeededRandom {
     pub fn new(seed: u64) -> SeededRandom {
         let mut sm = seed;
-        SeededRandom {
-            s: [0; 4].map(|_| splitmix64(&mut sm)),
-        }
+        SeededRandom { s: [0; 4].map(|_| splitmix64(&mut sm)) }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -74,10 +72,7 @@ mod tests {
             assert_eq!(x.to_bits(), b.next_f64().to_bits());
             assert!((0.0..1.0).contains(&x));
         }
-        assert_ne!(
-            SeededRandom::new(1).next_u64(),
-            SeededRandom::new(2).next_u64()
-        );
+        assert_ne!(SeededRandom::new(1).next_u64(), SeededRandom::new(2).next_u64());
     }
 
     #[test]
@@ -86,9 +81,6 @@ mod tests {
         // every host) fails here first.
         let mut r = SeededRandom::new(0);
         let first: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
-        assert_eq!(
-            first,
-            vec![0x99EC5F36CB75F2B4, 0xBF6E1F784956452A, 0x1A5F849D4933E6E0]
-        );
+        assert_eq!(first, vec![0x99EC5F36CB75F2B4, 0xBF6E1F784956452A, 0x1A5F849D4933E6E0]);
     }
 }

@@ -31,12 +31,7 @@ pub fn redact(value: &str) -> Cow<'_, str> {
         None if has_scheme => MASK.to_owned(),
         None => return Cow::Borrowed(value),
     };
-    Cow::Owned(format!(
-        "{}{}{}",
-        &value[..auth_start],
-        masked,
-        &value[auth_start + at..]
-    ))
+    Cow::Owned(format!("{}{}{}", &value[..auth_start], masked, &value[auth_start + at..]))
 }
 
 #[cfg(test)]
@@ -46,18 +41,9 @@ mod tests {
     #[test]
     fn masks_passwords_and_url_tokens_only() {
         let cases = [
-            (
-                "http://user:pa55@proxy.example:8080",
-                "http://user:***@proxy.example:8080",
-            ),
-            (
-                "socks5://tok3n@10.0.0.1:1080/x",
-                "socks5://***@10.0.0.1:1080/x",
-            ),
-            (
-                "user-session-1:secret@gate.example:7777",
-                "user-session-1:***@gate.example:7777",
-            ),
+            ("http://user:pa55@proxy.example:8080", "http://user:***@proxy.example:8080"),
+            ("socks5://tok3n@10.0.0.1:1080/x", "socks5://***@10.0.0.1:1080/x"),
+            ("user-session-1:secret@gate.example:7777", "user-session-1:***@gate.example:7777"),
             ("http://a:b:c@h/p@q", "http://a:***@h/p@q"),
             ("http://h/p?u=a@b", "http://h/p?u=a@b"),
             ("alice@example.com", "alice@example.com"),
@@ -71,11 +57,7 @@ mod tests {
 
     #[test]
     fn never_leaks_the_password() {
-        for v in [
-            "http://u:hunter2@h",
-            "u:hunter2@h:1",
-            "https://x:hunter2@y@z/w",
-        ] {
+        for v in ["http://u:hunter2@h", "u:hunter2@h:1", "https://x:hunter2@y@z/w"] {
             assert!(!redact(v).contains("hunter2"), "{v}");
         }
     }

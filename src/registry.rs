@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use crate::index::treap::{Links, NIL};
+use crate::index::order::OrderIndex;
 use crate::redact::redact;
 use crate::types::{Kind, Millis};
 
@@ -39,14 +39,7 @@ pub struct Resource {
     pub display: Rc<str>,
     pub lease: Option<LeaseRec>,
     pub block: Option<Block>,
-    // --- order index (see index/order.rs) ---
-    pub(crate) prio: u64,
-    pub(crate) links: Links,
-    /// Available resources in this node's subtree.
-    pub(crate) count: u32,
-    pub(crate) avail: bool,
-    // --- availability log bookkeeping (see index/avail_log.rs) ---
-    pub(crate) toggles: u32,
+    /// Sequence number of this resource's last entry in the availability log.
     pub(crate) last_toggle: u64,
 }
 
@@ -57,36 +50,19 @@ impl Resource {
     }
 }
 
-/// A fixed 64-bit hash of a resource key: the treap priority. SplitMix-finalised FNV-1a, chosen
-/// for being the same everywhere (no per-process seed), so tree shapes are reproducible.
-pub fn key_priority(kind: Kind, value: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in [kind as u8].iter().chain(value.as_bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h ^= h >> 30;
-    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    h ^= h >> 27;
-    h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
-    h ^ (h >> 31)
-}
-
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
     pub(crate) slots: Vec<Option<Resource>>,
     free: Vec<u32>,
     by_key: [FxHashMap<Rc<str>, u32>; 3],
-    pub(crate) root: u32,
+    /// Canonical order and availability counts (see `index/order.rs`).
+    pub(crate) order: OrderIndex,
     live: u32,
 }
 
 impl Registry {
     pub fn new() -> Registry {
-        Registry {
-            root: NIL,
-            ..Default::default()
-        }
+        Registry::default()
     }
 
     pub fn len(&self) -> usize {
@@ -102,15 +78,11 @@ impl Registry {
     }
 
     pub fn get(&self, slot: u32) -> &Resource {
-        self.slots[slot as usize]
-            .as_ref()
-            .expect("live resource slot")
+        self.slots[slot as usize].as_ref().expect("live resource slot")
     }
 
     pub fn get_mut(&mut self, slot: u32) -> &mut Resource {
-        self.slots[slot as usize]
-            .as_mut()
-            .expect("live resource slot")
+        self.slots[slot as usize].as_mut().expect("live resource slot")
     }
 
     /// Stores a new resource (not yet in the order index) and returns its slot.
@@ -122,15 +94,10 @@ impl Registry {
         };
         let res = Resource {
             kind,
-            prio: key_priority(kind, &value),
             value: Rc::clone(&value),
             display,
             lease: None,
             block: None,
-            links: Links::DETACHED,
-            count: 0,
-            avail: false,
-            toggles: 0,
             last_toggle: NO_SEQ,
         };
         let slot = match self.free.pop() {
@@ -150,9 +117,7 @@ impl Registry {
 
     /// Forgets a resource that has already left the order index.
     pub fn take(&mut self, slot: u32) -> Resource {
-        let res = self.slots[slot as usize]
-            .take()
-            .expect("live resource slot");
+        let res = self.slots[slot as usize].take().expect("live resource slot");
         self.by_key[res.kind.index()].remove(&*res.value);
         self.free.push(slot);
         self.live -= 1;
@@ -161,11 +126,7 @@ impl Registry {
 
     /// Live slots in no particular order.
     pub fn live_slots(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.is_some())
-            .map(|(i, _)| i as u32)
+        self.slots.iter().enumerate().filter(|(_, r)| r.is_some()).map(|(i, _)| i as u32)
     }
 
     /// Canonical key order: kind (declaration order), then value by UTF-8 bytes.
@@ -174,26 +135,11 @@ impl Registry {
         (ra.kind, ra.value.as_bytes()) < (rb.kind, rb.value.as_bytes())
     }
 
-    /// Is `(kind, value)` before slot `b` in canonical order?
-    pub fn key_before(&self, kind: Kind, value: &str, b: u32) -> bool {
-        let rb = self.get(b);
-        (kind, value.as_bytes()) < (rb.kind, rb.value.as_bytes())
-    }
-
-    /// Treap priority order between two slots (hash first, key as the tie-break).
-    pub fn outranks(&self, a: u32, b: u32) -> bool {
-        let (pa, pb) = (self.get(a).prio, self.get(b).prio);
-        pa > pb || (pa == pb && self.key_less(b, a))
-    }
-
     /// Approximate heap bytes held (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
         let per_slot = std::mem::size_of::<Option<Resource>>();
-        let strings: usize = self
-            .live_slots()
-            .map(|s| self.get(s).value.len() + 16)
-            .sum();
+        let strings: usize = self.live_slots().map(|s| self.get(s).value.len() + 16).sum();
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
-        self.slots.capacity() * per_slot + strings + maps
+        self.slots.capacity() * per_slot + strings + maps + self.order.heap_bytes()
     }
 }

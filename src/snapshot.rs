@@ -47,11 +47,7 @@ pub fn write(core: &Core) -> String {
         o.str("value", &r.value);
         o.close();
     });
-    let blocked: Vec<u32> = order
-        .iter()
-        .copied()
-        .filter(|&s| core.reg.get(s).block.is_some())
-        .collect();
+    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block.is_some()).collect();
     array(o.key("blocklist"), &blocked, |out, &slot| {
         let r = core.reg.get(slot);
         let mut o = Obj::open(out);
@@ -64,10 +60,7 @@ pub fn write(core: &Core) -> String {
         o.close();
     });
     let by_res = core.cells_by_resource();
-    let cells: Vec<u32> = order
-        .iter()
-        .flat_map(|&s| by_res[s as usize].iter().copied())
-        .collect();
+    let cells: Vec<u32> = order.iter().flat_map(|&s| by_res[s as usize].iter().copied()).collect();
     array(o.key("cells"), &cells, |out, &id| {
         let slot = core.cells.get(id);
         let r = core.reg.get(slot.res);
@@ -184,8 +177,7 @@ fn bad(msg: impl Into<String>) -> Error {
 /// Checks `format` and `version` leniently, so that a document of another version gets the
 /// version error rather than complaints about its fields.
 fn check_header(json: &str) -> Result<()> {
-    let h: Header =
-        serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
     if h.format.as_ref().and_then(|f| f.as_str()) != Some(FORMAT) {
         return Err(bad(format!("format: expected \"{FORMAT}\"")));
     }
@@ -208,9 +200,7 @@ fn instant(path: &str, v: f64) -> Result<Millis> {
 
 fn failure_at(path: &str, s: &str) -> Result<FailureType> {
     FailureType::parse(s).ok_or_else(|| {
-        bad(format!(
-            "{path}: must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW"
-        ))
+        bad(format!("{path}: must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW"))
     })
 }
 
@@ -236,10 +226,7 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     if !snap.config.is_complete() {
         return Err(bad("config: every field must be present in a snapshot"));
     }
-    let stored_cfg = snap
-        .config
-        .apply(&Config::default(), "config.")
-        .map_err(bad)?;
+    let stored_cfg = snap.config.apply(&Config::default(), "config.").map_err(bad)?;
     let cfg = match overrides {
         Some(p) => p.apply(&stored_cfg, "").map_err(Error::InvalidConfig)?,
         None => stored_cfg.clone(),
@@ -293,9 +280,7 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
             }
             (None, Some(true)) => Block::Permanent,
             _ => {
-                return Err(bad(format!(
-                    "{path}: needs exactly one of until or permanent: true"
-                )));
+                return Err(bad(format!("{path}: needs exactly one of until or permanent: true")));
             }
         };
         let r = core.reg.get_mut(slot);
@@ -303,6 +288,10 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
             return Err(bad(format!("{path}: duplicate entry")));
         }
         r.block = Some(block);
+        if let Block::Until(until) = block {
+            let value = Rc::clone(&r.value);
+            core.expiries.add_block(until, kind, &value);
+        }
     }
     core.reg.order_rebuild();
 
@@ -318,99 +307,45 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
             .find(kind, &c.value)
             .ok_or_else(|| bad(format!("{path}.value: not a registered resource")))?;
         check::context_text(&format!("{path}.context"), &c.context).map_err(bad)?;
-        let name = Rc::clone(
-            names
-                .entry(&c.context)
-                .or_insert_with(|| Rc::from(&*c.context)),
-        );
+        let name = Rc::clone(names.entry(&c.context).or_insert_with(|| Rc::from(&*c.context)));
         if !seen.insert((slot, name.as_ptr())) {
-            return Err(bad(format!(
-                "{path}: a second cell for the same resource and context"
-            )));
+            return Err(bad(format!("{path}: a second cell for the same resource and context")));
         }
-        let cell = cell_in(
-            &path,
-            c,
-            taken_at,
-            stored_cfg.window_size as usize,
-            window_cap,
-        )?;
+        let cell = cell_in(&path, c, taken_at, stored_cfg.window_size as usize, window_cap)?;
         placed.push((slot, name, cell));
     }
     build_cells(&mut core, placed);
     Ok(core)
 }
 
-fn cell_in(
-    path: &str,
-    c: &CellIn,
-    taken_at: Millis,
-    stored_cap: usize,
-    cap: usize,
-) -> Result<Cell> {
+fn cell_in(path: &str, c: &CellIn, taken_at: Millis, stored_cap: usize, cap: usize) -> Result<Cell> {
     let f = |name: &str| format!("{path}.{name}");
     if !(c.score.is_finite() && (-100.0..=100.0).contains(&c.score)) {
-        return Err(bad(format!(
-            "{}: must be a number in [-100, 100]",
-            f("score")
-        )));
+        return Err(bad(format!("{}: must be a number in [-100, 100]", f("score"))));
     }
-    let cf = int_in(
-        &f("consecutiveFailures"),
-        c.consecutive_failures,
-        0,
-        u32::MAX.into(),
-    )
-    .map_err(bad)?;
-    let cs = int_in(
-        &f("consecutiveSuccesses"),
-        c.consecutive_successes,
-        0,
-        u32::MAX.into(),
-    )
-    .map_err(bad)?;
+    let cf = int_in(&f("consecutiveFailures"), c.consecutive_failures, 0, u32::MAX.into()).map_err(bad)?;
+    let cs = int_in(&f("consecutiveSuccesses"), c.consecutive_successes, 0, u32::MAX.into()).map_err(bad)?;
     if cf > 0 && cs > 0 {
         return Err(bad(format!(
             "{path}: consecutiveFailures and consecutiveSuccesses cannot both be non-zero"
         )));
     }
-    let state = State::parse(&c.state).ok_or_else(|| {
-        bad(format!(
-            "{}: must be HEALTHY, COOLING or RECOVERING",
-            f("state")
-        ))
-    })?;
-    let until = c
-        .cooldown_until
-        .map(|u| instant(&f("cooldownUntil"), u))
-        .transpose()?;
-    let cause = c
-        .cooldown_cause
-        .as_deref()
-        .map(|s| failure_at(&f("cooldownCause"), s))
-        .transpose()?;
+    let state = State::parse(&c.state)
+        .ok_or_else(|| bad(format!("{}: must be HEALTHY, COOLING or RECOVERING", f("state"))))?;
+    let until = c.cooldown_until.map(|u| instant(&f("cooldownUntil"), u)).transpose()?;
+    let cause = c.cooldown_cause.as_deref().map(|s| failure_at(&f("cooldownCause"), s)).transpose()?;
     if until.is_some() != cause.is_some() {
-        return Err(bad(format!(
-            "{path}: cooldownUntil and cooldownCause must both be set or both null"
-        )));
+        return Err(bad(format!("{path}: cooldownUntil and cooldownCause must both be set or both null")));
     }
     if state == State::Cooling && until.is_none() {
-        return Err(bad(format!(
-            "{path}: a COOLING cell needs cooldownUntil and cooldownCause"
-        )));
+        return Err(bad(format!("{path}: a COOLING cell needs cooldownUntil and cooldownCause")));
     }
     let updated_at = instant(&f("updatedAt"), c.updated_at)?;
     if updated_at > taken_at {
-        return Err(bad(format!(
-            "{}: must not be after takenAt",
-            f("updatedAt")
-        )));
+        return Err(bad(format!("{}: must not be after takenAt", f("updatedAt"))));
     }
     if c.window.len() > stored_cap {
-        return Err(bad(format!(
-            "{}: holds more than windowSize = {stored_cap} outcomes",
-            f("window")
-        )));
+        return Err(bad(format!("{}: holds more than windowSize = {stored_cap} outcomes", f("window"))));
     }
     let mut obs = Vec::with_capacity(c.window.len());
     for (j, (label, lat)) in c.window.iter().enumerate() {
@@ -421,9 +356,7 @@ fn cell_in(
         if let Some(l) = lat
             && !(l.is_finite() && *l >= 0.0)
         {
-            return Err(bad(format!(
-                "{path}.window[{j}][1]: must be a non-negative number or null"
-            )));
+            return Err(bad(format!("{path}.window[{j}][1]: must be a non-negative number or null")));
         }
         obs.push(Observation::new(failure, *lat));
     }
@@ -444,33 +377,25 @@ fn build_cells(core: &mut Core, mut placed: Vec<(u32, Rc<str>, Cell)>) {
     let reg = &core.reg;
     placed.sort_by(|a, b| {
         let (ra, rb) = (reg.get(a.0), reg.get(b.0));
-        (a.1.as_bytes(), ra.kind, ra.value.as_bytes()).cmp(&(
-            b.1.as_bytes(),
-            rb.kind,
-            rb.value.as_bytes(),
-        ))
+        (a.1.as_bytes(), ra.kind, ra.value.as_bytes()).cmp(&(b.1.as_bytes(), rb.kind, rb.value.as_bytes()))
     });
     let now = core.now;
     let half_open = core.cfg.half_open_causes;
     let mut rest = placed.into_iter().peekable();
     while let Some((slot, name, cell)) = rest.next() {
-        let ctx = core
-            .ctxs
-            .add(Context::new(Rc::clone(&name), &core.reg, &core.log));
+        let ctx = core.ctxs.add(Context::new(Rc::clone(&name), &core.reg, &core.log));
         let mut ids = Vec::new();
         let mut next = Some((slot, cell));
         while let Some((slot, cell)) = next.take() {
-            let id = core.cells.add(slot, ctx, cell);
-            let s = core.cells.get_mut(id);
-            s.eligible = s.cell.selectable(now, half_open);
-            ids.push(id);
+            let eligible = cell.selectable(now, half_open);
+            ids.push((core.cells.add(slot, ctx, cell), eligible));
             if rest.peek().is_some_and(|p| Rc::ptr_eq(&p.1, &name)) {
                 next = rest.next().map(|(s, _, c)| (s, c));
             }
         }
         let c = core.ctxs.get_mut(ctx);
         c.build(&mut core.cells, &core.reg, &core.log, &ids);
-        for id in ids {
+        for (id, _) in ids {
             core.track_cooldown(id, None, now);
         }
     }

@@ -108,9 +108,7 @@ impl State {
     }
 
     pub fn parse(s: &str) -> Option<State> {
-        [State::Healthy, State::Cooling, State::Recovering]
-            .into_iter()
-            .find(|st| st.as_str() == s)
+        [State::Healthy, State::Cooling, State::Recovering].into_iter().find(|st| st.as_str() == s)
     }
 }
 
@@ -134,17 +132,13 @@ impl ViewState {
     }
 
     pub fn parse(s: &str) -> Option<ViewState> {
-        [
-            ViewState::Healthy,
-            ViewState::Cooling,
-            ViewState::Recovering,
-            ViewState::Blocklisted,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
+        [ViewState::Healthy, ViewState::Cooling, ViewState::Recovering, ViewState::Blocklisted]
+            .into_iter()
+            .find(|st| st.as_str() == s)
     }
 
-    pub(crate) fn of(state: State, blocked: bool) -> ViewState {
+    /// The view of a stored state on a resource that is (or is not) blocked.
+    pub fn of(state: State, blocked: bool) -> ViewState {
         if blocked {
             return ViewState::Blocklisted;
         }
@@ -159,13 +153,8 @@ impl ViewState {
 /// What a worker reports after using a resource. Latency is optional, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Outcome {
-    Success {
-        latency_ms: Option<f64>,
-    },
-    Failure {
-        failure: FailureType,
-        latency_ms: Option<f64>,
-    },
+    Success { latency_ms: Option<f64> },
+    Failure { failure: FailureType, latency_ms: Option<f64> },
 }
 
 impl Outcome {
@@ -174,10 +163,7 @@ impl Outcome {
     }
 
     pub fn failure(failure: FailureType) -> Outcome {
-        Outcome::Failure {
-            failure,
-            latency_ms: None,
-        }
+        Outcome::Failure { failure, latency_ms: None }
     }
 
     pub fn latency_ms(&self) -> Option<f64> {
@@ -231,9 +217,7 @@ impl CauseSet {
     }
 
     pub fn iter(self) -> impl Iterator<Item = FailureType> {
-        FailureType::ALL
-            .into_iter()
-            .filter(move |t| self.contains(*t))
+        FailureType::ALL.into_iter().filter(move |t| self.contains(*t))
     }
 }
 

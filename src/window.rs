@@ -93,10 +93,7 @@ impl Window {
     }
 
     /// Rebuilds from oldest-first observations, keeping only the newest `capacity`.
-    pub fn from_oldest_first(
-        obs: impl IntoIterator<Item = Observation>,
-        capacity: usize,
-    ) -> Window {
+    pub fn from_oldest_first(obs: impl IntoIterator<Item = Observation>, capacity: usize) -> Window {
         let mut all: Vec<Observation> = obs.into_iter().collect();
         if all.len() > capacity {
             all.drain(..all.len() - capacity);
@@ -107,10 +104,7 @@ impl Window {
 
     /// Nearest-rank percentiles (`p` in (0, 1]) over the observations that carry a latency.
     pub fn percentiles<const N: usize>(&self, ps: [f64; N]) -> [Option<f64>; N] {
-        let mut lats: Vec<u64> = self
-            .iter()
-            .filter_map(Observation::latency_micros)
-            .collect();
+        let mut lats: Vec<u64> = self.iter().filter_map(Observation::latency_micros).collect();
         if lats.is_empty() {
             return [None; N];
         }

@@ -1,22 +1,23 @@
 //! The availability log: every change of a resource between available and not (lease, release,
 //! expiry, block, unblock, registration), in order, so that context indexes can catch up lazily.
 //!
-//! A lease changes availability in every context at once; updating each context's tree eagerly
-//! would cost O(contexts × log n) per lease. Instead each context keeps a cursor into this log
-//! and replays it when it is next used, folding repeated changes of one resource (a lease and its
-//! release cancel out). Entries record each resource's toggle count, so a replay can tell the
-//! first entry of a resource in its window and whether the net change is odd. The log is bounded:
-//! a context whose cursor falls off the front rebuilds its index instead of replaying.
+//! A lease changes availability in every context at once; updating each context's index
+//! eagerly would cost O(contexts × log n) per lease. Instead each context keeps a cursor into
+//! this log and replays it when it is next used, folding repeated changes of one resource (a
+//! lease and its release cancel out). Entries of one resource are chained both ways, so a
+//! replay finds each resource's first entry in its window and counts its changes without
+//! touching the resource itself. The log is bounded: a context whose cursor falls off the front
+//! rebuilds its index instead of replaying.
 
 use crate::registry::{NO_SEQ, Registry};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Entry {
     pub slot: u32,
-    /// The resource's toggle count after this toggle.
-    pub toggles: u32,
-    /// Sequence number of the resource's previous toggle, or `NO_SEQ`.
-    pub prev: u64,
+    /// Sequence number of the resource's previous change, or `NO_SEQ`.
+    prev: u64,
+    /// Sequence number of the resource's next change, or `NO_SEQ` (filled in later).
+    next: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -48,14 +49,11 @@ impl AvailLog {
         }
         let seq = self.end();
         let r = reg.get_mut(slot);
-        r.toggles = r.toggles.wrapping_add(1);
-        let prev = r.last_toggle;
-        r.last_toggle = seq;
-        self.entries.push(Entry {
-            slot,
-            toggles: r.toggles,
-            prev,
-        });
+        let prev = std::mem::replace(&mut r.last_toggle, seq);
+        if prev != NO_SEQ && prev >= self.base {
+            self.entries[(prev - self.base) as usize].next = seq;
+        }
+        self.entries.push(Entry { slot, prev, next: NO_SEQ });
     }
 
     /// Forgets every entry (all cursors must already be at `end()`).
@@ -70,24 +68,22 @@ impl AvailLog {
     }
 
     /// The resources whose availability, seen from a cursor at `from`, has changed by now:
-    /// each listed once, at its first entry in the window, when its net toggle count is odd.
-    pub fn changed_since<'a>(
-        &'a self,
-        reg: &'a Registry,
-        from: u64,
-    ) -> impl Iterator<Item = u32> + 'a {
+    /// each listed once (at its first entry in the window) when it changed an odd number of
+    /// times since.
+    pub fn changed_since(&self, from: u64) -> impl Iterator<Item = u32> + '_ {
         debug_assert!(from >= self.base);
-        let skip = (from - self.base) as usize;
-        self.entries[skip.min(self.entries.len())..]
-            .iter()
-            .filter_map(move |e| {
-                let first_in_window = e.prev == NO_SEQ || e.prev < from;
-                if !first_in_window {
-                    return None;
-                }
-                let r = reg.get(e.slot);
-                let net = r.toggles.wrapping_sub(e.toggles).wrapping_add(1);
-                (net % 2 == 1).then_some(e.slot)
-            })
+        let skip = ((from - self.base) as usize).min(self.entries.len());
+        self.entries[skip..].iter().filter_map(move |e| {
+            if e.prev != NO_SEQ && e.prev >= from {
+                return None; // not the resource's first change in the window
+            }
+            let mut changes = 1u32;
+            let mut next = e.next;
+            while next != NO_SEQ {
+                changes += 1;
+                next = self.entries[(next - self.base) as usize].next;
+            }
+            (changes % 2 == 1).then_some(e.slot)
+        })
     }
 }

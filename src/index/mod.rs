@@ -1,8 +1,9 @@
 //! The indexes that keep `acquire` sub-linear: the resource order (`order.rs`), each context's
-//! cell tree with gap counts (`cells.rs`), the availability log that lets contexts catch up
-//! lazily (`avail_log.rs`), and the treap they are built on (`treap.rs`).
+//! cells with gap counts (`cells.rs`), the availability log that lets contexts catch up lazily
+//! (`avail_log.rs`), and the blocked sequence with a segment tree they are built on
+//! (`blocks.rs`).
 
 pub mod avail_log;
+pub mod blocks;
 pub mod cells;
 pub mod order;
-pub mod treap;

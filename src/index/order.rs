@@ -1,131 +1,184 @@
-//! The resource order: every registered resource in one treap, in canonical key order, counting
-//! the available ones (registered, not leased, not blocked) in each subtree.
+//! The resource order: every registered resource in canonical key order (kind, then value by
+//! UTF-8 bytes), with a count of the available ones (registered, not leased, not blocked).
 //!
-//! Answers "how many available resources come before this one" (`rank`) and "which is the k-th
-//! available resource" (`select`) in O(log n). Contexts use it to place the fresh (cell-less)
-//! candidates between their cells. It does not know about contexts or cells.
+//! Answers "how many available resources come before this one" (`rank`), "which is the k-th
+//! available resource" (`select`) and "which of two resources comes first" (`less`, two array
+//! reads, no string comparison) in O(log n). Contexts use it to place fresh (cell-less)
+//! candidates between their cells. It knows nothing of contexts or cells.
 
-use super::treap::{self, Arena, Links, NIL};
+use std::cmp::Ordering;
+
+use super::blocks::{BlockList, Entry, Loc, Summary};
 use crate::registry::Registry;
 
-impl Arena for Registry {
-    fn links(&self, i: u32) -> Links {
-        self.get(i).links
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Count(pub u32);
+
+impl Summary for Count {
+    const EMPTY: Count = Count(0);
+    fn combine(&self, other: &Count) -> Count {
+        Count(self.0 + other.0)
     }
-    fn links_mut(&mut self, i: u32) -> &mut Links {
-        &mut self.get_mut(i).links
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    pub slot: u32,
+    pub avail: bool,
+}
+
+impl Entry for Slot {
+    type Sum = Count;
+    fn id(&self) -> u32 {
+        self.slot
     }
-    fn outranks(&self, a: u32, b: u32) -> bool {
-        Registry::outranks(self, a, b)
+    fn summary(&self) -> Count {
+        Count(u32::from(self.avail))
     }
-    fn pull(&mut self, i: u32) {
-        let l = self.get(i).links;
-        let below = |c: u32| if c == NIL { 0 } else { self.get(c).count };
-        let count = below(l.left) + below(l.right) + u32::from(self.get(i).avail);
-        self.get_mut(i).count = count;
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OrderIndex {
+    list: BlockList<Slot>,
+    /// Resource slot → where it sits in `list`.
+    loc: Vec<Loc>,
+}
+
+fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {
+    let i = slot as usize;
+    if loc.len() <= i {
+        loc.resize(i + 1, Loc::default());
+    }
+    loc[i] = at;
+}
+
+impl OrderIndex {
+    pub fn heap_bytes(&self) -> usize {
+        self.list.heap_bytes() + self.loc.capacity() * std::mem::size_of::<Loc>()
     }
 }
 
 impl Registry {
-    /// Puts a stored slot into the order (unavailable until `set_avail`).
+    /// Puts a stored slot into the order, unavailable until `set_avail`.
     pub fn order_insert(&mut self, slot: u32) {
-        self.get_mut(slot).avail = false;
-        let mut root = self.root;
-        treap::insert(self, &mut root, slot, |r, a, b| r.key_less(a, b));
-        self.root = root;
+        let at = {
+            let r = self.get(slot);
+            let key = (r.kind, r.value.as_bytes());
+            self.order.list.lower_bound(|e| {
+                let o = self.get(e.slot);
+                (o.kind, o.value.as_bytes()) < key
+            })
+        };
+        let OrderIndex { list, loc } = &mut self.order;
+        list.insert(at.block, at.index as usize, Slot { slot, avail: false }, |s, at| place(loc, s, at));
     }
 
     /// Takes a slot out of the order.
     pub fn order_remove(&mut self, slot: u32) {
-        let mut root = self.root;
-        treap::remove(self, &mut root, slot);
-        self.root = root;
+        let OrderIndex { list, loc } = &mut self.order;
+        let at = loc[slot as usize];
+        list.remove(at, |s, at| place(loc, s, at));
     }
 
-    /// Rebuilds the whole order from scratch in O(n) (restore).
+    /// Rebuilds the whole order from scratch (restore).
     pub fn order_rebuild(&mut self) {
         let mut slots: Vec<u32> = self.live_slots().collect();
         slots.sort_unstable_by(|&a, &b| {
             let (ra, rb) = (self.get(a), self.get(b));
             (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
         });
-        for &s in &slots {
-            let avail = self.get(s).is_available();
-            self.get_mut(s).avail = avail;
-        }
-        self.root = treap::build_sorted(self, &slots);
+        let entries: Vec<Slot> =
+            slots.iter().map(|&slot| Slot { slot, avail: self.get(slot).is_available() }).collect();
+        let loc = &mut self.order.loc;
+        self.order.list = BlockList::from_sorted(entries, |s, at| place(loc, s, at));
+    }
+
+    /// Whether the order counts `slot` as available.
+    pub fn counted_avail(&self, slot: u32) -> bool {
+        self.order.list.get(self.order.loc[slot as usize]).avail
     }
 
     /// Sets whether `slot` counts as available; returns whether that changed.
     pub fn set_avail(&mut self, slot: u32, avail: bool) -> bool {
-        let r = self.get_mut(slot);
-        if r.avail == avail {
+        let at = self.order.loc[slot as usize];
+        if self.order.list.get(at).avail == avail {
             return false;
         }
-        r.avail = avail;
-        let mut x = slot;
-        while x != NIL {
-            let r = self.get_mut(x);
-            r.count = if avail { r.count + 1 } else { r.count - 1 };
-            x = r.links.parent;
-        }
+        self.order.list.modify(at, |e| e.avail = avail);
         true
     }
 
     /// Number of available resources.
     pub fn available(&self) -> u32 {
-        if self.root == NIL {
-            0
-        } else {
-            self.get(self.root).count
-        }
-    }
-
-    fn count_of(&self, x: u32) -> u32 {
-        if x == NIL { 0 } else { self.get(x).count }
+        self.order.list.total().0
     }
 
     /// Available resources strictly before `slot` in canonical order.
     pub fn rank(&self, slot: u32) -> u32 {
-        let mut x = slot;
-        let mut r = self.count_of(self.get(x).links.left);
-        loop {
-            let p = self.get(x).links.parent;
-            if p == NIL {
-                return r;
-            }
-            let pn = self.get(p);
-            if pn.links.right == x {
-                r += self.count_of(pn.links.left) + u32::from(pn.avail);
-            }
-            x = p;
-        }
+        let at = self.order.loc[slot as usize];
+        let list = &self.order.list;
+        let before = list.prefix(list.position(at.block)).0;
+        let within = list.block(at.block).entries[..at.index as usize].iter().filter(|e| e.avail).count();
+        before + within as u32
     }
 
     /// The `k`-th (from 0) available resource in canonical order.
-    pub fn select(&self, mut k: u32) -> u32 {
-        let mut x = self.root;
-        loop {
-            debug_assert!(x != NIL, "select past the available count");
-            let n = self.get(x);
-            let lc = self.count_of(n.links.left);
-            if k < lc {
-                x = n.links.left;
-                continue;
+    pub fn select(&self, k: u32) -> u32 {
+        let list = &self.order.list;
+        let mut base = 0;
+        let pos = list.descend(|c| {
+            if k < base + c.0 {
+                true
+            } else {
+                base += c.0;
+                false
             }
-            k -= lc;
-            if n.avail {
-                if k == 0 {
-                    return x;
+        });
+        let mut left = k - base;
+        for e in &list.block_at(pos).entries {
+            if e.avail {
+                if left == 0 {
+                    return e.slot;
                 }
-                k -= 1;
+                left -= 1;
             }
-            x = n.links.right;
         }
+        unreachable!("select({k}) past the available count")
+    }
+
+    /// Canonical order between two registered resources, from their positions.
+    pub fn order_cmp(&self, a: u32, b: u32) -> Ordering {
+        let (la, lb) = (self.order.loc[a as usize], self.order.loc[b as usize]);
+        let list = &self.order.list;
+        (list.position(la.block), la.index).cmp(&(list.position(lb.block), lb.index))
     }
 
     /// All live slots in canonical order.
     pub fn in_order(&self) -> Vec<u32> {
-        treap::in_order(self, self.root)
+        self.order.list.iter().map(|e| e.slot).collect()
+    }
+
+    /// Checks the order's structure and counts (tests).
+    pub fn verify_order(&self) -> Result<(), String> {
+        self.order.list.verify()?;
+        let order = self.in_order();
+        if order.len() != self.len() {
+            return Err(format!("order holds {} of {} resources", order.len(), self.len()));
+        }
+        for w in order.windows(2) {
+            if !self.key_less(w[0], w[1]) || self.order_cmp(w[0], w[1]) != Ordering::Less {
+                return Err("resource order out of key order".into());
+            }
+        }
+        for (i, &slot) in order.iter().enumerate() {
+            if self.counted_avail(slot) != self.get(slot).is_available() {
+                return Err("availability flag differs from lease/block".into());
+            }
+            let want = order[..i].iter().filter(|&&s| self.counted_avail(s)).count() as u32;
+            if self.rank(slot) != want {
+                return Err("rank differs from a count".into());
+            }
+        }
+        Ok(())
     }
 }

@@ -4,6 +4,8 @@
 //! resource is never a candidate; its lease lapses at its TTL. The engine never adds or removes
 //! blocklist entries by itself (expiry of a temporary block aside).
 
+use std::rc::Rc;
+
 use super::core::Core;
 use crate::error::{Error, Result};
 use crate::events::EventType;
@@ -12,8 +14,7 @@ use crate::types::{Kind, Millis};
 
 impl Core {
     pub(crate) fn check_resource_capacity(&self, kind: Kind, value: &str) -> Result<()> {
-        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.cfg.max_resources as usize
-        {
+        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.cfg.max_resources as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxResources = {} resources",
                 self.cfg.max_resources
@@ -37,9 +38,7 @@ impl Core {
 
     /// Removes the resource, its cells, its block and its lease.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
-        let r = self.reg.get_mut(slot);
-        r.lease = None;
-        r.block = None;
+        self.end_lease_and_block(slot);
         if self.reg.set_avail(slot, false) {
             self.log.record(&mut self.reg, slot);
         }
@@ -50,12 +49,12 @@ impl Core {
                 continue;
             };
             let c = self.ctxs.get_mut(ctx);
-            c.remove(&mut self.cells, &self.reg, id);
+            c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
             if let Some(until) = gone.cell.cooldown_until {
                 self.expiries.probe_only.remove(&(until, id));
             }
-            if self.ctxs.get(ctx).cells == 0 {
+            if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
             }
         }
@@ -68,12 +67,26 @@ impl Core {
         self.emit(e);
     }
 
+    /// Drops the resource's lease and block together with their queue entries.
+    fn end_lease_and_block(&mut self, slot: u32) {
+        let r = self.reg.get_mut(slot);
+        let (kind, value) = (r.kind, Rc::clone(&r.value));
+        if let Some(l) = r.lease.take() {
+            self.expiries.remove_lease(l.expires_at, kind, &value);
+        }
+        if let Some(Block::Until(until)) = r.block.take() {
+            self.expiries.remove_block(until, kind, &value);
+        }
+    }
+
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
         let r = self.reg.get_mut(slot);
-        r.block = Some(block);
-        let (kind, value) = (r.kind, std::rc::Rc::clone(&r.value));
+        let (kind, value) = (r.kind, Rc::clone(&r.value));
+        if let Some(Block::Until(old)) = r.block.replace(block) {
+            self.expiries.remove_block(old, kind, &value);
+        }
         if let Block::Until(until) = block {
-            self.expiries.block(until, kind, &value);
+            self.expiries.add_block(until, kind, &value);
         }
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceBlocklisted, now, slot);
@@ -86,8 +99,12 @@ impl Core {
 
     /// Returns true when the resource was blocked.
     pub(crate) fn unblock(&mut self, slot: u32, now: Millis) -> bool {
-        if self.reg.get_mut(slot).block.take().is_none() {
-            return false;
+        let r = self.reg.get_mut(slot);
+        let (kind, value) = (r.kind, Rc::clone(&r.value));
+        match r.block.take() {
+            None => return false,
+            Some(Block::Until(until)) => self.expiries.remove_block(until, kind, &value),
+            Some(Block::Permanent) => {}
         }
         self.sync_avail(slot);
         let e = self.resource_event(EventType::ResourceUnblocked, now, slot);

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent};
 use crate::index::avail_log::AvailLog;
 use crate::index::cells::{CellStore, Context};
+
 use crate::registry::Registry;
 use crate::types::Millis;
 
@@ -62,11 +63,7 @@ impl Contexts {
     }
 
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.is_some())
-            .map(|(i, _)| i as u32)
+        self.slots.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(i, _)| i as u32)
     }
 
     pub fn len(&self) -> usize {
@@ -153,9 +150,9 @@ impl Core {
 
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
-        let half_open = self.cfg.half_open_causes;
-        let slot = self.cells.get_mut(id);
-        slot.eligible = slot.cell.selectable(now, half_open);
-        Context::refresh(&mut self.cells, &self.reg, id);
+        let slot = self.cells.get(id);
+        let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
+        let ctx = slot.ctx;
+        self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
     }
 }

@@ -9,7 +9,7 @@
 //! the set of probe-only cooling cells that `dueForRecoveryProbe` reads.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::rc::Rc;
 
 use super::core::Core;
@@ -17,83 +17,70 @@ use crate::events::EventType;
 use crate::registry::Block;
 use crate::types::{Kind, Millis};
 
-/// A lease or block due at an instant: (when, kind, value, lease token or 0 for a block).
-type Due = Reverse<(Millis, Kind, Rc<str>, u64)>;
+/// When something ends, and for what: ordered by instant, then canonical key.
+type Due = (Millis, Kind, Rc<str>);
 
 #[derive(Debug, Clone, Default)]
 pub struct Expiries {
-    leases: BinaryHeap<Due>,
-    blocks: BinaryHeap<Due>,
+    /// Live leases by expiry → token. Released or renewed leases are removed, so this holds
+    /// exactly the leases in force.
+    leases: BTreeMap<Due, u64>,
+    /// Temporary blocks by expiry.
+    blocks: BTreeSet<Due>,
     /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
+    /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless.
     cooldowns: BinaryHeap<Reverse<(Millis, u32)>>,
     /// Probe-only cooling cells: (until, cell id).
     pub(crate) probe_only: BTreeSet<(Millis, u32)>,
 }
 
 impl Expiries {
-    pub fn lease(&mut self, at: Millis, kind: Kind, value: &Rc<str>, token: u64) {
-        self.leases
-            .push(Reverse((at, kind, Rc::clone(value), token)));
+    pub fn add_lease(&mut self, at: Millis, kind: Kind, value: &Rc<str>, token: u64) {
+        self.leases.insert((at, kind, Rc::clone(value)), token);
     }
 
-    pub fn block(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
-        self.blocks.push(Reverse((at, kind, Rc::clone(value), 0)));
+    pub fn remove_lease(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
+        self.leases.remove(&(at, kind, Rc::clone(value)));
+    }
+
+    pub fn add_block(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
+        self.blocks.insert((at, kind, Rc::clone(value)));
+    }
+
+    pub fn remove_block(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
+        self.blocks.remove(&(at, kind, Rc::clone(value)));
     }
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
         self.cooldowns.push(Reverse((until, cell)));
     }
 
-    /// The earliest pending lease or block expiry at or before `now`, blocks first on a tie.
-    fn next_due(&mut self, now: Millis) -> Option<(bool, Millis, Kind, Rc<str>, u64)> {
-        let b = self
-            .blocks
-            .peek()
-            .map(|Reverse(d)| d.0)
-            .filter(|&t| t <= now);
-        let l = self
-            .leases
-            .peek()
-            .map(|Reverse(d)| d.0)
-            .filter(|&t| t <= now);
-        let is_block = match (b, l) {
-            (None, None) => return None,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (Some(tb), Some(tl)) => tb <= tl,
-        };
-        let heap = if is_block {
-            &mut self.blocks
-        } else {
-            &mut self.leases
-        };
-        let Reverse((at, kind, value, token)) = heap.pop()?;
-        Some((is_block, at, kind, value, token))
+    /// Takes the earliest lease or block expiry at or before `now` (blocks first on a tie):
+    /// `(is_block, entry, token)`.
+    fn take_due(&mut self, now: Millis) -> Option<(bool, Due, u64)> {
+        let b = self.blocks.first().map(|d| d.0).filter(|&t| t <= now);
+        let l = self.leases.first_key_value().map(|(d, _)| d.0).filter(|&t| t <= now);
+        match (b, l) {
+            (None, None) => None,
+            (Some(tb), Some(tl)) if tb > tl => self.leases.pop_first().map(|(d, t)| (false, d, t)),
+            (Some(_), _) => self.blocks.pop_first().map(|d| (true, d, 0)),
+            (None, Some(_)) => self.leases.pop_first().map(|(d, t)| (false, d, t)),
+        }
     }
 }
 
 impl Core {
     /// Applies every expiry due at or before `now`.
     pub(crate) fn process_expiries(&mut self, now: Millis) {
-        while let Some((is_block, at, kind, value, token)) = self.expiries.next_due(now) {
-            let Some(slot) = self.reg.find(kind, &value) else {
-                continue;
-            };
+        while let Some((is_block, (at, kind, value), token)) = self.expiries.take_due(now) {
+            let slot = self.reg.find(kind, &value).expect("expiry queues hold live resources only");
             let r = self.reg.get_mut(slot);
             let ty = if is_block {
-                if r.block != Some(Block::Until(at)) {
-                    continue;
-                }
+                debug_assert_eq!(r.block, Some(Block::Until(at)));
                 r.block = None;
                 EventType::BlockExpired
             } else {
-                if !r
-                    .lease
-                    .as_ref()
-                    .is_some_and(|l| l.token == token && l.expires_at == at)
-                {
-                    continue;
-                }
+                debug_assert!(r.lease.as_ref().is_some_and(|l| l.token == token && l.expires_at == at));
                 r.lease = None;
                 EventType::LeaseExpired
             };

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
-use crate::index::cells::{Picked, Summary, index_in_run};
+use crate::index::cells::{Candidates, Picked, index_in_run};
 use crate::registry::LeaseRec;
 use crate::types::{Kind, Millis};
 
@@ -27,24 +27,17 @@ pub struct Lease {
 
 impl Core {
     /// Summarises the candidates of `context` (after bringing its index up to date).
-    pub(crate) fn candidates(&mut self, context: &str) -> (Option<u32>, Summary) {
+    pub(crate) fn candidates(&mut self, context: &str) -> (Option<u32>, Candidates) {
         let floor = self.cfg.exploration_floor;
         match self.ctxs.find(context) {
             Some(id) => {
                 self.sync_context(id);
-                (Some(id), self.ctxs.get(id).summary(&self.cells, floor))
+                (Some(id), self.ctxs.get(id).summary(floor))
             }
             None => {
                 // No cells here: every available resource is a fresh candidate of score 0.
                 let count = u64::from(self.reg.available());
-                (
-                    None,
-                    Summary {
-                        count,
-                        unit: floor,
-                        total: count as f64 * floor,
-                    },
-                )
+                (None, Candidates { count, unit: floor, total: count as f64 * floor })
             }
         }
     }
@@ -63,13 +56,9 @@ impl Core {
             self.emit(e);
             return Ok(None);
         }
-        let target = if sum.count == 1 {
-            0.0
-        } else {
-            draw()? * sum.total
-        };
+        let target = if sum.count == 1 { 0.0 } else { draw()? * sum.total };
         let picked = match ctx {
-            Some(id) => self.ctxs.get(id).pick(&self.cells, &self.reg, &sum, target),
+            Some(id) => self.ctxs.get(id).pick(&self.reg, &sum, target),
             None => Picked::Fresh(index_in_run(target, 0.0, sum.unit, sum.count as u32)),
         };
         let slot = match picked {
@@ -89,12 +78,7 @@ impl Core {
 
     /// `acquireResource`: grants when registered, available, and its cell here is `HEALTHY`,
     /// `RECOVERING` or due for recovery; otherwise `None` without an event.
-    pub(crate) fn acquire_resource(
-        &mut self,
-        slot: u32,
-        context: &str,
-        now: Millis,
-    ) -> Option<Lease> {
+    pub(crate) fn acquire_resource(&mut self, slot: u32, context: &str, now: Millis) -> Option<Lease> {
         if !self.reg.get(slot).is_available() {
             return None;
         }
@@ -114,22 +98,10 @@ impl Core {
         let token = self.fencing;
         let expires_at = now + self.cfg.lease_ttl_ms;
         let r = self.reg.get_mut(slot);
-        r.lease = Some(LeaseRec {
-            context: Rc::clone(&context),
-            token,
-            leased_at: now,
-            expires_at,
-        });
-        let lease = Lease {
-            kind: r.kind,
-            value: Rc::clone(&r.value),
-            context,
-            token,
-            leased_at: now,
-            expires_at,
-        };
-        self.expiries
-            .lease(expires_at, lease.kind, &lease.value, token);
+        r.lease = Some(LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at });
+        let lease =
+            Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };
+        self.expiries.add_lease(expires_at, lease.kind, &lease.value, token);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceLeased, now, slot);
         e.context = Some(Rc::clone(&lease.context));
@@ -143,8 +115,7 @@ impl Core {
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
         let rec = self.reg.get(slot).lease.as_ref()?;
-        (rec.token == lease.token && *rec.context == *lease.context && now < rec.expires_at)
-            .then_some(slot)
+        (rec.token == lease.token && *rec.context == *lease.context && now < rec.expires_at).then_some(slot)
     }
 
     /// `renew`: extends to `now + leaseTtlMs` for the current holder of a non-blocked resource.
@@ -155,19 +126,13 @@ impl Core {
         if r.block.is_some() {
             return None;
         }
+        let (kind, value) = (r.kind, Rc::clone(&r.value));
         let rec = r.lease.as_mut()?;
+        let old = rec.expires_at;
         rec.expires_at = now + ttl;
-        let renewed = Lease {
-            expires_at: rec.expires_at,
-            leased_at: rec.leased_at,
-            ..lease.clone()
-        };
-        self.expiries.lease(
-            renewed.expires_at,
-            renewed.kind,
-            &renewed.value,
-            renewed.token,
-        );
+        let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
+        self.expiries.remove_lease(old, kind, &value);
+        self.expiries.add_lease(renewed.expires_at, kind, &value, renewed.token);
         Some(renewed)
     }
 
@@ -176,7 +141,11 @@ impl Core {
         let Some(slot) = self.holder(lease, now) else {
             return false;
         };
-        self.reg.get_mut(slot).lease = None;
+        let r = self.reg.get_mut(slot);
+        let (kind, value) = (r.kind, Rc::clone(&r.value));
+        if let Some(rec) = r.lease.take() {
+            self.expiries.remove_lease(rec.expires_at, kind, &value);
+        }
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);
         e.context = Some(Rc::clone(&lease.context));

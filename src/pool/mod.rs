@@ -8,6 +8,7 @@
 mod admin;
 mod core;
 mod expiry;
+mod invariants;
 mod leases;
 mod reports;
 mod views;
@@ -44,9 +45,7 @@ pub struct Pool {
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool")
-            .field("stats", &self.core.stats())
-            .finish_non_exhaustive()
+        f.debug_struct("Pool").field("stats", &self.core.stats()).finish_non_exhaustive()
     }
 }
 
@@ -56,16 +55,8 @@ fn unknown(kind: Kind, value: &str) -> Error {
 
 impl Pool {
     /// A new, empty pool.
-    pub fn new(
-        config: Config,
-        clock: impl Clock + 'static,
-        random: impl RandomSource + 'static,
-    ) -> Pool {
-        Pool {
-            core: Core::new(config, 0),
-            clock: Box::new(clock),
-            random: Box::new(random),
-        }
+    pub fn new(config: Config, clock: impl Clock + 'static, random: impl RandomSource + 'static) -> Pool {
+        Pool { core: Core::new(config, 0), clock: Box::new(clock), random: Box::new(random) }
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
@@ -82,11 +73,7 @@ impl Pool {
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
         let core = crate::snapshot::restore(json, overrides)?;
-        Ok(Pool {
-            core,
-            clock: Box::new(clock),
-            random: Box::new(random),
-        })
+        Ok(Pool { core, clock: Box::new(clock), random: Box::new(random) })
     }
 
     fn read_clock(&mut self) -> Result<Millis> {
@@ -94,10 +81,7 @@ impl Pool {
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
-        self.core
-            .reg
-            .find(kind, value)
-            .ok_or_else(|| unknown(kind, value))
+        self.core.reg.find(kind, value).ok_or_else(|| unknown(kind, value))
     }
 
     /// Runs `body` after applying the clock reading `t`, and closes the call.
@@ -106,6 +90,14 @@ impl Pool {
         let out = body(&mut self.core, now);
         self.core.finish();
         out
+    }
+
+    /// Like `apply` for calls that only read: time passing (and its revision step) is applied
+    /// first, so what they return already shows it.
+    fn read<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> T {
+        let now = self.core.advance(t);
+        self.core.finish();
+        body(&mut self.core, now)
     }
 
     /// Registers a resource; `true` when it was not registered before.
@@ -134,20 +126,13 @@ impl Pool {
         check::context_arg(context)?;
         let random = &mut self.random;
         let now = self.core.advance(t);
-        let out = self
-            .core
-            .acquire(context, now, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire(context, now, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
 
     /// Leases one named resource if it is free and its cell here is not inside a cooldown.
-    pub fn acquire_resource(
-        &mut self,
-        kind: Kind,
-        value: &str,
-        context: &str,
-    ) -> Result<Option<Lease>> {
+    pub fn acquire_resource(&mut self, kind: Kind, value: &str, context: &str) -> Result<Option<Lease>> {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         check::context_arg(context)?;
@@ -156,13 +141,7 @@ impl Pool {
     }
 
     /// Records an outcome of using `(kind, value)` in `context`.
-    pub fn report(
-        &mut self,
-        kind: Kind,
-        value: &str,
-        context: &str,
-        outcome: Outcome,
-    ) -> Result<()> {
+    pub fn report(&mut self, kind: Kind, value: &str, context: &str, outcome: Outcome) -> Result<()> {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         check::context_arg(context)?;
@@ -194,9 +173,7 @@ impl Pool {
             BlockSpec::Seconds(s) => {
                 let ms = (s * 1000.0).round();
                 if !(s.is_finite() && s > 0.0 && ms <= check::MAX_INSTANT as f64) {
-                    return Err(invalid_argument(
-                        "seconds must be a finite number > 0 and at most 2^52 ms",
-                    ));
+                    return Err(invalid_argument("seconds must be a finite number > 0 and at most 2^52 ms"));
                 }
                 Some((ms as Millis).max(1))
             }
@@ -220,13 +197,13 @@ impl Pool {
     /// The canonical JSON snapshot of the durable state.
     pub fn snapshot(&mut self) -> Result<String> {
         let t = self.read_clock()?;
-        Ok(self.apply(t, |c, _| crate::snapshot::write(c)))
+        Ok(self.read(t, |c, _| crate::snapshot::write(c)))
     }
 
     /// Events since the last drain, in `seq` order.
     pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
         let t = self.read_clock()?;
-        Ok(self.apply(t, |c, _| c.events.drain()))
+        Ok(self.read(t, |c, _| c.events.drain()))
     }
 
     /// The dashboard view, in canonical order.
@@ -235,33 +212,39 @@ impl Pool {
         if let Some(ctx) = &filter.context {
             check::context_arg(ctx)?;
         }
-        Ok(self.apply(t, |c, _| c.resources(filter)))
+        Ok(self.read(t, |c, _| c.resources(filter)))
     }
 
     /// Probe-due cells (cooldown over, cause not half-open, resource neither blocked nor leased).
     pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
         let t = self.read_clock()?;
-        Ok(self.apply(t, |c, now| c.due_for_recovery_probe(now)))
+        Ok(self.read(t, |c, now| c.due_for_recovery_probe(now)))
     }
 
     /// The earliest instant at which something in `context` may become eligible.
     pub fn next_change_at(&mut self, context: &str) -> Result<Option<Millis>> {
         let t = self.read_clock()?;
         check::context_arg(context)?;
-        Ok(self.apply(t, |c, now| c.next_change_at(context, now)))
+        Ok(self.read(t, |c, now| c.next_change_at(context, now)))
     }
 
     pub fn stats(&mut self) -> Result<Stats> {
         let t = self.read_clock()?;
-        Ok(self.apply(t, |c, _| c.stats()))
+        Ok(self.read(t, |c, _| c.stats()))
     }
 
     pub fn config(&self) -> &Config {
         &self.core.cfg
     }
 
-    /// The pure state, for invariant checks and benchmarks.
+    /// The pure state, for benchmarks and diagnostics.
     pub fn core(&self) -> &Core {
         &self.core
+    }
+
+    /// Verifies every index against a from-scratch recomputation (property and model tests).
+    #[doc(hidden)]
+    pub fn check_invariants(&mut self) -> std::result::Result<(), String> {
+        self.core.check_invariants()
     }
 }

@@ -15,11 +15,7 @@ impl Core {
     /// Fails with `CAPACITY_EXCEEDED` when reporting on `(slot, context)` would need a new cell
     /// past `maxCells`. Checked before anything changes.
     pub(crate) fn check_cell_capacity(&self, slot: u32, context: &str) -> Result<()> {
-        let exists = self
-            .ctxs
-            .find(context)
-            .and_then(|c| self.cells.find(slot, c))
-            .is_some();
+        let exists = self.ctxs.find(context).and_then(|c| self.cells.find(slot, c)).is_some();
         if !exists && self.cells.len() >= self.cfg.max_cells as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxCells = {} cells; a report in a new context would create one more",
@@ -31,26 +27,16 @@ impl Core {
 
     pub(crate) fn report(&mut self, slot: u32, context: &str, outcome: &Outcome, now: Millis) {
         let blocked = self.reg.get(slot).block.is_some();
-        let (id, ctx) = match self
-            .ctxs
-            .find(context)
-            .map(|c| (self.cells.find(slot, c), c))
-        {
+        let (id, ctx) = match self.ctxs.find(context).map(|c| (self.cells.find(slot, c), c)) {
             Some((Some(id), ctx)) => (id, ctx),
             found => self.create_cell(slot, context, found.map(|(_, c)| c), now),
         };
         let before = {
             let c = &self.cells.get(id).cell;
-            (c.state == State::Cooling)
-                .then_some(c.cooldown_until)
-                .flatten()
+            (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
         let cfg = &self.cfg;
-        let transition = self
-            .cells
-            .get_mut(id)
-            .cell
-            .report(outcome, now, blocked, cfg);
+        let transition = self.cells.get_mut(id).cell.report(outcome, now, blocked, cfg);
         self.dirty = true;
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);
@@ -69,24 +55,15 @@ impl Core {
     }
 
     /// Creates the fresh cell of `slot` in `context` (and the context, on its first cell).
-    fn create_cell(
-        &mut self,
-        slot: u32,
-        context: &str,
-        ctx: Option<u32>,
-        now: Millis,
-    ) -> (u32, u32) {
+    fn create_cell(&mut self, slot: u32, context: &str, ctx: Option<u32>, now: Millis) -> (u32, u32) {
         let ctx = match ctx {
             Some(c) => c,
-            None => self
-                .ctxs
-                .add(Context::new(Rc::from(context), &self.reg, &self.log)),
+            None => self.ctxs.add(Context::new(Rc::from(context), &self.reg, &self.log)),
         };
         self.sync_context(ctx);
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
-        self.cells.get_mut(id).eligible = true;
         let c = self.ctxs.get_mut(ctx);
-        c.insert(&mut self.cells, &self.reg, id);
+        c.insert(&mut self.cells, &self.reg, id, true);
         (id, ctx)
     }
 }

@@ -1,0 +1,349 @@
+//! An ordered sequence split into small blocks, with a segment tree of block summaries: the
+//! cache-friendly ordered index both the resource order and every context's cells are built on.
+//!
+//! Entries live inline in blocks of at most `MAX_BLOCK` (so a scan touches a few contiguous
+//! cache lines); a segment tree over the blocks' summaries, in sequence order, answers prefix
+//! and "where does the running total cross x" questions in O(log blocks) over a small array.
+//! Entries move when blocks split or shift; the owner keeps back-pointers up to date through
+//! the `relocate` callbacks. This module knows nothing of resources, cells or weights.
+
+/// A summary that combines associatively (sums, counts, minimums).
+pub trait Summary: Copy + PartialEq + std::fmt::Debug {
+    const EMPTY: Self;
+    fn combine(&self, other: &Self) -> Self;
+}
+
+/// An entry of the sequence: carries the id its owner relocates, and its own summary.
+pub trait Entry: Copy {
+    type Sum: Summary;
+    fn id(&self) -> u32;
+    fn summary(&self) -> Self::Sum;
+}
+
+/// Where an entry sits: block id (stable until the block is dropped) and index in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Loc {
+    pub block: u32,
+    pub index: u32,
+}
+
+/// Blocks split above this many entries.
+pub const MAX_BLOCK: usize = 64;
+
+#[derive(Debug, Clone)]
+pub struct Block<E: Entry> {
+    pub entries: Vec<E>,
+    pub sum: E::Sum,
+}
+
+#[derive(Debug, Clone)]
+pub struct BlockList<E: Entry> {
+    blocks: Vec<Block<E>>,
+    /// Block ids in sequence order.
+    order: Vec<u32>,
+    /// Block id → position in `order`.
+    pos_of: Vec<u32>,
+    /// Segment tree over positions: leaves at `cap..2cap`.
+    tree: Vec<E::Sum>,
+    cap: usize,
+    len: usize,
+    /// Ids of blocks that left the sequence, for reuse.
+    free: Vec<u32>,
+}
+
+impl<E: Entry> Default for BlockList<E> {
+    fn default() -> Self {
+        BlockList::from_sorted(Vec::new(), |_, _| {})
+    }
+}
+
+fn compute<E: Entry>(entries: &[E]) -> E::Sum {
+    entries.iter().fold(E::Sum::EMPTY, |acc, e| acc.combine(&e.summary()))
+}
+
+impl<E: Entry> BlockList<E> {
+    /// Builds from entries already in order, in blocks half full; reports every location.
+    pub fn from_sorted(entries: Vec<E>, mut relocate: impl FnMut(u32, Loc)) -> BlockList<E> {
+        let chunk = MAX_BLOCK / 2;
+        let mut blocks: Vec<Block<E>> =
+            entries.chunks(chunk).map(|c| Block { entries: c.to_vec(), sum: compute(c) }).collect();
+        if blocks.is_empty() {
+            blocks.push(Block { entries: Vec::new(), sum: E::Sum::EMPTY });
+        }
+        for (b, block) in blocks.iter().enumerate() {
+            for (i, e) in block.entries.iter().enumerate() {
+                relocate(e.id(), Loc { block: b as u32, index: i as u32 });
+            }
+        }
+        let n = blocks.len();
+        let mut list = BlockList {
+            blocks,
+            order: (0..n as u32).collect(),
+            pos_of: (0..n as u32).collect(),
+            tree: Vec::new(),
+            cap: 0,
+            len: entries.len(),
+            free: Vec::new(),
+        };
+        list.rebuild_tree();
+        list
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The block at sequence position `pos`.
+    pub fn block_at(&self, pos: usize) -> &Block<E> {
+        &self.blocks[self.order[pos] as usize]
+    }
+
+    pub fn block(&self, id: u32) -> &Block<E> {
+        &self.blocks[id as usize]
+    }
+
+    pub fn block_id_at(&self, pos: usize) -> u32 {
+        self.order[pos]
+    }
+
+    pub fn position(&self, block: u32) -> usize {
+        self.pos_of[block as usize] as usize
+    }
+
+    pub fn get(&self, at: Loc) -> &E {
+        &self.blocks[at.block as usize].entries[at.index as usize]
+    }
+
+    /// Changes an entry in place and re-summarises its block.
+    pub fn modify(&mut self, at: Loc, f: impl FnOnce(&mut E)) {
+        f(&mut self.blocks[at.block as usize].entries[at.index as usize]);
+        self.resummarise(at.block);
+    }
+
+    /// The summary of the whole sequence.
+    pub fn total(&self) -> E::Sum {
+        self.tree[1]
+    }
+
+    /// The summary of blocks at positions `0..pos`.
+    pub fn prefix(&self, pos: usize) -> E::Sum {
+        // Walk up from the leaf, adding every left sibling on the way.
+        let mut acc = E::Sum::EMPTY;
+        let mut i = pos + self.cap;
+        while i > 1 {
+            if i & 1 == 1 {
+                acc = self.tree[i - 1].combine(&acc);
+            }
+            i >>= 1;
+        }
+        acc
+    }
+
+    /// Descends to the first block for which `inside(summary)` holds for the prefix ending
+    /// with it: `inside` is shown each candidate left part and must fold it into its own
+    /// running state when it answers `false`. Returns a block position (clamped to the last).
+    pub fn descend(&self, mut inside: impl FnMut(&E::Sum) -> bool) -> usize {
+        let mut i = 1;
+        while i < self.cap {
+            i = if inside(&self.tree[2 * i]) { 2 * i } else { 2 * i + 1 };
+        }
+        (i - self.cap).min(self.order.len() - 1)
+    }
+
+    fn resummarise(&mut self, block: u32) {
+        let b = &mut self.blocks[block as usize];
+        b.sum = compute(&b.entries);
+        let mut i = self.pos_of[block as usize] as usize + self.cap;
+        self.tree[i] = b.sum;
+        while i > 1 {
+            i >>= 1;
+            self.tree[i] = self.tree[2 * i].combine(&self.tree[2 * i + 1]);
+        }
+    }
+
+    fn rebuild_tree(&mut self) {
+        self.cap = self.order.len().next_power_of_two().max(1);
+        self.tree = vec![E::Sum::EMPTY; 2 * self.cap];
+        for (p, &id) in self.order.iter().enumerate() {
+            self.tree[self.cap + p] = self.blocks[id as usize].sum;
+        }
+        for i in (1..self.cap).rev() {
+            self.tree[i] = self.tree[2 * i].combine(&self.tree[2 * i + 1]);
+        }
+    }
+
+    /// Inserts `e` at `index` of block `block`, splitting the block when it overflows.
+    pub fn insert(&mut self, block: u32, index: usize, e: E, mut relocate: impl FnMut(u32, Loc)) {
+        self.len += 1;
+        let entries = &mut self.blocks[block as usize].entries;
+        entries.insert(index, e);
+        for (i, moved) in entries.iter().enumerate().skip(index) {
+            relocate(moved.id(), Loc { block, index: i as u32 });
+        }
+        if entries.len() <= MAX_BLOCK {
+            self.resummarise(block);
+            return;
+        }
+        let upper = entries.split_off(MAX_BLOCK / 2);
+        let lower_sum = compute(entries);
+        self.blocks[block as usize].sum = lower_sum;
+        let sum = compute(&upper);
+        let new_id = match self.free.pop() {
+            Some(id) => {
+                self.blocks[id as usize] = Block { entries: upper, sum };
+                id
+            }
+            None => {
+                self.blocks.push(Block { entries: upper, sum });
+                self.pos_of.push(0);
+                (self.blocks.len() - 1) as u32
+            }
+        };
+        for (i, moved) in self.blocks[new_id as usize].entries.iter().enumerate() {
+            relocate(moved.id(), Loc { block: new_id, index: i as u32 });
+        }
+        let at = self.pos_of[block as usize] as usize + 1;
+        self.order.insert(at, new_id);
+        self.renumber_from(at);
+        self.rebuild_tree();
+    }
+
+    /// Removes the entry at `at`, dropping its block if it empties (unless it is the last).
+    pub fn remove(&mut self, at: Loc, mut relocate: impl FnMut(u32, Loc)) -> E {
+        self.len -= 1;
+        let block = at.block;
+        let entries = &mut self.blocks[block as usize].entries;
+        let e = entries.remove(at.index as usize);
+        for (i, moved) in entries.iter().enumerate().skip(at.index as usize) {
+            relocate(moved.id(), Loc { block, index: i as u32 });
+        }
+        if entries.is_empty() && self.order.len() > 1 {
+            let pos = self.pos_of[block as usize] as usize;
+            self.order.remove(pos);
+            self.renumber_from(pos);
+            self.blocks[block as usize] = Block { entries: Vec::new(), sum: E::Sum::EMPTY };
+            self.free.push(block);
+            self.rebuild_tree();
+        } else {
+            self.resummarise(block);
+        }
+        e
+    }
+
+    fn renumber_from(&mut self, from: usize) {
+        for p in from..self.order.len() {
+            self.pos_of[self.order[p] as usize] = p as u32;
+        }
+    }
+
+    /// Finds the insertion point for a key: the block (by id) and index before which it goes,
+    /// given `before(entry)` = "the entry comes before the key" (monotone over the sequence).
+    pub fn lower_bound(&self, before: impl Fn(&E) -> bool) -> Loc {
+        // First block whose first entry is not before the key; the key goes into the block
+        // preceding it (or that block itself when it is the first).
+        let (mut lo, mut hi) = (0, self.order.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.block_at(mid).entries.first() {
+                Some(first) if before(first) => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        let pos = lo.saturating_sub(1);
+        let id = self.order[pos];
+        let entries = &self.blocks[id as usize].entries;
+        let index = entries.partition_point(|e| before(e));
+        Loc { block: id, index: index as u32 }
+    }
+
+    /// The location right after `at` in sequence order, or `None` at the end.
+    pub fn next(&self, at: Loc) -> Option<Loc> {
+        if (at.index as usize + 1) < self.blocks[at.block as usize].entries.len() {
+            return Some(Loc { block: at.block, index: at.index + 1 });
+        }
+        self.first_from(self.pos_of[at.block as usize] as usize + 1)
+    }
+
+    /// The location right before `at` in sequence order, or `None` at the start.
+    pub fn prev(&self, at: Loc) -> Option<Loc> {
+        if at.index > 0 {
+            return Some(Loc { block: at.block, index: at.index - 1 });
+        }
+        let mut pos = self.pos_of[at.block as usize] as usize;
+        while pos > 0 {
+            pos -= 1;
+            let id = self.order[pos];
+            let n = self.blocks[id as usize].entries.len();
+            if n > 0 {
+                return Some(Loc { block: id, index: n as u32 - 1 });
+            }
+        }
+        None
+    }
+
+    /// The first entry at or after block position `pos`.
+    pub fn first_from(&self, mut pos: usize) -> Option<Loc> {
+        while pos < self.order.len() {
+            let id = self.order[pos];
+            if !self.blocks[id as usize].entries.is_empty() {
+                return Some(Loc { block: id, index: 0 });
+            }
+            pos += 1;
+        }
+        None
+    }
+
+    /// The location of the entry at `at`, normalised: if `at.index` is one past the end of its
+    /// block, the first entry after it.
+    pub fn at_or_next(&self, at: Loc) -> Option<Loc> {
+        if (at.index as usize) < self.blocks[at.block as usize].entries.len() {
+            Some(at)
+        } else {
+            self.first_from(self.pos_of[at.block as usize] as usize + 1)
+        }
+    }
+
+    /// Every entry in sequence order.
+    pub fn iter(&self) -> impl Iterator<Item = &E> + '_ {
+        self.order.iter().flat_map(move |&id| self.blocks[id as usize].entries.iter())
+    }
+
+    /// Checks summaries and the tree against recomputation (tests).
+    pub fn verify(&self) -> Result<(), String> {
+        for (p, &id) in self.order.iter().enumerate() {
+            let b = &self.blocks[id as usize];
+            if b.sum != compute(&b.entries) {
+                return Err(format!("block {p} summary stale"));
+            }
+            if self.pos_of[id as usize] as usize != p || self.tree[self.cap + p] != b.sum {
+                return Err(format!("block {p} position or tree leaf stale"));
+            }
+        }
+        for i in 1..self.cap {
+            if self.tree[i] != self.tree[2 * i].combine(&self.tree[2 * i + 1]) {
+                return Err("segment tree node stale".into());
+            }
+        }
+        if self.iter().count() != self.len {
+            return Err("length differs".into());
+        }
+        Ok(())
+    }
+
+    /// Heap bytes held (for memory accounting).
+    pub fn heap_bytes(&self) -> usize {
+        let entries: usize = self.blocks.iter().map(|b| b.entries.capacity()).sum();
+        entries * std::mem::size_of::<E>()
+            + self.blocks.capacity() * std::mem::size_of::<Block<E>>()
+            + (self.order.capacity() + self.pos_of.capacity()) * 4
+            + self.tree.capacity() * std::mem::size_of::<E::Sum>()
+    }
+}

@@ -1,0 +1,35 @@
+//! Self-checks of the index structures against from-scratch recomputation, for property and
+//! model tests. Not used on any operation path.
+
+use super::core::Core;
+
+impl Core {
+    /// Brings every context up to date, then verifies every index; returns the first problem.
+    pub(crate) fn check_invariants(&mut self) -> Result<(), String> {
+        self.reg.verify_order()?;
+        let ids: Vec<u32> = self.ctxs.ids().collect();
+        let mut cells = 0;
+        for id in ids {
+            self.sync_context(id);
+            let ctx = self.ctxs.get(id);
+            cells += ctx.cells();
+            ctx.verify(&self.cells, &self.reg, &self.log)
+                .map_err(|e| format!("context {}: {e}", ctx.name))?;
+            if ctx.cells() == 0 {
+                return Err(format!("context {} kept without cells", ctx.name));
+            }
+        }
+        if cells != self.cells.len() {
+            return Err(format!("contexts hold {cells} cells, store {}", self.cells.len()));
+        }
+        let half_open = self.cfg.half_open_causes;
+        for id in self.cells.live_ids() {
+            let c = self.cells.get(id);
+            let ctx = self.ctxs.get(c.ctx);
+            if ctx.indexed_eligible(&self.cells, id) != c.cell.selectable(self.now, half_open) {
+                return Err(format!("cell eligibility stale in context {}", ctx.name));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,605 @@
+//! Stateful model test: random sequences of every pool operation, run on the engine (twice, in
+//! lockstep) and on the naive reference pool (`reference.rs`). After every step it asserts:
+//! identical results, events and dashboard views against the reference; the engine's indexes
+//! agree with a from-scratch recomputation; never two live leases on one resource; never a
+//! lease on a blocklisted resource; never a lease inside a cooldown (half-open trials are
+//! after it); a cell never both a candidate and probe-due; scores within [-100, 100]; tokens
+//! strictly increasing; snapshot → restore → snapshot byte-identical; the twin engine's
+//! snapshot byte-identical (same seed and calls ⇒ same bytes).
+
+mod reference;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use proptest::prelude::*;
+use reference::{Key, RefBlock, RefEvent, RefGrant, RefPool, key};
+use repute::{
+    BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
+    PoolEvent,
+};
+
+const T0: u64 = 1_700_000_000_000;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Register(usize),
+    Deregister(usize),
+    Acquire(usize),
+    AcquireResource(usize, usize),
+    Report(usize, usize, Option<FailureType>, Option<u16>),
+    Renew(usize),
+    Release(usize),
+    Block(usize, u32),
+    BlockPermanent(usize),
+    Unblock(usize),
+    Advance(u64),
+    AdvanceToNext(usize),
+    ClockBack(u64),
+    Restore,
+}
+
+/// The world of one sequence: which resources and contexts exist.
+#[derive(Debug, Clone)]
+struct World {
+    resources: Vec<(Kind, String)>,
+    contexts: Vec<String>,
+}
+
+fn small_world() -> World {
+    World {
+        resources: vec![
+            (Kind::Proxy, "a".into()),
+            (Kind::Proxy, "B".into()),
+            (Kind::Proxy, "é".into()),
+            (Kind::Account, "a".into()),
+            (Kind::Session, "z".into()),
+            (Kind::Proxy, "http://u:pw@h:1".into()),
+        ],
+        contexts: vec!["checkout-us".into(), "search-eu".into(), "é-ctx".into()],
+    }
+}
+
+fn large_world() -> World {
+    let kinds = [Kind::Proxy, Kind::Account, Kind::Session];
+    World {
+        resources: (0..40).map(|i| (kinds[i % 3], format!("r{:02}", (i * 7) % 40))).collect(),
+        contexts: (0..5).map(|i| format!("ctx-{i}")).collect(),
+    }
+}
+
+fn failure() -> impl Strategy<Value = Option<FailureType>> {
+    prop_oneof![
+        3 => Just(None),
+        1 => prop::sample::select(FailureType::ALL.to_vec()).prop_map(Some),
+    ]
+}
+
+fn op(nr: usize, nc: usize) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0..nr).prop_map(Op::Register),
+        1 => (0..nr).prop_map(Op::Deregister),
+        6 => (0..nc).prop_map(Op::Acquire),
+        2 => (0..nr, 0..nc).prop_map(|(r, c)| Op::AcquireResource(r, c)),
+        8 => (0..nr, 0..nc, failure(), prop::option::of(0u16..2000))
+            .prop_map(|(r, c, f, l)| Op::Report(r, c, f, l)),
+        2 => (0..64usize).prop_map(Op::Renew),
+        3 => (0..64usize).prop_map(Op::Release),
+        1 => (0..nr, prop::sample::select(vec![1u32, 500, 1000, 1500, 30_000, 61_000]))
+            .prop_map(|(r, ms)| Op::Block(r, ms)),
+        1 => (0..nr).prop_map(Op::BlockPermanent),
+        1 => (0..nr).prop_map(Op::Unblock),
+        3 => prop::sample::select(vec![0u64, 1, 250, 999, 1000, 5000, 30_000, 120_000]).prop_map(Op::Advance),
+        3 => (0..4usize).prop_map(Op::AdvanceToNext),
+        1 => prop::sample::select(vec![1u64, 1000, 50_000]).prop_map(Op::ClockBack),
+        1 => Just(Op::Restore),
+    ]
+}
+
+/// Small, integral configurations that reach every rule quickly (integral weights make the
+/// engine's and the reference's picks identical, not just equal up to rounding).
+fn config() -> impl Strategy<Value = Config> {
+    (
+        1u32..=3,
+        1u32..=3,
+        prop::sample::select(vec![5.0, 40.0]),
+        prop::sample::select(vec![1.0, 3.0]),
+        0u32..=3,
+        prop::sample::select(vec![1000u64, 2500]),
+        1u32..=4,
+        0u8..32,
+        prop::sample::select(vec![4u32, 8, 100]),
+        prop::sample::select(vec![5u32, 12, 1000]),
+        prop::sample::select(vec![30.0, 70.0]),
+    )
+        .prop_map(|(cool, recover, reward, floor, exp, ttl, window, causes, max_res, max_cells, blocked)| {
+            let names: Vec<String> = FailureType::ALL
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| causes & (1 << i) != 0)
+                .map(|(_, t)| format!("\"{t}\""))
+                .collect();
+            let json = format!(
+                r#"{{"coolAfter":{cool},"recoverAfter":{recover},"successReward":{reward},
+                "explorationFloor":{floor},"maxBackoffExponent":{exp},"leaseTtlMs":{ttl},
+                "windowSize":{window},"halfOpenCauses":[{}],"maxResources":{max_res},"maxCells":{max_cells},
+                "penalties":{{"BLOCKED":{blocked}}},
+                "cooldownBaseMs":{{"BLOCKED":4000,"TLS_HANDSHAKE":3000,"CONNECTION_RESET":2000,"TIMEOUT":1000,"SLOW":700}}}}"#,
+                names.join(",")
+            );
+            Config::from_patch(&ConfigPatch::from_json(&json).unwrap()).unwrap()
+        })
+}
+
+/// Draws shared by every engine incarnation of one run, consumed in order (cycling).
+#[derive(Clone)]
+struct Tape(Rc<RefCell<(Vec<f64>, usize)>>);
+
+impl Tape {
+    fn new(draws: Vec<f64>) -> Tape {
+        Tape(Rc::new(RefCell::new((draws, 0))))
+    }
+    fn next(&self) -> f64 {
+        let mut t = self.0.borrow_mut();
+        let v = t.0[t.1 % t.0.len()];
+        t.1 += 1;
+        v
+    }
+    fn used(&self) -> usize {
+        self.0.borrow().1
+    }
+    fn source(&self) -> impl FnMut() -> f64 + 'static {
+        let t = self.clone();
+        move || t.next()
+    }
+}
+
+struct Engine {
+    pool: Pool,
+    clock: ManualClock,
+    tape: Tape,
+}
+
+impl Engine {
+    fn new(cfg: &Config, clock: &ManualClock, draws: &[f64]) -> Engine {
+        let tape = Tape::new(draws.to_vec());
+        Engine { pool: Pool::new(cfg.clone(), clock.clone(), tape.source()), clock: clock.clone(), tape }
+    }
+
+    fn restore(&mut self) {
+        let snap = self.pool.snapshot().unwrap();
+        self.pool = Pool::restore(&snap, None, self.clock.clone(), self.tape.source()).unwrap();
+    }
+}
+
+fn to_grant(l: &Lease) -> RefGrant {
+    RefGrant {
+        kind: l.kind,
+        value: l.value.to_string(),
+        context: l.context.to_string(),
+        token: l.token,
+        leased_at: l.leased_at,
+        expires_at: l.expires_at,
+    }
+}
+
+fn to_lease(g: &RefGrant) -> Lease {
+    Lease {
+        kind: g.kind,
+        value: Rc::from(g.value.as_str()),
+        context: Rc::from(g.context.as_str()),
+        token: g.token,
+        leased_at: g.leased_at,
+        expires_at: g.expires_at,
+    }
+}
+
+fn to_ref_event(e: &PoolEvent) -> RefEvent {
+    RefEvent {
+        seq: e.seq,
+        ty: e.ty.as_str(),
+        at: e.at,
+        resource: e.resource.as_ref().map(|(k, v)| (*k, v.to_string())),
+        context: e.context.as_ref().map(|c| c.to_string()),
+        cause: e.cause,
+        until: e.until,
+        permanent: e.permanent,
+        token: e.token,
+    }
+}
+
+/// What a call returned, in a comparable form.
+#[derive(Debug, PartialEq)]
+enum Res {
+    Unit,
+    Bool(bool),
+    Grant(Option<RefGrant>),
+    Err(&'static str),
+}
+
+fn code(r: Result<Res, Error>) -> Res {
+    r.unwrap_or_else(|e| Res::Err(e.code()))
+}
+
+struct Run {
+    world: World,
+    cfg: Config,
+    reading: u64,
+    clock: ManualClock,
+    a: Engine,
+    b: Engine,
+    reference: RefPool,
+    ref_tape: Tape,
+    grants: Vec<RefGrant>,
+    held: HashMap<Key, u64>,
+    max_token: u64,
+}
+
+impl Run {
+    fn new(world: World, cfg: Config, draws: Vec<f64>) -> Run {
+        let clock = ManualClock::new(T0 as f64);
+        Run {
+            a: Engine::new(&cfg, &clock, &draws),
+            b: Engine::new(&cfg, &clock, &draws),
+            reference: RefPool::new(cfg.clone()),
+            ref_tape: Tape::new(draws),
+            world,
+            cfg,
+            reading: T0,
+            clock,
+            grants: Vec::new(),
+            held: HashMap::new(),
+            max_token: 0,
+        }
+    }
+
+    fn res(&self, i: usize) -> (Kind, String) {
+        self.world.resources[i].clone()
+    }
+
+    /// Applies `op` to one engine.
+    fn engine_call(&self, e: &mut Engine, op: &Op) -> Res {
+        let p = &mut e.pool;
+        match op {
+            Op::Register(i) => {
+                let (k, v) = self.res(*i);
+                code(p.register(k, &v).map(Res::Bool))
+            }
+            Op::Deregister(i) => {
+                let (k, v) = self.res(*i);
+                code(p.deregister(k, &v).map(Res::Bool))
+            }
+            Op::Acquire(c) => {
+                code(p.acquire(&self.world.contexts[*c]).map(|l| Res::Grant(l.as_ref().map(to_grant))))
+            }
+            Op::AcquireResource(i, c) => {
+                let (k, v) = self.res(*i);
+                code(
+                    p.acquire_resource(k, &v, &self.world.contexts[*c])
+                        .map(|l| Res::Grant(l.as_ref().map(to_grant))),
+                )
+            }
+            Op::Report(i, c, f, lat) => {
+                let (k, v) = self.res(*i);
+                let latency_ms = lat.map(|l| f64::from(l) / 4.0);
+                let o = match f {
+                    None => Outcome::Success { latency_ms },
+                    Some(t) => Outcome::Failure { failure: *t, latency_ms },
+                };
+                code(p.report(k, &v, &self.world.contexts[*c], o).map(|_| Res::Unit))
+            }
+            Op::Renew(g) => match self.grants.get(*g) {
+                Some(g) => code(p.renew(&to_lease(g)).map(|l| Res::Grant(l.as_ref().map(to_grant)))),
+                None => code(p.stats().map(|_| Res::Unit)),
+            },
+            Op::Release(g) => match self.grants.get(*g) {
+                Some(g) => code(p.release(&to_lease(g)).map(Res::Bool)),
+                None => code(p.stats().map(|_| Res::Unit)),
+            },
+            Op::Block(i, ms) => {
+                let (k, v) = self.res(*i);
+                code(p.block(k, &v, BlockSpec::Seconds(f64::from(*ms) / 1000.0)).map(|_| Res::Unit))
+            }
+            Op::BlockPermanent(i) => {
+                let (k, v) = self.res(*i);
+                code(p.block(k, &v, BlockSpec::Permanent).map(|_| Res::Unit))
+            }
+            Op::Unblock(i) => {
+                let (k, v) = self.res(*i);
+                code(p.unblock(k, &v).map(Res::Bool))
+            }
+            Op::Advance(_) | Op::AdvanceToNext(_) | Op::ClockBack(_) => code(p.stats().map(|_| Res::Unit)),
+            Op::Restore => {
+                e.restore();
+                Res::Unit
+            }
+        }
+    }
+
+    /// Applies `op` to the reference, with the same error rules as the engine.
+    fn reference_call(&mut self, op: &Op) -> Res {
+        let r = &mut self.reference;
+        let known = |r: &RefPool, i: usize, w: &World| {
+            r.resources.contains_key(&key(w.resources[i].0, &w.resources[i].1))
+        };
+        let k = |i: usize| key(self.world.resources[i].0, &self.world.resources[i].1);
+        let reading = self.reading;
+        match op {
+            Op::Register(i) => {
+                if !known(r, *i, &self.world) && r.resources.len() >= self.cfg.max_resources as usize {
+                    return Res::Err("CAPACITY_EXCEEDED");
+                }
+                r.advance(reading);
+                Res::Bool(r.register(&k(*i)))
+            }
+            Op::Deregister(i) => {
+                r.advance(reading);
+                Res::Bool(r.deregister(&k(*i)))
+            }
+            Op::Acquire(c) => {
+                r.advance(reading);
+                let tape = self.ref_tape.clone();
+                Res::Grant(r.acquire(&self.world.contexts[*c], &mut || tape.next()))
+            }
+            Op::AcquireResource(i, c) => {
+                if !known(r, *i, &self.world) {
+                    return Res::Err("UNKNOWN_RESOURCE");
+                }
+                r.advance(reading);
+                Res::Grant(r.acquire_resource(&k(*i), &self.world.contexts[*c]))
+            }
+            Op::Report(i, c, f, lat) => {
+                if !known(r, *i, &self.world) {
+                    return Res::Err("UNKNOWN_RESOURCE");
+                }
+                let ctx = &self.world.contexts[*c];
+                let exists = r.cells.contains_key(&(k(*i), ctx.as_bytes().to_vec()));
+                if !exists && r.cells.len() >= self.cfg.max_cells as usize {
+                    return Res::Err("CAPACITY_EXCEEDED");
+                }
+                r.advance(reading);
+                let latency_ms = lat.map(|l| f64::from(l) / 4.0);
+                let o = match f {
+                    None => Outcome::Success { latency_ms },
+                    Some(t) => Outcome::Failure { failure: *t, latency_ms },
+                };
+                r.report(&k(*i), ctx, &o);
+                Res::Unit
+            }
+            Op::Renew(g) => {
+                r.advance(reading);
+                match self.grants.get(*g) {
+                    Some(g) => Res::Grant(r.renew(g)),
+                    None => Res::Unit,
+                }
+            }
+            Op::Release(g) => {
+                r.advance(reading);
+                match self.grants.get(*g) {
+                    Some(g) => Res::Bool(r.release(g)),
+                    None => Res::Unit,
+                }
+            }
+            Op::Block(i, ms) => {
+                if !known(r, *i, &self.world) {
+                    return Res::Err("UNKNOWN_RESOURCE");
+                }
+                let now = r.advance(reading);
+                r.block(&k(*i), RefBlock::Until(now + u64::from(*ms)));
+                Res::Unit
+            }
+            Op::BlockPermanent(i) => {
+                if !known(r, *i, &self.world) {
+                    return Res::Err("UNKNOWN_RESOURCE");
+                }
+                r.advance(reading);
+                r.block(&k(*i), RefBlock::Permanent);
+                Res::Unit
+            }
+            Op::Unblock(i) => {
+                if !known(r, *i, &self.world) {
+                    return Res::Err("UNKNOWN_RESOURCE");
+                }
+                r.advance(reading);
+                Res::Bool(r.unblock(&k(*i)))
+            }
+            Op::Advance(_) | Op::AdvanceToNext(_) | Op::ClockBack(_) => {
+                r.advance(reading);
+                Res::Unit
+            }
+            Op::Restore => {
+                // The snapshot reads the clock; the restored pool starts at its takenAt.
+                r.advance(reading);
+                r.drop_leases();
+                Res::Unit
+            }
+        }
+    }
+
+    fn step(&mut self, op: &Op) -> Result<(), TestCaseError> {
+        match op {
+            Op::Advance(ms) => self.reading += ms,
+            Op::ClockBack(ms) => self.reading = self.reading.saturating_sub(*ms),
+            Op::AdvanceToNext(n) => {
+                if let Some(&t) = self.reference.pending_instants().get(*n) {
+                    self.reading = self.reading.max(t);
+                }
+            }
+            _ => {}
+        }
+        self.clock.set(self.reading as f64);
+        if matches!(op, Op::Restore) {
+            self.check_events()?;
+        }
+        let mut a = std::mem::replace(&mut self.a, Engine::new(&self.cfg, &self.clock, &[0.5]));
+        let got = self.engine_call(&mut a, op);
+        self.a = a;
+        let mut b = std::mem::replace(&mut self.b, Engine::new(&self.cfg, &self.clock, &[0.5]));
+        let twin = self.engine_call(&mut b, op);
+        self.b = b;
+        let want = self.reference_call(op);
+        prop_assert_eq!(&got, &want, "result of {:?}", op);
+        prop_assert_eq!(&twin, &got, "twin engine result of {:?}", op);
+        prop_assert_eq!(self.a.tape.used(), self.ref_tape.used(), "random draws consumed by {:?}", op);
+        if let Op::Restore = op {
+            self.held.clear();
+        }
+        self.forget_expired();
+        if let Res::Grant(Some(g)) = &got {
+            self.on_grant(op, g)?;
+        }
+        if let Res::Bool(true) = got {
+            match op {
+                Op::Release(i) => {
+                    let g = &self.grants[*i];
+                    self.held.remove(&key(g.kind, &g.value));
+                }
+                Op::Deregister(i) => {
+                    let (k, v) = self.res(*i);
+                    self.held.remove(&key(k, &v));
+                }
+                _ => {}
+            }
+        }
+        self.check_events()?;
+        self.check_state()
+    }
+
+    fn on_grant(&mut self, op: &Op, g: &RefGrant) -> Result<(), TestCaseError> {
+        let k = key(g.kind, &g.value);
+        let now = self.reference.now;
+        if let Op::Renew(_) = op {
+            return Ok(());
+        }
+        prop_assert!(g.token > self.max_token, "token {} not above {}", g.token, self.max_token);
+        self.max_token = g.token;
+        prop_assert!(!self.held.contains_key(&k), "{:?} leased twice", k);
+        prop_assert!(!self.reference.is_blocked(&k), "lease on a blocklisted resource");
+        let cell = self.reference.cells.get(&(k.clone(), g.context.as_bytes().to_vec()));
+        prop_assert!(!cell.is_some_and(|c| c.cooling_at(now)), "lease inside a cooldown");
+        self.held.insert(k, g.token);
+        self.grants.push(g.clone());
+        Ok(())
+    }
+
+    /// Leases that lapsed during this step are no longer held.
+    fn forget_expired(&mut self) {
+        for e in &self.reference.events {
+            if e.ty == "LEASE_EXPIRED" {
+                self.held.retain(|_, token| Some(*token) != e.token);
+            }
+        }
+    }
+
+    fn check_events(&mut self) -> Result<(), TestCaseError> {
+        let got: Vec<RefEvent> = self.a.pool.drain_events().unwrap().iter().map(to_ref_event).collect();
+        let twin: Vec<RefEvent> = self.b.pool.drain_events().unwrap().iter().map(to_ref_event).collect();
+        let want = std::mem::take(&mut self.reference.events);
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(&twin, &got);
+        Ok(())
+    }
+
+    fn check_state(&mut self) -> Result<(), TestCaseError> {
+        // Every view below reads the clock, which applies the current reading.
+        self.reference.advance(self.reading);
+        let pool = &mut self.a.pool;
+        pool.check_invariants().map_err(TestCaseError::fail)?;
+        // Dashboard equals the reference's.
+        let views = pool.resources(&Filter::default()).unwrap();
+        let want = self.reference.view();
+        prop_assert_eq!(views.len(), want.len());
+        for (v, (k, block, token, cells)) in views.iter().zip(&want) {
+            prop_assert_eq!(&key(v.kind, &v.value), k);
+            let vb = v.blocked.map(|b| match b {
+                repute::registry::Block::Until(u) => RefBlock::Until(u),
+                repute::registry::Block::Permanent => RefBlock::Permanent,
+            });
+            prop_assert_eq!(&vb, block);
+            prop_assert_eq!(v.lease.as_ref().map(|l| l.token), *token);
+            prop_assert_eq!(v.cells.len(), cells.len());
+            for (cv, (ctx, state, c)) in v.cells.iter().zip(cells) {
+                prop_assert_eq!(&*cv.context, ctx.as_str());
+                prop_assert_eq!(cv.state, *state);
+                prop_assert_eq!(cv.score, c.score);
+                prop_assert!((-100.0..=100.0).contains(&cv.score));
+                prop_assert_eq!(cv.consecutive_failures, c.consecutive_failures);
+                prop_assert_eq!(cv.consecutive_successes, c.consecutive_successes);
+                prop_assert_eq!(cv.cooldown_until, c.cooldown_until);
+                prop_assert_eq!(cv.cooldown_cause, c.cooldown_cause);
+                prop_assert_eq!(cv.updated_at, c.updated_at);
+                let [p50, p95] = c.window.percentiles([0.5, 0.95]);
+                prop_assert_eq!((cv.p50_latency_ms, cv.p95_latency_ms), (p50, p95));
+            }
+        }
+        // Probe-due lists agree, and no probe-due cell is a candidate.
+        let due: Vec<(Key, String, u64)> = pool
+            .due_for_recovery_probe()
+            .unwrap()
+            .iter()
+            .map(|p| (key(p.kind, &p.value), p.context.to_string(), p.cooldown_until))
+            .collect();
+        prop_assert_eq!(&due, &self.reference.due_for_recovery_probe());
+        for (k, ctx, _) in &due {
+            prop_assert!(
+                !self.reference.candidates(ctx).iter().any(|(c, _)| c == k),
+                "probe-due and candidate"
+            );
+        }
+        for ctx in &self.world.contexts {
+            prop_assert_eq!(
+                pool.next_change_at(ctx).unwrap(),
+                self.reference.next_change_at(ctx),
+                "nextChangeAt({})",
+                ctx
+            );
+        }
+        // Snapshots: restore reproduces the bytes; the twin engine has the same bytes.
+        let snap = pool.snapshot().unwrap();
+        let mut restored = Pool::restore(&snap, None, self.clock.clone(), || 0.5).unwrap();
+        prop_assert_eq!(restored.snapshot().unwrap(), snap.clone());
+        restored.check_invariants().map_err(TestCaseError::fail)?;
+        prop_assert_eq!(self.b.pool.snapshot().unwrap(), snap);
+        Ok(())
+    }
+}
+
+fn run(world: World, cfg: Config, draws: Vec<f64>, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mut run = Run::new(world, cfg, draws);
+    for op in &ops {
+        run.step(op)?;
+    }
+    Ok(())
+}
+
+/// Sequences per run: `REPUTE_MODEL_CASES` overrides the default (for longer soak runs).
+fn cases(default: u32) -> u32 {
+    std::env::var("REPUTE_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1000), max_shrink_iters: 20_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_matches_reference_on_small_pools(
+        cfg in config(),
+        draws in prop::collection::vec(0.0f64..1.0, 1..64),
+        ops in prop::collection::vec(op(6, 3), 1..100),
+    ) {
+        run(small_world(), cfg, draws, ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1000) / 20, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_matches_reference_on_larger_pools(
+        cfg in config(),
+        draws in prop::collection::vec(0.0f64..1.0, 1..64),
+        ops in prop::collection::vec(op(40, 5), 100..400),
+    ) {
+        run(large_world(), cfg, draws, ops)?;
+    }
+}
