@@ -89,10 +89,6 @@ impl PerFailurePatch {
             slow: v(FailureType::Slow),
         }
     }
-
-    fn is_complete(&self) -> bool {
-        self.entries().iter().all(|(_, v)| v.is_some())
-    }
 }
 
 /// A partial configuration, as given to `new Pool({config})` or `restore(.., {config})`.
@@ -137,21 +133,38 @@ impl ConfigPatch {
         Ok(patch)
     }
 
-    /// True when every field (and every nested key) is present.
-    pub fn is_complete(&self) -> bool {
-        self.cool_after.is_some()
-            && self.recover_after.is_some()
-            && self.success_reward.is_some()
-            && self.penalties.as_ref().is_some_and(PerFailurePatch::is_complete)
-            && self.cooldown_base_ms.as_ref().is_some_and(PerFailurePatch::is_complete)
-            && self.max_backoff_exponent.is_some()
-            && self.exploration_floor.is_some()
-            && self.lease_ttl_ms.is_some()
-            && self.window_size.is_some()
-            && self.half_open_causes.is_some()
-            && self.max_resources.is_some()
-            && self.max_cells.is_some()
-            && self.event_buffer_size.is_some()
+    /// The first absent field (or nested key), as a path; `None` when the patch is complete.
+    pub fn first_missing(&self) -> Option<String> {
+        let scalar = [
+            ("coolAfter", self.cool_after.is_some()),
+            ("recoverAfter", self.recover_after.is_some()),
+            ("successReward", self.success_reward.is_some()),
+        ];
+        let tables = [("penalties", &self.penalties), ("cooldownBaseMs", &self.cooldown_base_ms)];
+        let rest = [
+            ("maxBackoffExponent", self.max_backoff_exponent.is_some()),
+            ("explorationFloor", self.exploration_floor.is_some()),
+            ("leaseTtlMs", self.lease_ttl_ms.is_some()),
+            ("windowSize", self.window_size.is_some()),
+            ("halfOpenCauses", self.half_open_causes.is_some()),
+            ("maxResources", self.max_resources.is_some()),
+            ("maxCells", self.max_cells.is_some()),
+            ("eventBufferSize", self.event_buffer_size.is_some()),
+        ];
+        if let Some((name, _)) = scalar.iter().find(|(_, present)| !present) {
+            return Some((*name).to_owned());
+        }
+        for (name, table) in tables {
+            match table {
+                None => return Some(name.to_owned()),
+                Some(t) => {
+                    if let Some((ty, _)) = t.entries().iter().find(|(_, v)| v.is_none()) {
+                        return Some(format!("{name}.{ty}"));
+                    }
+                }
+            }
+        }
+        rest.iter().find(|(_, present)| !present).map(|(name, _)| (*name).to_owned())
     }
 
     /// Applies this patch on top of `base`, validating every given field first. `prefix` is put

@@ -223,8 +223,8 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
             snap.version
         )));
     }
-    if !snap.config.is_complete() {
-        return Err(bad("config: every field must be present in a snapshot"));
+    if let Some(field) = snap.config.first_missing() {
+        return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
     }
     let stored_cfg = snap.config.apply(&Config::default(), "config.").map_err(bad)?;
     let cfg = match overrides {

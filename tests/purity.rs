@@ -5,15 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const FORBIDDEN: [&str; 7] = [
-    "wasm_bindgen",
-    "js_sys",
-    "web_sys",
-    "getrandom",
-    "SystemTime",
-    "Instant",
-    "thread_rng",
-];
+const FORBIDDEN: [&str; 7] =
+    ["wasm_bindgen", "js_sys", "web_sys", "getrandom", "SystemTime", "Instant", "thread_rng"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).expect("readable src dir") {
@@ -56,27 +49,16 @@ fn engine_modules_use_no_host_clock_entropy_or_bindings() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    assert!(
-        files.len() > 10,
-        "expected the engine sources, found {files:?}"
-    );
+    assert!(files.len() > 10, "expected the engine sources, found {files:?}");
     let found = violations(&src);
-    assert!(
-        found.is_empty(),
-        "impure engine modules:\n{}",
-        found.join("\n")
-    );
+    assert!(found.is_empty(), "impure engine modules:\n{}", found.join("\n"));
 }
 
 #[test]
 fn the_check_catches_a_violation_and_spares_the_facade() {
     let dir = std::env::temp_dir().join(format!("repute-purity-{}", std::process::id()));
     fs::create_dir_all(dir.join("wasm")).unwrap();
-    fs::write(
-        dir.join("bad.rs"),
-        "fn f() { let _ = std::time::SystemTime::now(); }",
-    )
-    .unwrap();
+    fs::write(dir.join("bad.rs"), "fn f() { let _ = std::time::SystemTime::now(); }").unwrap();
     fs::write(dir.join("fine.rs"), "fn g() { let _instants = 1; }").unwrap();
     fs::write(dir.join("wasm/facade.rs"), "use wasm_bindgen::prelude::*;").unwrap();
     let found = violations(&dir);

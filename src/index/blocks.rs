@@ -11,6 +11,9 @@
 pub trait Summary: Copy + PartialEq + std::fmt::Debug {
     const EMPTY: Self;
     fn combine(&self, other: &Self) -> Self;
+    /// This summary with one part `old` replaced by `new`, when that can be had without
+    /// looking at the other parts (exact sums can; a minimum that rises may not).
+    fn replace(&self, old: &Self, new: &Self) -> Option<Self>;
 }
 
 /// An entry of the sequence: carries the id its owner relocates, and its own summary.
@@ -122,10 +125,21 @@ impl<E: Entry> BlockList<E> {
         &self.blocks[at.block as usize].entries[at.index as usize]
     }
 
-    /// Changes an entry in place and re-summarises its block.
+    /// Changes an entry in place and updates its block's summary and the tree.
     pub fn modify(&mut self, at: Loc, f: impl FnOnce(&mut E)) {
-        f(&mut self.blocks[at.block as usize].entries[at.index as usize]);
-        self.resummarise(at.block);
+        let b = &mut self.blocks[at.block as usize];
+        let e = &mut b.entries[at.index as usize];
+        let old = e.summary();
+        f(e);
+        let new = e.summary();
+        if old == new {
+            return;
+        }
+        b.sum = match b.sum.replace(&old, &new) {
+            Some(sum) => sum,
+            None => compute(&b.entries),
+        };
+        self.update_leaf(at.block);
     }
 
     /// The summary of the whole sequence.
@@ -161,8 +175,12 @@ impl<E: Entry> BlockList<E> {
     fn resummarise(&mut self, block: u32) {
         let b = &mut self.blocks[block as usize];
         b.sum = compute(&b.entries);
+        self.update_leaf(block);
+    }
+
+    fn update_leaf(&mut self, block: u32) {
         let mut i = self.pos_of[block as usize] as usize + self.cap;
-        self.tree[i] = b.sum;
+        self.tree[i] = self.blocks[block as usize].sum;
         while i > 1 {
             i >>= 1;
             self.tree[i] = self.tree[2 * i].combine(&self.tree[2 * i + 1]);

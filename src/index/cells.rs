@@ -11,6 +11,11 @@
 //! Gaps and `counted` flags reflect availability as of the context's log cursor; `sync` replays
 //! the availability log to bring them to now. What makes a cell selectable is `cell.rs`'s rule;
 //! this module stores the answer and keeps summaries right.
+//!
+//! Weights are summed in fixed point (2^-20 units): sums are then exact and independent of the
+//! order of additions, so summaries can be updated incrementally and a restored pool picks
+//! exactly as the live one did. With integral scores and floor (the defaults) the pick equals
+//! the spec's floating-point running sum exactly; fractional ones are quantised to 2^-20.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -22,13 +27,21 @@ use super::blocks::{BlockList, Entry, Loc, Summary};
 use crate::cell::Cell;
 use crate::registry::Registry;
 
+/// Fixed-point scale of weights: 2^20 units per point.
+pub const SCALE: f64 = (1u64 << 20) as f64;
+
+/// A score or floor in fixed point.
+pub fn fixed(v: f64) -> i64 {
+    (v * SCALE).round() as i64
+}
+
 /// Summary of a run of cells.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Agg {
-    /// Sum of scores of selectable, available cells.
-    pub sum: f64,
-    /// Lowest such score (+∞ when none).
-    pub min: f64,
+    /// Sum of (fixed-point) scores of selectable, available cells.
+    pub sum: i64,
+    /// Lowest such score (`i64::MAX` when none).
+    pub min: i64,
     /// Number of such cells.
     pub selectable: u32,
     /// Sum of gaps (available cell-less resources).
@@ -36,7 +49,7 @@ pub struct Agg {
 }
 
 impl Summary for Agg {
-    const EMPTY: Agg = Agg { sum: 0.0, min: f64::INFINITY, selectable: 0, gaps: 0 };
+    const EMPTY: Agg = Agg { sum: 0, min: i64::MAX, selectable: 0, gaps: 0 };
     fn combine(&self, o: &Agg) -> Agg {
         Agg {
             sum: self.sum + o.sum,
@@ -45,12 +58,27 @@ impl Summary for Agg {
             gaps: self.gaps + o.gaps,
         }
     }
+    fn replace(&self, old: &Agg, new: &Agg) -> Option<Agg> {
+        let min = if new.min <= self.min {
+            new.min
+        } else if old.min == self.min {
+            return None; // the minimum may have left: rescan
+        } else {
+            self.min
+        };
+        Some(Agg {
+            sum: self.sum - old.sum + new.sum,
+            min,
+            selectable: self.selectable - old.selectable + new.selectable,
+            gaps: self.gaps - old.gaps + new.gaps,
+        })
+    }
 }
 
 impl Agg {
     /// Total weight when a fresh candidate weighs `unit` and a cell weighs `score + unit`.
-    fn weight(&self, unit: f64) -> f64 {
-        self.sum + f64::from(self.selectable + self.gaps) * unit
+    fn weight(&self, unit: i128) -> i128 {
+        i128::from(self.sum) + i128::from(self.selectable + self.gaps) * unit
     }
 }
 
@@ -64,7 +92,8 @@ pub struct Slot {
     pub res: u32,
     /// Available cell-less resources between the previous cell and this one.
     pub gap: u32,
-    pub score: f64,
+    /// The cell's score in fixed point.
+    pub score: i64,
     flags: u8,
 }
 
@@ -213,34 +242,42 @@ pub struct Context {
 /// Where a pick landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Picked {
-    /// A stored cell (its id).
+    /// A resource with a cell here (its registry slot).
     Cell(u32),
     /// A cell-less resource: the k-th available resource in the resource order.
     Fresh(u32),
 }
 
-/// The candidate set of a context, summarised.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The candidate set of a context, summarised (weights in fixed point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidates {
     pub count: u64,
     /// Weight of a fresh candidate: `explorationFloor − min`; a cell weighs `score + unit`.
-    pub unit: f64,
-    pub total: f64,
+    pub unit: i128,
+    pub total: i128,
+}
+
+impl Candidates {
+    /// Every candidate fresh (score 0): `count` of them at `floor` each.
+    pub fn fresh(count: u64, floor: f64) -> Candidates {
+        let unit = i128::from(fixed(floor).max(1));
+        Candidates { count, unit, total: i128::from(count) * unit }
+    }
+
+    /// The fixed-point target for draw `u`: a candidate is picked when its running weight
+    /// exceeds it. `target = u × totalWeight` in floating point, as the spec says, then moved
+    /// to fixed point exactly (a running weight `r` exceeds `t` iff `r > floor(t × 2^20)`).
+    pub fn target(&self, u: f64) -> i128 {
+        let total = self.total as f64 / SCALE;
+        ((u * total) * SCALE).floor() as i128
+    }
 }
 
 /// The smallest `j < len` with `base + (j + 1) × unit > target` (the last one if none): the
-/// position of a pick inside a run of equal weights, exact for integral weights.
-pub(crate) fn index_in_run(target: f64, base: f64, unit: f64, len: u32) -> u32 {
-    debug_assert!(len > 0);
-    let last = len - 1;
-    let mut j = ((target - base) / unit).floor().clamp(0.0, f64::from(last)) as u32;
-    while j > 0 && base + f64::from(j) * unit > target {
-        j -= 1;
-    }
-    while j < last && base + f64::from(j + 1) * unit <= target {
-        j += 1;
-    }
-    j
+/// position of a pick inside a run of equal weights.
+pub(crate) fn index_in_run(target: i128, base: i128, unit: i128, len: u32) -> u32 {
+    debug_assert!(len > 0 && unit > 0);
+    ((target - base).max(0) / unit).min(i128::from(len - 1)) as u32
 }
 
 impl Context {
@@ -304,7 +341,7 @@ impl Context {
             .iter()
             .map(|&(id, eligible)| {
                 let c = cells.get(id);
-                let mut e = Slot { cell: id, res: c.res, gap: 0, score: c.cell.score, flags: 0 };
+                let mut e = Slot { cell: id, res: c.res, gap: 0, score: fixed(c.cell.score), flags: 0 };
                 e.set(ELIGIBLE, eligible);
                 e
             })
@@ -344,7 +381,7 @@ impl Context {
         let gap = reg.rank(res) - covered;
         let succ = self.list.at_or_next(at);
         self.adjust_gap(succ, -(i64::from(gap) + i64::from(avail)));
-        let mut e = Slot { cell: id, res, gap, score: c.cell.score, flags: 0 };
+        let mut e = Slot { cell: id, res, gap, score: fixed(c.cell.score), flags: 0 };
         e.set(COUNTED, avail);
         e.set(ELIGIBLE, eligible);
         self.list.insert(at.block, at.index as usize, e, |id, at| cells.relocate(id, at));
@@ -362,7 +399,7 @@ impl Context {
     /// Copies cell `id`'s score and eligibility into the index.
     pub fn refresh(&mut self, cells: &CellStore, id: u32, eligible: bool) {
         let c = cells.get(id);
-        let (at, score) = (c.loc, c.cell.score);
+        let (at, score) = (c.loc, fixed(c.cell.score));
         let e = self.list.get(at);
         if e.score != score || e.eligible() != eligible {
             self.list.modify(at, |e| {
@@ -381,20 +418,20 @@ impl Context {
     pub fn summary(&self, floor: f64) -> Candidates {
         let agg = self.list.total();
         let fresh = u64::from(agg.gaps) + u64::from(self.tail);
-        let min = if fresh > 0 { agg.min.min(0.0) } else { agg.min };
         let count = fresh + u64::from(agg.selectable);
-        if count == 0 {
-            return Candidates { count, unit: floor, total: 0.0 };
+        if agg.selectable == 0 {
+            return Candidates::fresh(count, floor);
         }
-        let unit = floor - min;
-        Candidates { count, unit, total: agg.sum + count as f64 * unit }
+        let min = if fresh > 0 { agg.min.min(0) } else { agg.min };
+        let unit = i128::from(fixed(floor).max(1)) - i128::from(min);
+        Candidates { count, unit, total: i128::from(agg.sum) + i128::from(count) * unit }
     }
 
     /// The candidate whose running weight, in canonical order, first exceeds `target`.
-    pub fn pick(&self, reg: &Registry, sum: &Candidates, target: f64) -> Picked {
+    pub fn pick(&self, reg: &Registry, sum: &Candidates, target: i128) -> Picked {
         debug_assert!(sum.count > 0);
         let unit = sum.unit;
-        let mut base = 0.0;
+        let mut base = 0;
         let start = self.list.descend(|a| {
             let w = a.weight(unit);
             if target < base + w {
@@ -407,7 +444,7 @@ impl Context {
         for pos in start..self.list.blocks() {
             for e in &self.list.block_at(pos).entries {
                 if e.gap > 0 {
-                    let gw = f64::from(e.gap) * unit;
+                    let gw = i128::from(e.gap) * unit;
                     if target < base + gw {
                         let j = index_in_run(target, base, unit, e.gap);
                         return Picked::Fresh(reg.rank(e.res) - e.gap + j);
@@ -415,9 +452,9 @@ impl Context {
                     base += gw;
                 }
                 if e.candidate() {
-                    let ow = e.score + unit;
+                    let ow = i128::from(e.score) + unit;
                     if target < base + ow {
-                        return Picked::Cell(e.cell);
+                        return Picked::Cell(e.res);
                     }
                     base += ow;
                 }
@@ -435,7 +472,7 @@ impl Context {
         for pos in (0..self.list.blocks()).rev() {
             for e in self.list.block_at(pos).entries.iter().rev() {
                 if e.candidate() {
-                    return Picked::Cell(e.cell);
+                    return Picked::Cell(e.res);
                 }
                 if e.gap > 0 {
                     return Picked::Fresh(reg.rank(e.res) - 1);
@@ -468,7 +505,7 @@ impl Context {
             if c.res != e.res || self.list.get(c.loc).cell != e.cell {
                 return Err("cell back-pointer stale".into());
             }
-            if c.cell.score != e.score {
+            if fixed(c.cell.score) != e.score {
                 return Err("indexed score differs from the cell's".into());
             }
             let (rank, avail) = (reg.rank(e.res), reg.counted_avail(e.res));

@@ -19,6 +19,9 @@ impl Summary for Count {
     fn combine(&self, other: &Count) -> Count {
         Count(self.0 + other.0)
     }
+    fn replace(&self, old: &Count, new: &Count) -> Option<Count> {
+        Some(Count(self.0 - old.0 + new.0))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

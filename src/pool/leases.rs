@@ -36,8 +36,7 @@ impl Core {
             }
             None => {
                 // No cells here: every available resource is a fresh candidate of score 0.
-                let count = u64::from(self.reg.available());
-                (None, Candidates { count, unit: floor, total: count as f64 * floor })
+                (None, Candidates::fresh(u64::from(self.reg.available()), floor))
             }
         }
     }
@@ -56,13 +55,13 @@ impl Core {
             self.emit(e);
             return Ok(None);
         }
-        let target = if sum.count == 1 { 0.0 } else { draw()? * sum.total };
+        let target = if sum.count == 1 { 0 } else { sum.target(draw()?) };
         let picked = match ctx {
             Some(id) => self.ctxs.get(id).pick(&self.reg, &sum, target),
-            None => Picked::Fresh(index_in_run(target, 0.0, sum.unit, sum.count as u32)),
+            None => Picked::Fresh(index_in_run(target, 0, sum.unit, sum.count as u32)),
         };
         let slot = match picked {
-            Picked::Cell(id) => self.cells.get(id).res,
+            Picked::Cell(slot) => slot,
             Picked::Fresh(k) => self.reg.select(k),
         };
         let name = self.context_name(ctx, context);
