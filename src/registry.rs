@@ -19,7 +19,12 @@ pub struct LeaseRec {
     pub token: u64,
     pub leased_at: Millis,
     pub expires_at: Millis,
+    /// The resource's cell in `context`, or `NO_CELL` (lets `report` skip a lookup).
+    pub cell: u32,
 }
+
+/// Marks "no cell" in a lease record.
+pub const NO_CELL: u32 = u32::MAX;
 
 /// An operator's block: until an instant (exclusive), or until unblocked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +44,8 @@ pub struct Resource {
     pub display: Rc<str>,
     pub lease: Option<LeaseRec>,
     pub block: Option<Block>,
+    /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
+    pub(crate) avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
     pub(crate) last_toggle: u64,
 }
@@ -46,6 +53,11 @@ pub struct Resource {
 impl Resource {
     /// Registered, not blocked, not leased: may be handed out (cell rules aside).
     pub fn is_available(&self) -> bool {
+        self.avail
+    }
+
+    /// Neither leased nor blocked: what availability should be.
+    pub(crate) fn unclaimed(&self) -> bool {
         self.lease.is_none() && self.block.is_none()
     }
 }
@@ -98,6 +110,7 @@ impl Registry {
             display,
             lease: None,
             block: None,
+            avail: false,
             last_toggle: NO_SEQ,
         };
         let slot = match self.free.pop() {

@@ -2,8 +2,9 @@
 //! latency percentiles read from it.
 //!
 //! Each observation is packed in one `u64` (outcome code, whether a latency was given, the
-//! latency in whole microseconds), so a default window of ten costs 80 bytes. Latencies are kept
-//! to the microsecond and capped at 2^50 ms. This module knows nothing of scores or states.
+//! latency in whole microseconds), so a default window of ten costs 80 bytes, kept inside the
+//! cell; larger windows move to the heap. Latencies are kept to the microsecond and capped at
+//! 2^50 ms. This module knows nothing of scores or states.
 
 use crate::types::{FailureType, Outcome};
 
@@ -55,51 +56,89 @@ impl Observation {
     }
 }
 
+/// Windows up to this size live inside the cell (no allocation, no extra cache miss).
+const INLINE: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Store {
+    Inline([Observation; INLINE]),
+    Heap(Box<[Observation]>),
+}
+
 /// A bounded ring of observations, oldest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
-    ring: Vec<Observation>,
+    store: Store,
+    len: u16,
     /// Index of the oldest observation once the ring is full.
-    head: u32,
+    head: u16,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window { store: Store::Inline([Observation(0); INLINE]), len: 0, head: 0 }
+    }
 }
 
 impl Window {
+    fn ring(&self) -> &[Observation] {
+        match &self.store {
+            Store::Inline(a) => &a[..self.len as usize],
+            Store::Heap(b) => &b[..self.len as usize],
+        }
+    }
+
+    fn slots_mut(&mut self) -> &mut [Observation] {
+        match &mut self.store {
+            Store::Inline(a) => a,
+            Store::Heap(b) => b,
+        }
+    }
+
     /// Appends, dropping the oldest when `capacity` is reached.
     pub fn push(&mut self, obs: Observation, capacity: usize) {
-        if self.ring.len() < capacity {
-            if self.ring.capacity() == 0 {
-                self.ring.reserve_exact(capacity);
+        let len = self.len as usize;
+        if len < capacity {
+            if self.slots_mut().len() < capacity {
+                let mut grown = vec![Observation(0); capacity].into_boxed_slice();
+                grown[..len].copy_from_slice(self.ring());
+                self.store = Store::Heap(grown);
             }
-            self.ring.push(obs);
+            self.slots_mut()[len] = obs;
+            self.len += 1;
         } else {
             let h = self.head as usize;
-            self.ring[h] = obs;
-            self.head = ((h + 1) % capacity) as u32;
+            self.slots_mut()[h] = obs;
+            self.head = ((h + 1) % capacity) as u16;
         }
     }
 
     pub fn len(&self) -> usize {
-        self.ring.len()
+        self.len as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ring.is_empty()
+        self.len == 0
     }
 
     /// Oldest first.
     pub fn iter(&self) -> impl Iterator<Item = Observation> + '_ {
         let h = self.head as usize;
-        self.ring[h..].iter().chain(&self.ring[..h]).copied()
+        let ring = self.ring();
+        ring[h..].iter().chain(&ring[..h]).copied()
     }
 
-    /// Rebuilds from oldest-first observations, keeping only the newest `capacity`.
-    pub fn from_oldest_first(obs: impl IntoIterator<Item = Observation>, capacity: usize) -> Window {
-        let mut all: Vec<Observation> = obs.into_iter().collect();
-        if all.len() > capacity {
-            all.drain(..all.len() - capacity);
+    /// Rebuilds from `count` oldest-first observations, keeping only the newest `capacity`.
+    pub fn from_oldest_first(
+        obs: impl IntoIterator<Item = Observation>,
+        count: usize,
+        capacity: usize,
+    ) -> Window {
+        let mut w = Window::default();
+        for o in obs.into_iter().skip(count.saturating_sub(capacity)) {
+            w.push(o, capacity);
         }
-        all.shrink_to_fit();
-        Window { ring: all, head: 0 }
+        w
     }
 
     /// Nearest-rank percentiles (`p` in (0, 1]) over the observations that carry a latency.
@@ -118,6 +157,64 @@ impl Window {
 
     /// Heap bytes held by this window (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
-        self.ring.capacity() * std::mem::size_of::<Observation>()
+        match &self.store {
+            Store::Inline(_) => 0,
+            Store::Heap(b) => b.len() * std::mem::size_of::<Observation>(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(ms: u64) -> Observation {
+        Observation::new(None, Some(ms as f64))
+    }
+
+    fn lats(w: &Window) -> Vec<f64> {
+        w.iter().map(|o| o.latency_ms().unwrap()).collect()
+    }
+
+    #[test]
+    fn keeps_the_newest_capacity_outcomes_oldest_first() {
+        for cap in [1usize, 3, 10, 11, 40] {
+            let mut w = Window::default();
+            for i in 0..(cap as u64 * 3 + 2) {
+                w.push(obs(i), cap);
+                let n = (i + 1).min(cap as u64);
+                let want: Vec<f64> = (i + 1 - n..=i).map(|v| v as f64).collect();
+                assert_eq!(lats(&w), want, "cap {cap} after {i}");
+            }
+            assert_eq!(w.heap_bytes() > 0, cap > INLINE);
+        }
+    }
+
+    #[test]
+    fn rebuild_keeps_the_newest() {
+        let w = Window::from_oldest_first((0..7).map(obs), 7, 4);
+        assert_eq!(lats(&w), vec![3.0, 4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn observations_round_trip_labels_and_microsecond_latency() {
+        let o = Observation::new(Some(FailureType::Timeout), Some(12.3456));
+        assert_eq!(o.label(), "TIMEOUT");
+        assert_eq!(o.latency_ms(), Some(12.346));
+        let ok = Observation::new(None, None);
+        assert_eq!((ok.label(), ok.latency_ms()), ("OK", None));
+        assert_eq!(Observation::new(Some(FailureType::Slow), Some(0.0)).latency_ms(), Some(0.0));
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut w = Window::default();
+        assert_eq!(w.percentiles([0.5, 0.95]), [None, None]);
+        for ms in [50, 10, 40, 20, 30] {
+            w.push(obs(ms), 10);
+        }
+        w.push(Observation::new(Some(FailureType::Blocked), None), 10);
+        // sorted 10 20 30 40 50: p50 → rank ceil(2.5)=3 → 30; p95 → rank ceil(4.75)=5 → 50
+        assert_eq!(w.percentiles([0.5, 0.95]), [Some(30.0), Some(50.0)]);
     }
 }

@@ -17,7 +17,7 @@ pub trait Summary: Copy + PartialEq + std::fmt::Debug {
 }
 
 /// An entry of the sequence: carries the id its owner relocates, and its own summary.
-pub trait Entry: Copy {
+pub trait Entry: Copy + Default {
     type Sum: Summary;
     fn id(&self) -> u32;
     fn summary(&self) -> Self::Sum;
@@ -33,10 +33,66 @@ pub struct Loc {
 /// Blocks split above this many entries.
 pub const MAX_BLOCK: usize = 64;
 
+/// A block's entries, stored inline so that the block header and its first entries share
+/// cache lines (one miss instead of two dependent ones).
+#[derive(Clone)]
+pub struct Entries<E> {
+    len: u32,
+    items: [E; MAX_BLOCK],
+}
+
+impl<E: Entry> Entries<E> {
+    fn new() -> Entries<E> {
+        Entries { len: 0, items: [E::default(); MAX_BLOCK] }
+    }
+
+    fn from_slice(s: &[E]) -> Entries<E> {
+        let mut e = Entries::new();
+        e.items[..s.len()].copy_from_slice(s);
+        e.len = s.len() as u32;
+        e
+    }
+
+    /// Inserts at `i`; the block must have room (it splits first otherwise).
+    fn insert(&mut self, i: usize, e: E) {
+        let n = self.len as usize;
+        self.items.copy_within(i..n, i + 1);
+        self.items[i] = e;
+        self.len += 1;
+    }
+
+    fn remove(&mut self, i: usize) -> E {
+        let n = self.len as usize;
+        let e = self.items[i];
+        self.items.copy_within(i + 1..n, i);
+        self.len -= 1;
+        e
+    }
+}
+
+impl<E> std::ops::Deref for Entries<E> {
+    type Target = [E];
+    fn deref(&self) -> &[E] {
+        &self.items[..self.len as usize]
+    }
+}
+
+impl<E> std::ops::DerefMut for Entries<E> {
+    fn deref_mut(&mut self) -> &mut [E] {
+        &mut self.items[..self.len as usize]
+    }
+}
+
+impl<E: std::fmt::Debug> std::fmt::Debug for Entries<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Block<E: Entry> {
-    pub entries: Vec<E>,
     pub sum: E::Sum,
+    pub entries: Entries<E>,
 }
 
 #[derive(Debug, Clone)]
@@ -65,13 +121,16 @@ fn compute<E: Entry>(entries: &[E]) -> E::Sum {
 }
 
 impl<E: Entry> BlockList<E> {
-    /// Builds from entries already in order, in blocks half full; reports every location.
+    /// Builds from entries already in order, in blocks three-quarters full (room to grow
+    /// without splitting at once); reports every location.
     pub fn from_sorted(entries: Vec<E>, mut relocate: impl FnMut(u32, Loc)) -> BlockList<E> {
-        let chunk = MAX_BLOCK / 2;
-        let mut blocks: Vec<Block<E>> =
-            entries.chunks(chunk).map(|c| Block { entries: c.to_vec(), sum: compute(c) }).collect();
+        let chunk = MAX_BLOCK * 3 / 4;
+        let mut blocks: Vec<Block<E>> = entries
+            .chunks(chunk)
+            .map(|c| Block { entries: Entries::from_slice(c), sum: compute(c) })
+            .collect();
         if blocks.is_empty() {
-            blocks.push(Block { entries: Vec::new(), sum: E::Sum::EMPTY });
+            blocks.push(Block { entries: Entries::new(), sum: E::Sum::EMPTY });
         }
         for (b, block) in blocks.iter().enumerate() {
             for (i, e) in block.entries.iter().enumerate() {
@@ -198,22 +257,29 @@ impl<E: Entry> BlockList<E> {
         }
     }
 
-    /// Inserts `e` at `index` of block `block`, splitting the block when it overflows.
+    /// Inserts `e` at `index` of block `block`, splitting a full block first.
     pub fn insert(&mut self, block: u32, index: usize, e: E, mut relocate: impl FnMut(u32, Loc)) {
         self.len += 1;
         let entries = &mut self.blocks[block as usize].entries;
-        entries.insert(index, e);
-        for (i, moved) in entries.iter().enumerate().skip(index) {
-            relocate(moved.id(), Loc { block, index: i as u32 });
-        }
-        if entries.len() <= MAX_BLOCK {
+        if entries.len() < MAX_BLOCK {
+            entries.insert(index, e);
+            for (i, moved) in entries.iter().enumerate().skip(index) {
+                relocate(moved.id(), Loc { block, index: i as u32 });
+            }
             self.resummarise(block);
             return;
         }
-        let upper = entries.split_off(MAX_BLOCK / 2);
-        let lower_sum = compute(entries);
-        self.blocks[block as usize].sum = lower_sum;
-        let sum = compute(&upper);
+        // Full: split the block with the new entry in, halves of MAX_BLOCK / 2 and + 1.
+        let mut all: Vec<E> = entries.to_vec();
+        all.insert(index, e);
+        let (low, high) = all.split_at(MAX_BLOCK / 2);
+        *entries = Entries::from_slice(low);
+        for (i, moved) in entries.iter().enumerate() {
+            relocate(moved.id(), Loc { block, index: i as u32 });
+        }
+        self.blocks[block as usize].sum = compute(low);
+        let upper = Entries::from_slice(high);
+        let sum = compute(high);
         let new_id = match self.free.pop() {
             Some(id) => {
                 self.blocks[id as usize] = Block { entries: upper, sum };
@@ -247,7 +313,7 @@ impl<E: Entry> BlockList<E> {
             let pos = self.pos_of[block as usize] as usize;
             self.order.remove(pos);
             self.renumber_from(pos);
-            self.blocks[block as usize] = Block { entries: Vec::new(), sum: E::Sum::EMPTY };
+            self.blocks[block as usize] = Block { entries: Entries::new(), sum: E::Sum::EMPTY };
             self.free.push(block);
             self.rebuild_tree();
         } else {
@@ -358,9 +424,7 @@ impl<E: Entry> BlockList<E> {
 
     /// Heap bytes held (for memory accounting).
     pub fn heap_bytes(&self) -> usize {
-        let entries: usize = self.blocks.iter().map(|b| b.entries.capacity()).sum();
-        entries * std::mem::size_of::<E>()
-            + self.blocks.capacity() * std::mem::size_of::<Block<E>>()
+        self.blocks.capacity() * std::mem::size_of::<Block<E>>()
             + (self.order.capacity() + self.pos_of.capacity()) * 4
             + self.tree.capacity() * std::mem::size_of::<E::Sum>()
     }

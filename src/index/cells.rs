@@ -82,41 +82,56 @@ impl Agg {
     }
 }
 
-const COUNTED: u8 = 1;
-const ELIGIBLE: u8 = 2;
+const COUNTED: u32 = 1 << 30;
+const ELIGIBLE: u32 = 1 << 31;
+const GAP_MASK: u32 = COUNTED - 1;
 
-/// One cell in its context's sequence, with what selection needs inline.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One cell in its context's sequence, with what selection needs inline (16 bytes, so a
+/// block scan touches few cache lines).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Slot {
     pub cell: u32,
     pub res: u32,
-    /// Available cell-less resources between the previous cell and this one.
-    pub gap: u32,
-    /// The cell's score in fixed point.
-    pub score: i64,
-    flags: u8,
+    /// The cell's score in fixed point (|score| ≤ 100 · 2^20 fits).
+    pub score: i32,
+    /// The gap in the low 30 bits (≤ maxResources < 2^30), then `COUNTED` and `ELIGIBLE`.
+    bits: u32,
 }
 
 impl Slot {
+    fn new(cell: u32, res: u32, score: f64) -> Slot {
+        Slot { cell, res, score: fixed(score) as i32, bits: 0 }
+    }
+
+    /// Available cell-less resources between the previous cell and this one.
+    pub fn gap(&self) -> u32 {
+        self.bits & GAP_MASK
+    }
+
+    fn set_gap(&mut self, gap: u32) {
+        debug_assert!(gap <= GAP_MASK);
+        self.bits = (self.bits & !GAP_MASK) | gap;
+    }
+
     /// The context's view of the resource's availability (exact after `sync`).
     pub fn counted(&self) -> bool {
-        self.flags & COUNTED != 0
+        self.bits & COUNTED != 0
     }
 
     /// Whether the cell's state makes it a candidate (HEALTHY, RECOVERING, half-open trial).
     pub fn eligible(&self) -> bool {
-        self.flags & ELIGIBLE != 0
+        self.bits & ELIGIBLE != 0
     }
 
     fn candidate(&self) -> bool {
-        self.flags == COUNTED | ELIGIBLE
+        self.bits & (COUNTED | ELIGIBLE) == COUNTED | ELIGIBLE
     }
 
-    fn set(&mut self, flag: u8, on: bool) {
+    fn set(&mut self, flag: u32, on: bool) {
         if on {
-            self.flags |= flag;
+            self.bits |= flag;
         } else {
-            self.flags &= !flag;
+            self.bits &= !flag;
         }
     }
 }
@@ -128,9 +143,10 @@ impl Entry for Slot {
     }
     fn summary(&self) -> Agg {
         if self.candidate() {
-            Agg { sum: self.score, min: self.score, selectable: 1, gaps: self.gap }
+            let score = i64::from(self.score);
+            Agg { sum: score, min: score, selectable: 1, gaps: self.gap() }
         } else {
-            Agg { gaps: self.gap, ..Agg::EMPTY }
+            Agg { gaps: self.gap(), ..Agg::EMPTY }
         }
     }
 }
@@ -202,6 +218,12 @@ impl CellStore {
         id
     }
 
+    /// Makes room for `n` more cells.
+    pub fn reserve(&mut self, n: usize) {
+        self.slots.reserve(n);
+        self.by_pair.reserve(n);
+    }
+
     /// Forgets a cell that has already left its context's sequence.
     pub fn take(&mut self, id: u32) -> CellSlot {
         let slot = self.slots[id as usize].take().expect("live cell slot");
@@ -242,8 +264,8 @@ pub struct Context {
 /// Where a pick landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Picked {
-    /// A resource with a cell here (its registry slot).
-    Cell(u32),
+    /// A resource with a cell here: its registry slot and the cell.
+    Cell { res: u32, cell: u32 },
     /// A cell-less resource: the k-th available resource in the resource order.
     Fresh(u32),
 }
@@ -280,6 +302,37 @@ pub(crate) fn index_in_run(target: i128, base: i128, unit: i128, len: u32) -> u3
     ((target - base).max(0) / unit).min(i128::from(len - 1)) as u32
 }
 
+/// Sets every entry's gap and `counted` flag from the (synced) resource order; returns the
+/// tail. Dense contexts walk the order once (O(resources)); sparse ones ask for ranks
+/// (O(cells × log resources)).
+fn fill_gaps(entries: &mut [Slot], reg: &Registry) -> u32 {
+    let mut covered = 0u32; // available resources up to and including the previous cell
+    let mut place = |e: &mut Slot, rank: u32, avail: bool| {
+        e.set_gap(rank - covered);
+        e.set(COUNTED, avail);
+        covered = rank + u32::from(avail);
+    };
+    if entries.len() * 16 >= reg.len() {
+        let mut order = reg.order_iter();
+        let mut before = 0u32;
+        for e in entries.iter_mut() {
+            for (slot, avail) in order.by_ref() {
+                if slot == e.res {
+                    place(e, before, avail);
+                    before += u32::from(avail);
+                    break;
+                }
+                before += u32::from(avail);
+            }
+        }
+    } else {
+        for e in entries.iter_mut() {
+            place(e, reg.rank(e.res), reg.get(e.res).is_available());
+        }
+    }
+    reg.available() - covered
+}
+
 impl Context {
     pub fn new(name: Rc<str>, reg: &Registry, log: &AvailLog) -> Context {
         Context { name, list: BlockList::default(), tail: reg.available(), cursor: log.end() }
@@ -300,7 +353,7 @@ impl Context {
             return;
         }
         for slot in log.changed_since(self.cursor) {
-            let avail = reg.counted_avail(slot);
+            let avail = reg.get(slot).is_available();
             if let Some(id) = cells.find(slot, me) {
                 let at = cells.get(id).loc;
                 if self.list.get(at).counted() != avail {
@@ -314,40 +367,28 @@ impl Context {
         self.cursor = log.end();
     }
 
-    /// Recomputes every gap and flag from the resource order (O(cells × log n)).
+    /// Recomputes every gap and flag from the resource order.
     pub fn rebuild(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog) {
-        let mut covered = 0u32; // available resources up to and including the previous cell
-        let entries: Vec<Slot> = self
-            .list
-            .iter()
-            .map(|e| {
-                let rank = reg.rank(e.res);
-                let avail = reg.counted_avail(e.res);
-                let mut e = *e;
-                e.gap = rank - covered;
-                e.set(COUNTED, avail);
-                covered = rank + u32::from(avail);
-                e
-            })
-            .collect();
-        self.tail = reg.available() - covered;
+        let mut entries: Vec<Slot> = self.list.iter().copied().collect();
+        self.tail = fill_gaps(&mut entries, reg);
         self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
         self.cursor = log.end();
     }
 
-    /// Builds the sequence from cells given in canonical order (restore), then the gaps.
+    /// Builds the sequence from cells given in canonical order (restore).
     pub fn build(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog, sorted: &[(u32, bool)]) {
-        let entries: Vec<Slot> = sorted
+        let mut entries: Vec<Slot> = sorted
             .iter()
             .map(|&(id, eligible)| {
                 let c = cells.get(id);
-                let mut e = Slot { cell: id, res: c.res, gap: 0, score: fixed(c.cell.score), flags: 0 };
+                let mut e = Slot::new(id, c.res, c.cell.score);
                 e.set(ELIGIBLE, eligible);
                 e
             })
             .collect();
+        self.tail = fill_gaps(&mut entries, reg);
         self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
-        self.rebuild(cells, reg, log);
+        self.cursor = log.end();
     }
 
     /// The first cell whose resource comes after resource `slot`, or `None`.
@@ -359,7 +400,7 @@ impl Context {
     fn adjust_gap(&mut self, at: Option<Loc>, delta: i64) {
         match at {
             None => self.tail = (i64::from(self.tail) + delta) as u32,
-            Some(at) => self.list.modify(at, |e| e.gap = (i64::from(e.gap) + delta) as u32),
+            Some(at) => self.list.modify(at, |e| e.set_gap((i64::from(e.gap()) + delta) as u32)),
         }
     }
 
@@ -367,7 +408,7 @@ impl Context {
     pub fn insert(&mut self, cells: &mut CellStore, reg: &Registry, id: u32, eligible: bool) {
         let c = cells.get(id);
         let res = c.res;
-        let avail = reg.counted_avail(res);
+        let avail = reg.get(res).is_available();
         let at = self.list.lower_bound(|e| reg.order_cmp(e.res, res) == Ordering::Less);
         let pred = if at.index > 0 {
             Some(Loc { block: at.block, index: at.index - 1 })
@@ -376,12 +417,13 @@ impl Context {
         };
         let covered = pred.map_or(0, |p| {
             let r = self.list.get(p).res;
-            reg.rank(r) + u32::from(reg.counted_avail(r))
+            reg.rank(r) + u32::from(reg.get(r).is_available())
         });
         let gap = reg.rank(res) - covered;
         let succ = self.list.at_or_next(at);
         self.adjust_gap(succ, -(i64::from(gap) + i64::from(avail)));
-        let mut e = Slot { cell: id, res, gap, score: fixed(c.cell.score), flags: 0 };
+        let mut e = Slot::new(id, res, c.cell.score);
+        e.set_gap(gap);
         e.set(COUNTED, avail);
         e.set(ELIGIBLE, eligible);
         self.list.insert(at.block, at.index as usize, e, |id, at| cells.relocate(id, at));
@@ -392,14 +434,14 @@ impl Context {
         let at = cells.get(id).loc;
         let e = *self.list.get(at);
         let succ = self.list.next(at);
-        self.adjust_gap(succ, i64::from(e.gap) + i64::from(e.counted()));
+        self.adjust_gap(succ, i64::from(e.gap()) + i64::from(e.counted()));
         self.list.remove(at, |id, at| cells.relocate(id, at));
     }
 
     /// Copies cell `id`'s score and eligibility into the index.
     pub fn refresh(&mut self, cells: &CellStore, id: u32, eligible: bool) {
         let c = cells.get(id);
-        let (at, score) = (c.loc, fixed(c.cell.score));
+        let (at, score) = (c.loc, fixed(c.cell.score) as i32);
         let e = self.list.get(at);
         if e.score != score || e.eligible() != eligible {
             self.list.modify(at, |e| {
@@ -442,19 +484,20 @@ impl Context {
             }
         });
         for pos in start..self.list.blocks() {
-            for e in &self.list.block_at(pos).entries {
-                if e.gap > 0 {
-                    let gw = i128::from(e.gap) * unit;
+            for e in self.list.block_at(pos).entries.iter() {
+                let gap = e.gap();
+                if gap > 0 {
+                    let gw = i128::from(gap) * unit;
                     if target < base + gw {
-                        let j = index_in_run(target, base, unit, e.gap);
-                        return Picked::Fresh(reg.rank(e.res) - e.gap + j);
+                        let j = index_in_run(target, base, unit, gap);
+                        return Picked::Fresh(reg.rank(e.res) - gap + j);
                     }
                     base += gw;
                 }
                 if e.candidate() {
                     let ow = i128::from(e.score) + unit;
                     if target < base + ow {
-                        return Picked::Cell(e.res);
+                        return Picked::Cell { res: e.res, cell: e.cell };
                     }
                     base += ow;
                 }
@@ -472,9 +515,9 @@ impl Context {
         for pos in (0..self.list.blocks()).rev() {
             for e in self.list.block_at(pos).entries.iter().rev() {
                 if e.candidate() {
-                    return Picked::Cell(e.res);
+                    return Picked::Cell { res: e.res, cell: e.cell };
                 }
-                if e.gap > 0 {
+                if e.gap() > 0 {
                     return Picked::Fresh(reg.rank(e.res) - 1);
                 }
             }
@@ -505,12 +548,12 @@ impl Context {
             if c.res != e.res || self.list.get(c.loc).cell != e.cell {
                 return Err("cell back-pointer stale".into());
             }
-            if fixed(c.cell.score) != e.score {
+            if fixed(c.cell.score) as i32 != e.score {
                 return Err("indexed score differs from the cell's".into());
             }
-            let (rank, avail) = (reg.rank(e.res), reg.counted_avail(e.res));
-            if e.gap != rank - covered {
-                return Err(format!("gap {} but {} fresh resources before cell", e.gap, rank - covered));
+            let (rank, avail) = (reg.rank(e.res), reg.get(e.res).is_available());
+            if e.gap() != rank - covered {
+                return Err(format!("gap {} but {} fresh resources before cell", e.gap(), rank - covered));
             }
             if e.counted() != avail {
                 return Err("counted flag differs from availability".into());

@@ -24,7 +24,7 @@ impl Summary for Count {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Slot {
     pub slot: u32,
     pub avail: bool,
@@ -45,6 +45,8 @@ pub struct OrderIndex {
     list: BlockList<Slot>,
     /// Resource slot → where it sits in `list`.
     loc: Vec<Loc>,
+    /// Position in the availability log up to which the counts are exact.
+    pub(crate) cursor: u64,
 }
 
 fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {
@@ -72,18 +74,27 @@ impl Registry {
                 (o.kind, o.value.as_bytes()) < key
             })
         };
-        let OrderIndex { list, loc } = &mut self.order;
+        let OrderIndex { list, loc, .. } = &mut self.order;
         list.insert(at.block, at.index as usize, Slot { slot, avail: false }, |s, at| place(loc, s, at));
     }
 
     /// Takes a slot out of the order.
     pub fn order_remove(&mut self, slot: u32) {
-        let OrderIndex { list, loc } = &mut self.order;
+        let OrderIndex { list, loc, .. } = &mut self.order;
         let at = loc[slot as usize];
         list.remove(at, |s, at| place(loc, s, at));
     }
 
+    /// Re-reads every resource's availability (when the log no longer reaches back far enough).
+    pub fn order_refresh_all(&mut self) {
+        let entries: Vec<Slot> =
+            self.order.list.iter().map(|e| Slot { slot: e.slot, avail: self.get(e.slot).avail }).collect();
+        let loc = &mut self.order.loc;
+        self.order.list = BlockList::from_sorted(entries, |s, at| place(loc, s, at));
+    }
+
     /// Rebuilds the whole order from scratch (restore).
+    /// The caller sets the cursor.
     pub fn order_rebuild(&mut self) {
         let mut slots: Vec<u32> = self.live_slots().collect();
         slots.sort_unstable_by(|&a, &b| {
@@ -91,24 +102,20 @@ impl Registry {
             (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
         });
         let entries: Vec<Slot> =
-            slots.iter().map(|&slot| Slot { slot, avail: self.get(slot).is_available() }).collect();
+            slots.iter().map(|&slot| Slot { slot, avail: self.get(slot).avail }).collect();
         let loc = &mut self.order.loc;
         self.order.list = BlockList::from_sorted(entries, |s, at| place(loc, s, at));
     }
 
     /// Whether the order counts `slot` as available.
-    pub fn counted_avail(&self, slot: u32) -> bool {
+    fn order_avail(&self, slot: u32) -> bool {
         self.order.list.get(self.order.loc[slot as usize]).avail
     }
 
-    /// Sets whether `slot` counts as available; returns whether that changed.
-    pub fn set_avail(&mut self, slot: u32, avail: bool) -> bool {
+    /// Sets whether the order counts `slot` as available.
+    pub fn set_order_avail(&mut self, slot: u32, avail: bool) {
         let at = self.order.loc[slot as usize];
-        if self.order.list.get(at).avail == avail {
-            return false;
-        }
         self.order.list.modify(at, |e| e.avail = avail);
-        true
     }
 
     /// Number of available resources.
@@ -138,7 +145,7 @@ impl Registry {
             }
         });
         let mut left = k - base;
-        for e in &list.block_at(pos).entries {
+        for e in list.block_at(pos).entries.iter() {
             if e.avail {
                 if left == 0 {
                     return e.slot;
@@ -154,6 +161,11 @@ impl Registry {
         let (la, lb) = (self.order.loc[a as usize], self.order.loc[b as usize]);
         let list = &self.order.list;
         (list.position(la.block), la.index).cmp(&(list.position(lb.block), lb.index))
+    }
+
+    /// Every slot in canonical order with whether the order counts it available.
+    pub fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.order.list.iter().map(|e| (e.slot, e.avail))
     }
 
     /// All live slots in canonical order.
@@ -174,10 +186,12 @@ impl Registry {
             }
         }
         for (i, &slot) in order.iter().enumerate() {
-            if self.counted_avail(slot) != self.get(slot).is_available() {
+            if self.order_avail(slot) != self.get(slot).avail
+                || self.get(slot).avail != self.get(slot).unclaimed()
+            {
                 return Err("availability flag differs from lease/block".into());
             }
-            let want = order[..i].iter().filter(|&&s| self.counted_avail(s)).count() as u32;
+            let want = order[..i].iter().filter(|&&s| self.order_avail(s)).count() as u32;
             if self.rank(slot) != want {
                 return Err("rank differs from a count".into());
             }

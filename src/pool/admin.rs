@@ -4,8 +4,6 @@
 //! resource is never a candidate; its lease lapses at its TTL. The engine never adds or removes
 //! blocklist entries by itself (expiry of a temporary block aside).
 
-use std::rc::Rc;
-
 use super::core::Core;
 use crate::error::{Error, Result};
 use crate::events::EventType;
@@ -39,9 +37,7 @@ impl Core {
     /// Removes the resource, its cells, its block and its lease.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
         self.end_lease_and_block(slot);
-        if self.reg.set_avail(slot, false) {
-            self.log.record(&mut self.reg, slot);
-        }
+        self.set_avail(slot, false);
         let ids: Vec<u32> = self.ctxs.ids().collect();
         for ctx in ids {
             self.sync_context(ctx);
@@ -58,9 +54,11 @@ impl Core {
                 self.ctxs.remove(ctx);
             }
         }
-        // Every context is at the log's end, so no entry will be read again (and none may
+        // Every index is at the log's end, so no entry will be read again (and none may
         // outlive the slot, which is about to be reused).
+        self.sync_order();
         self.log.clear(&mut self.reg);
+        self.reg.order.cursor = self.log.end();
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
         self.reg.order_remove(slot);
         self.reg.take(slot);
@@ -70,23 +68,22 @@ impl Core {
     /// Drops the resource's lease and block together with their queue entries.
     fn end_lease_and_block(&mut self, slot: u32) {
         let r = self.reg.get_mut(slot);
-        let (kind, value) = (r.kind, Rc::clone(&r.value));
-        if let Some(l) = r.lease.take() {
-            self.expiries.remove_lease(l.expires_at, kind, &value);
-        }
+        let leased = r.lease.take().is_some();
         if let Some(Block::Until(until)) = r.block.take() {
-            self.expiries.remove_block(until, kind, &value);
+            self.expiries.remove_block(until, slot);
+        }
+        if leased {
+            self.lease_ended();
         }
     }
 
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
         let r = self.reg.get_mut(slot);
-        let (kind, value) = (r.kind, Rc::clone(&r.value));
         if let Some(Block::Until(old)) = r.block.replace(block) {
-            self.expiries.remove_block(old, kind, &value);
+            self.expiries.remove_block(old, slot);
         }
         if let Block::Until(until) = block {
-            self.expiries.add_block(until, kind, &value);
+            self.expiries.add_block(until, slot);
         }
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceBlocklisted, now, slot);
@@ -99,11 +96,9 @@ impl Core {
 
     /// Returns true when the resource was blocked.
     pub(crate) fn unblock(&mut self, slot: u32, now: Millis) -> bool {
-        let r = self.reg.get_mut(slot);
-        let (kind, value) = (r.kind, Rc::clone(&r.value));
-        match r.block.take() {
+        match self.reg.get_mut(slot).block.take() {
             None => return false,
-            Some(Block::Until(until)) => self.expiries.remove_block(until, kind, &value),
+            Some(Block::Until(until)) => self.expiries.remove_block(until, slot),
             Some(Block::Permanent) => {}
         }
         self.sync_avail(slot);

@@ -135,15 +135,41 @@ impl Core {
     }
 
     /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
+    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`).
     pub fn sync_avail(&mut self, slot: u32) {
-        let avail = self.reg.get(slot).is_available();
-        if self.reg.set_avail(slot, avail) {
+        self.set_avail(slot, self.reg.get(slot).unclaimed());
+    }
+
+    /// Sets `slot`'s availability, logging a change.
+    pub fn set_avail(&mut self, slot: u32, avail: bool) {
+        let r = self.reg.get_mut(slot);
+        if r.avail != avail {
+            r.avail = avail;
             self.log.record(&mut self.reg, slot);
         }
     }
 
+    /// Brings the resource order's availability counts up to date with the log. Needed before
+    /// `rank`, `select` and `available` are read.
+    pub fn sync_order(&mut self) {
+        let cursor = self.reg.order.cursor;
+        if cursor == self.log.end() {
+            return;
+        }
+        if cursor < self.log.base() {
+            self.reg.order_refresh_all();
+        } else {
+            for slot in self.log.changed_since(cursor) {
+                let avail = self.reg.get(slot).avail;
+                self.reg.set_order_avail(slot, avail);
+            }
+        }
+        self.reg.order.cursor = self.log.end();
+    }
+
     /// Brings context `id`'s index up to date with the availability log.
     pub fn sync_context(&mut self, id: u32) {
+        self.sync_order();
         let ctx = self.ctxs.get_mut(id);
         ctx.sync(&mut self.cells, &self.reg, &self.log, id);
     }

@@ -9,24 +9,24 @@
 //! the set of probe-only cooling cells that `dueForRecoveryProbe` reads.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::rc::Rc;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use super::core::Core;
 use crate::events::EventType;
 use crate::registry::Block;
-use crate::types::{Kind, Millis};
-
-/// When something ends, and for what: ordered by instant, then canonical key.
-type Due = (Millis, Kind, Rc<str>);
+use crate::types::Millis;
 
 #[derive(Debug, Clone, Default)]
 pub struct Expiries {
-    /// Live leases by expiry → token. Released or renewed leases are removed, so this holds
-    /// exactly the leases in force.
-    leases: BTreeMap<Due, u64>,
-    /// Temporary blocks by expiry.
-    blocks: BTreeSet<Due>,
+    /// Leases by expiry: (expiry, resource slot, token). Every lease lasts `leaseTtlMs` from
+    /// its grant or renewal and time only moves forward, so pushing at the back keeps the queue
+    /// in time order. A released or renewed lease leaves its entry behind (`stale` counts
+    /// them); entries are checked against the live lease when due, and the queue is compacted
+    /// when stale entries outnumber live ones.
+    leases: VecDeque<(Millis, u32, u64)>,
+    stale: usize,
+    /// Temporary blocks: (expiry, resource slot).
+    blocks: BTreeSet<(Millis, u32)>,
     /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
     /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless.
     cooldowns: BinaryHeap<Reverse<(Millis, u32)>>,
@@ -35,61 +35,72 @@ pub struct Expiries {
 }
 
 impl Expiries {
-    pub fn add_lease(&mut self, at: Millis, kind: Kind, value: &Rc<str>, token: u64) {
-        self.leases.insert((at, kind, Rc::clone(value)), token);
+    pub fn add_lease(&mut self, at: Millis, slot: u32, token: u64) {
+        debug_assert!(self.leases.back().is_none_or(|b| b.0 <= at), "lease expiries arrive in order");
+        self.leases.push_back((at, slot, token));
     }
 
-    pub fn remove_lease(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
-        self.leases.remove(&(at, kind, Rc::clone(value)));
+    /// Notes that a queued lease ended early (released, renewed, or its resource removed).
+    pub fn lease_ended(&mut self) {
+        self.stale += 1;
     }
 
-    pub fn add_block(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
-        self.blocks.insert((at, kind, Rc::clone(value)));
+    pub fn add_block(&mut self, at: Millis, slot: u32) {
+        self.blocks.insert((at, slot));
     }
 
-    pub fn remove_block(&mut self, at: Millis, kind: Kind, value: &Rc<str>) {
-        self.blocks.remove(&(at, kind, Rc::clone(value)));
+    pub fn remove_block(&mut self, at: Millis, slot: u32) {
+        self.blocks.remove(&(at, slot));
     }
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
         self.cooldowns.push(Reverse((until, cell)));
     }
 
-    /// Takes the earliest lease or block expiry at or before `now` (blocks first on a tie):
-    /// `(is_block, entry, token)`.
-    fn take_due(&mut self, now: Millis) -> Option<(bool, Due, u64)> {
-        let b = self.blocks.first().map(|d| d.0).filter(|&t| t <= now);
-        let l = self.leases.first_key_value().map(|(d, _)| d.0).filter(|&t| t <= now);
-        match (b, l) {
-            (None, None) => None,
-            (Some(tb), Some(tl)) if tb > tl => self.leases.pop_first().map(|(d, t)| (false, d, t)),
-            (Some(_), _) => self.blocks.pop_first().map(|d| (true, d, 0)),
-            (None, Some(_)) => self.leases.pop_first().map(|(d, t)| (false, d, t)),
-        }
+    /// The earliest instant at or before `now` at which a lease or block ends.
+    fn next_due(&self, now: Millis) -> Option<Millis> {
+        let b = self.blocks.first().map(|d| d.0);
+        let l = self.leases.front().map(|d| d.0);
+        b.into_iter().chain(l).min().filter(|&t| t <= now)
     }
 }
 
 impl Core {
-    /// Applies every expiry due at or before `now`.
+    /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
+    /// before leases, each group in canonical key order (slots are not canonical).
     pub(crate) fn process_expiries(&mut self, now: Millis) {
-        while let Some((is_block, (at, kind, value), token)) = self.expiries.take_due(now) {
-            let slot = self.reg.find(kind, &value).expect("expiry queues hold live resources only");
-            let r = self.reg.get_mut(slot);
-            let ty = if is_block {
+        while let Some(at) = self.expiries.next_due(now) {
+            let mut blocks: Vec<u32> = Vec::new();
+            while let Some(&(t, slot)) = self.expiries.blocks.first()
+                && t == at
+            {
+                self.expiries.blocks.pop_first();
+                blocks.push(slot);
+            }
+            let mut leases: Vec<(u32, u64)> = Vec::new();
+            while let Some(&(t, slot, token)) = self.expiries.leases.front()
+                && t == at
+            {
+                self.expiries.leases.pop_front();
+                leases.push((slot, token));
+            }
+            blocks.sort_by(|&a, &b| self.reg.order_cmp(a, b));
+            leases.sort_by(|a, b| self.reg.order_cmp(a.0, b.0));
+            for slot in blocks {
+                let r = self.reg.get_mut(slot);
                 debug_assert_eq!(r.block, Some(Block::Until(at)));
                 r.block = None;
-                EventType::BlockExpired
-            } else {
-                debug_assert!(r.lease.as_ref().is_some_and(|l| l.token == token && l.expires_at == at));
-                r.lease = None;
-                EventType::LeaseExpired
-            };
-            self.sync_avail(slot);
-            let mut e = self.resource_event(ty, at, slot);
-            if !is_block {
-                e.token = Some(token);
+                self.expired(EventType::BlockExpired, at, slot, None);
             }
-            self.emit(e);
+            for (slot, token) in leases {
+                // A renewal at the same instant as the grant queues the same entry twice.
+                if !self.lease_is(slot, token, at) {
+                    self.expiries.stale -= 1;
+                    continue;
+                }
+                self.reg.get_mut(slot).lease = None;
+                self.expired(EventType::LeaseExpired, at, slot, Some(token));
+            }
         }
         while let Some(&Reverse((until, id))) = self.expiries.cooldowns.peek() {
             if until > now {
@@ -100,6 +111,31 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
+    }
+
+    /// Is `token`, expiring `at`, still the lease on `slot`?
+    fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
+        let live = self.reg.slots.get(slot as usize).and_then(Option::as_ref).and_then(|r| r.lease.as_ref());
+        live.is_some_and(|l| l.token == token && l.expires_at == at)
+    }
+
+    /// Records that a queued lease ended early, compacting the queue when it is mostly stale.
+    pub(crate) fn lease_ended(&mut self) {
+        self.expiries.lease_ended();
+        let queued = self.expiries.leases.len();
+        if self.expiries.stale > 1024 && self.expiries.stale * 2 > queued {
+            let mut q = std::mem::take(&mut self.expiries.leases);
+            q.retain(|&(at, slot, token)| self.lease_is(slot, token, at));
+            self.expiries.leases = q;
+            self.expiries.stale = 0;
+        }
+    }
+
+    fn expired(&mut self, ty: EventType, at: Millis, slot: u32, token: Option<u64>) {
+        self.sync_avail(slot);
+        let mut e = self.resource_event(ty, at, slot);
+        e.token = token;
+        self.emit(e);
     }
 
     /// Records a cell's cooldown in the right queue after a report (or a restore).

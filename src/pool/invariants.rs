@@ -6,6 +6,7 @@ use super::core::Core;
 impl Core {
     /// Brings every context up to date, then verifies every index; returns the first problem.
     pub(crate) fn check_invariants(&mut self) -> Result<(), String> {
+        self.sync_order();
         self.reg.verify_order()?;
         let ids: Vec<u32> = self.ctxs.ids().collect();
         let mut cells = 0;

@@ -11,7 +11,7 @@ use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
 use crate::index::cells::{Candidates, Picked, index_in_run};
-use crate::registry::LeaseRec;
+use crate::registry::{LeaseRec, NO_CELL};
 use crate::types::{Kind, Millis};
 
 /// A lease on one resource for one context.
@@ -29,6 +29,7 @@ impl Core {
     /// Summarises the candidates of `context` (after bringing its index up to date).
     pub(crate) fn candidates(&mut self, context: &str) -> (Option<u32>, Candidates) {
         let floor = self.cfg.exploration_floor;
+        self.sync_order();
         match self.ctxs.find(context) {
             Some(id) => {
                 self.sync_context(id);
@@ -56,16 +57,15 @@ impl Core {
             return Ok(None);
         }
         let target = if sum.count == 1 { 0 } else { sum.target(draw()?) };
-        let picked = match ctx {
-            Some(id) => self.ctxs.get(id).pick(&self.reg, &sum, target),
-            None => Picked::Fresh(index_in_run(target, 0, sum.unit, sum.count as u32)),
-        };
-        let slot = match picked {
-            Picked::Cell(slot) => slot,
-            Picked::Fresh(k) => self.reg.select(k),
+        let (slot, cell) = match ctx {
+            Some(id) => match self.ctxs.get(id).pick(&self.reg, &sum, target) {
+                Picked::Cell { res, cell } => (res, cell),
+                Picked::Fresh(k) => (self.reg.select(k), NO_CELL),
+            },
+            None => (self.reg.select(index_in_run(target, 0, sum.unit, sum.count as u32)), NO_CELL),
         };
         let name = self.context_name(ctx, context);
-        Ok(Some(self.grant(slot, name, now)))
+        Ok(Some(self.grant(slot, name, cell, now)))
     }
 
     fn context_name(&self, ctx: Option<u32>, context: &str) -> Rc<str> {
@@ -82,25 +82,29 @@ impl Core {
             return None;
         }
         let ctx = self.ctxs.find(context);
-        let cell_ok = ctx
-            .and_then(|c| self.cells.find(slot, c))
-            .is_none_or(|id| self.cells.get(id).cell.leasable_by_name(now));
-        if !cell_ok {
+        let cell = ctx.and_then(|c| self.cells.find(slot, c));
+        if cell.is_some_and(|id| !self.cells.get(id).cell.leasable_by_name(now)) {
             return None;
         }
         let name = self.context_name(ctx, context);
-        Some(self.grant(slot, name, now))
+        Some(self.grant(slot, name, cell.unwrap_or(NO_CELL), now))
     }
 
-    fn grant(&mut self, slot: u32, context: Rc<str>, now: Millis) -> Lease {
+    fn grant(&mut self, slot: u32, context: Rc<str>, cell: u32, now: Millis) -> Lease {
+        if cell != NO_CELL {
+            // The holder's report comes next and reads this cell: start that memory load now,
+            // while the loads below are in flight too (on large pools both are cache misses).
+            std::hint::black_box(self.cells.get(cell).cell.updated_at);
+        }
         self.fencing += 1;
         let token = self.fencing;
         let expires_at = now + self.cfg.lease_ttl_ms;
         let r = self.reg.get_mut(slot);
-        r.lease = Some(LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at });
+        let rec = LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at, cell };
+        r.lease = Some(rec);
         let lease =
             Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };
-        self.expiries.add_lease(expires_at, lease.kind, &lease.value, token);
+        self.expiries.add_lease(expires_at, slot, token);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceLeased, now, slot);
         e.context = Some(Rc::clone(&lease.context));
@@ -125,13 +129,11 @@ impl Core {
         if r.block.is_some() {
             return None;
         }
-        let (kind, value) = (r.kind, Rc::clone(&r.value));
         let rec = r.lease.as_mut()?;
-        let old = rec.expires_at;
         rec.expires_at = now + ttl;
         let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
-        self.expiries.remove_lease(old, kind, &value);
-        self.expiries.add_lease(renewed.expires_at, kind, &value, renewed.token);
+        self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
+        self.lease_ended();
         Some(renewed)
     }
 
@@ -140,11 +142,8 @@ impl Core {
         let Some(slot) = self.holder(lease, now) else {
             return false;
         };
-        let r = self.reg.get_mut(slot);
-        let (kind, value) = (r.kind, Rc::clone(&r.value));
-        if let Some(rec) = r.lease.take() {
-            self.expiries.remove_lease(rec.expires_at, kind, &value);
-        }
+        self.reg.get_mut(slot).lease = None;
+        self.lease_ended();
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);
         e.context = Some(Rc::clone(&lease.context));

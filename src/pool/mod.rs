@@ -147,8 +147,11 @@ impl Pool {
         check::context_arg(context)?;
         check::latency_arg(outcome.latency_ms())?;
         let slot = self.find(kind, value)?;
-        self.core.check_cell_capacity(slot, context)?;
-        self.apply(t, |c, now| c.report(slot, context, &outcome, now));
+        let cell = self.core.locate_cell(slot, context);
+        if cell.is_none() {
+            self.core.check_cell_capacity()?;
+        }
+        self.apply(t, |c, now| c.report(slot, context, cell, &outcome, now));
         Ok(())
     }
 
@@ -230,7 +233,10 @@ impl Pool {
 
     pub fn stats(&mut self) -> Result<Stats> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, _| c.stats()))
+        Ok(self.read(t, |c, _| {
+            c.sync_order();
+            c.stats()
+        }))
     }
 
     pub fn config(&self) -> &Config {

@@ -9,14 +9,26 @@ use crate::cell::{Cell, Transition};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::index::cells::Context;
+use crate::registry::NO_CELL;
 use crate::types::{Millis, Outcome, State};
 
 impl Core {
-    /// Fails with `CAPACITY_EXCEEDED` when reporting on `(slot, context)` would need a new cell
-    /// past `maxCells`. Checked before anything changes.
-    pub(crate) fn check_cell_capacity(&self, slot: u32, context: &str) -> Result<()> {
-        let exists = self.ctxs.find(context).and_then(|c| self.cells.find(slot, c)).is_some();
-        if !exists && self.cells.len() >= self.cfg.max_cells as usize {
+    /// The cell of `(slot, context)`, if it exists. A resource leased in this context knows its
+    /// cell, which spares the lookup on the common path (report after acquire).
+    pub(crate) fn locate_cell(&self, slot: u32, context: &str) -> Option<u32> {
+        if let Some(l) = &self.reg.get(slot).lease
+            && l.cell != NO_CELL
+            && *l.context == *context
+        {
+            return Some(l.cell);
+        }
+        self.ctxs.find(context).and_then(|c| self.cells.find(slot, c))
+    }
+
+    /// Fails with `CAPACITY_EXCEEDED` when a new cell would pass `maxCells`. Checked before
+    /// anything changes.
+    pub(crate) fn check_cell_capacity(&self) -> Result<()> {
+        if self.cells.len() >= self.cfg.max_cells as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxCells = {} cells; a report in a new context would create one more",
                 self.cfg.max_cells
@@ -25,12 +37,21 @@ impl Core {
         Ok(())
     }
 
-    pub(crate) fn report(&mut self, slot: u32, context: &str, outcome: &Outcome, now: Millis) {
+    /// Applies `outcome` to the cell of `(slot, context)` (`cell` from `locate_cell`).
+    pub(crate) fn report(
+        &mut self,
+        slot: u32,
+        context: &str,
+        cell: Option<u32>,
+        outcome: &Outcome,
+        now: Millis,
+    ) {
         let blocked = self.reg.get(slot).block.is_some();
-        let (id, ctx) = match self.ctxs.find(context).map(|c| (self.cells.find(slot, c), c)) {
-            Some((Some(id), ctx)) => (id, ctx),
-            found => self.create_cell(slot, context, found.map(|(_, c)| c), now),
+        let id = match cell {
+            Some(id) => id,
+            None => self.create_cell(slot, context, now),
         };
+        let ctx = self.cells.get(id).ctx;
         let before = {
             let c = &self.cells.get(id).cell;
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
@@ -55,15 +76,23 @@ impl Core {
     }
 
     /// Creates the fresh cell of `slot` in `context` (and the context, on its first cell).
-    fn create_cell(&mut self, slot: u32, context: &str, ctx: Option<u32>, now: Millis) -> (u32, u32) {
-        let ctx = match ctx {
+    fn create_cell(&mut self, slot: u32, context: &str, now: Millis) -> u32 {
+        let ctx = match self.ctxs.find(context) {
             Some(c) => c,
-            None => self.ctxs.add(Context::new(Rc::from(context), &self.reg, &self.log)),
+            None => {
+                self.sync_order();
+                self.ctxs.add(Context::new(Rc::from(context), &self.reg, &self.log))
+            }
         };
         self.sync_context(ctx);
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
-        (id, ctx)
+        if let Some(l) = &mut self.reg.get_mut(slot).lease
+            && *l.context == *context
+        {
+            l.cell = id;
+        }
+        id
     }
 }

@@ -1,0 +1,306 @@
+//! Restoring snapshot v1: validate everything, build a complete new state, and only then
+//! return it. Any problem is an error naming the JSON path of the offending field; nothing is
+//! half-built. A document of another `version` gets its own error before any field complaint.
+//!
+//! Fast on large pools: the happy path parses without path tracking (a failed parse is redone
+//! with it to name the path), paths are formatted only for errors, and cells are ordered by
+//! integer ranks rather than string comparisons.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use super::input::{CellIn, SnapshotIn};
+use super::{FORMAT, VERSION};
+use crate::cell::{Cell, clamp_score};
+use crate::check::{self, MAX_SAFE, int_in};
+use crate::config::{Config, ConfigPatch};
+use crate::error::{Error, Result};
+use crate::events::EventBuffer;
+use crate::index::cells::Context;
+use crate::pool::Core;
+use crate::registry::Block;
+use crate::types::{FailureType, Kind, Millis, State};
+use crate::window::Window;
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidSnapshot(msg.into())
+}
+
+/// Only what is needed to tell a version mismatch from a malformed document.
+#[derive(Deserialize)]
+struct Header {
+    format: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+}
+
+/// Checks `format` and `version` leniently, so that a document of another version gets the
+/// version error rather than complaints about its fields.
+fn check_header(json: &str) -> Result<()> {
+    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    if h.format.as_ref().and_then(|f| f.as_str()) != Some(FORMAT) {
+        return Err(bad(format!("format: expected \"{FORMAT}\"")));
+    }
+    match h.version.as_ref().and_then(serde_json::Value::as_f64) {
+        Some(v) if v == VERSION as f64 => Ok(()),
+        Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
+            "version {v} is not supported (this engine reads version {VERSION})"
+        ))),
+        None => Err(bad("version: expected an integer")),
+    }
+}
+
+/// Parses the document; on failure, parses again with path tracking to say where.
+fn parse(json: &str) -> Result<SnapshotIn<'_>> {
+    if let Ok(snap) = serde_json::from_str(json) {
+        return Ok(snap);
+    }
+    check_header(json)?;
+    let de = &mut serde_json::Deserializer::from_str(json);
+    match serde_path_to_error::deserialize::<_, SnapshotIn>(de) {
+        Ok(snap) => Ok(snap),
+        Err(e) => Err(bad(format!("{}: {}", e.path(), e.inner()))),
+    }
+}
+
+fn kind_at(s: &str, path: impl FnOnce() -> String) -> Result<Kind> {
+    Kind::parse(s).ok_or_else(|| bad(format!("{}: must be PROXY, ACCOUNT or SESSION", path())))
+}
+
+fn instant(path: &str, v: f64) -> Result<Millis> {
+    int_in(path, v, 0, MAX_SAFE).map_err(bad)
+}
+
+/// Parses and validates a snapshot; returns a complete state or an error, never half of one.
+pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
+    let snap = parse(json)?;
+    if snap.format != FORMAT {
+        return Err(bad(format!("format: expected \"{FORMAT}\"")));
+    }
+    if snap.version != VERSION as f64 {
+        return Err(Error::UnsupportedSnapshotVersion(format!(
+            "version {} is not supported (this engine reads version {VERSION})",
+            snap.version
+        )));
+    }
+    if let Some(field) = snap.config.first_missing() {
+        return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
+    }
+    let stored_cfg = snap.config.apply(&Config::default(), "config.").map_err(bad)?;
+    let cfg = match overrides {
+        Some(p) => p.apply(&stored_cfg, "").map_err(Error::InvalidConfig)?,
+        None => stored_cfg.clone(),
+    };
+    let taken_at = instant("takenAt", snap.taken_at)?;
+    if taken_at > check::MAX_INSTANT {
+        return Err(bad("takenAt: must be at most 2^52"));
+    }
+    let mut core = Core::new(cfg, taken_at);
+    core.revision = instant("revision", snap.revision)?;
+    core.fencing = instant("fencingHighWater", snap.fencing_high_water)?;
+    let next_seq = int_in("nextEventSeq", snap.next_event_seq, 1, MAX_SAFE).map_err(bad)?;
+    core.events = EventBuffer::new(core.cfg.event_buffer_size as usize, next_seq);
+    check_capacity(&core, &snap)?;
+    restore_resources(&mut core, &snap, taken_at)?;
+    let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize)?;
+    build_cells(&mut core, cells)?;
+    Ok(core)
+}
+
+fn check_capacity(core: &Core, snap: &SnapshotIn) -> Result<()> {
+    let (resources, cells) = (snap.registered.len(), snap.cells.len());
+    if resources > core.cfg.max_resources as usize {
+        return Err(Error::CapacityExceeded(format!(
+            "the snapshot holds {resources} resources; maxResources is {}",
+            core.cfg.max_resources
+        )));
+    }
+    if cells > core.cfg.max_cells as usize {
+        return Err(Error::CapacityExceeded(format!(
+            "the snapshot holds {cells} cells; maxCells is {}",
+            core.cfg.max_cells
+        )));
+    }
+    Ok(())
+}
+
+/// Registers every resource, applies the blocklist, and builds the resource order.
+fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Result<()> {
+    for (i, r) in snap.registered.iter().enumerate() {
+        let kind = kind_at(&r.kind, || format!("registered[{i}].kind"))?;
+        if let Err(e) = check::value_text("value", &r.value) {
+            return Err(bad(format!("registered[{i}].{e}")));
+        }
+        if core.reg.find(kind, &r.value).is_some() {
+            return Err(bad(format!("registered[{i}]: duplicate resource")));
+        }
+        core.reg.add(kind, &r.value);
+    }
+    for (i, b) in snap.blocklist.iter().enumerate() {
+        let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
+        let slot = core
+            .reg
+            .find(kind, &b.value)
+            .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
+        let block = match (b.until, b.permanent) {
+            (Some(u), None) => {
+                let until = instant(&format!("blocklist[{i}].until"), u)?;
+                if until <= taken_at {
+                    return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
+                }
+                Block::Until(until)
+            }
+            (None, Some(true)) => Block::Permanent,
+            _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
+        };
+        let r = core.reg.get_mut(slot);
+        if r.block.is_some() {
+            return Err(bad(format!("blocklist[{i}]: duplicate entry")));
+        }
+        r.block = Some(block);
+        if let Block::Until(until) = block {
+            core.expiries.add_block(until, slot);
+        }
+    }
+    for slot in core.reg.live_slots().collect::<Vec<_>>() {
+        let r = core.reg.get_mut(slot);
+        r.avail = r.unclaimed();
+    }
+    core.reg.order_rebuild();
+    Ok(())
+}
+
+/// A validated cell: its resource slot, its context's name, the cell.
+type Placed = (u32, Rc<str>, Cell);
+
+fn validate_cells(core: &Core, cells: &[CellIn], taken_at: Millis, stored_cap: usize) -> Result<Vec<Placed>> {
+    let cap = core.cfg.window_size as usize;
+    let mut names: FxHashMap<&str, Rc<str>> = FxHashMap::default();
+    let mut placed: Vec<Placed> = Vec::with_capacity(cells.len());
+    for (i, c) in cells.iter().enumerate() {
+        let kind = kind_at(&c.kind, || format!("cells[{i}].kind"))?;
+        let slot = core
+            .reg
+            .find(kind, &c.value)
+            .ok_or_else(|| bad(format!("cells[{i}].value: not a registered resource")))?;
+        if let Err(e) = check::context_text("context", &c.context) {
+            return Err(bad(format!("cells[{i}].{e}")));
+        }
+        let name = Rc::clone(names.entry(&c.context).or_insert_with(|| Rc::from(&*c.context)));
+        let cell = cell_in(c, taken_at, stored_cap, cap).map_err(|(field, msg)| {
+            bad(if field.is_empty() {
+                format!("cells[{i}]: {msg}")
+            } else {
+                format!("cells[{i}].{field}: {msg}")
+            })
+        })?;
+        placed.push((slot, name, cell));
+    }
+    Ok(placed)
+}
+
+/// One cell's fields; an error is (field, message), formatted by the caller.
+fn cell_in(
+    c: &CellIn,
+    taken_at: Millis,
+    stored_cap: usize,
+    cap: usize,
+) -> Result<Cell, (&'static str, String)> {
+    let int = |field: &'static str, v: f64, hi: u64| {
+        if v.is_finite() && v.fract() == 0.0 && v >= 0.0 && v <= hi as f64 {
+            Ok(v as u64)
+        } else {
+            Err((field, format!("must be an integer in 0..={hi}")))
+        }
+    };
+    if !(c.score.is_finite() && (-100.0..=100.0).contains(&c.score)) {
+        return Err(("score", "must be a number in [-100, 100]".into()));
+    }
+    let cf = int("consecutiveFailures", c.consecutive_failures, u32::MAX.into())? as u32;
+    let cs = int("consecutiveSuccesses", c.consecutive_successes, u32::MAX.into())? as u32;
+    if cf > 0 && cs > 0 {
+        return Err(("", "consecutiveFailures and consecutiveSuccesses cannot both be non-zero".into()));
+    }
+    let state =
+        State::parse(&c.state).ok_or(("state", "must be HEALTHY, COOLING or RECOVERING".to_owned()))?;
+    let until = c.cooldown_until.map(|u| int("cooldownUntil", u, MAX_SAFE)).transpose()?;
+    let cause = match c.cooldown_cause.as_deref() {
+        None => None,
+        Some(s) => Some(FailureType::parse(s).ok_or((
+            "cooldownCause",
+            "must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW".to_owned(),
+        ))?),
+    };
+    if until.is_some() != cause.is_some() {
+        return Err(("", "cooldownUntil and cooldownCause must both be set or both null".into()));
+    }
+    if state == State::Cooling && until.is_none() {
+        return Err(("", "a COOLING cell needs cooldownUntil and cooldownCause".into()));
+    }
+    let updated_at = int("updatedAt", c.updated_at, MAX_SAFE)?;
+    if updated_at > taken_at {
+        return Err(("updatedAt", "must not be after takenAt".into()));
+    }
+    if c.window.len > stored_cap {
+        return Err(("window", format!("holds more than windowSize = {stored_cap} outcomes")));
+    }
+    let window = Window::from_oldest_first(c.window.iter(), c.window.len, cap);
+    Ok(Cell {
+        score: clamp_score(c.score),
+        consecutive_failures: cf,
+        consecutive_successes: cs,
+        state,
+        cooldown_until: until,
+        cooldown_cause: cause,
+        updated_at,
+        window,
+    })
+}
+
+/// Stores validated cells, creates their contexts and builds every index. Rejects a second
+/// cell for one resource in one context.
+fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
+    // Canonical order by integer ranks: contexts by name bytes, resources by their order.
+    let mut names: Vec<Rc<str>> = placed.iter().map(|p| Rc::clone(&p.1)).collect();
+    names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    names.dedup_by(|a, b| Rc::ptr_eq(a, b));
+    let name_rank: FxHashMap<*const u8, u32> =
+        names.iter().enumerate().map(|(i, n)| (n.as_ptr(), i as u32)).collect();
+    let mut res_rank = vec![0u32; core.reg.slots.len()];
+    for (i, slot) in core.reg.in_order().into_iter().enumerate() {
+        res_rank[slot as usize] = i as u32;
+    }
+    let mut keys: Vec<(u32, u32, u32)> = placed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (name_rank[&p.1.as_ptr()], res_rank[p.0 as usize], i as u32))
+        .collect();
+    keys.sort_unstable();
+    if keys.windows(2).any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1)) {
+        return Err(bad("cells: a second cell for the same resource and context"));
+    }
+    let now = core.now;
+    let half_open = core.cfg.half_open_causes;
+    core.cells.reserve(placed.len());
+    let mut placed: Vec<Option<Placed>> = placed.into_iter().map(Some).collect();
+    let mut start = 0;
+    while start < keys.len() {
+        let rank = keys[start].0;
+        let end = start + keys[start..].iter().take_while(|k| k.0 == rank).count();
+        let name = Rc::clone(&placed[keys[start].2 as usize].as_ref().expect("placed once").1);
+        let ctx = core.ctxs.add(Context::new(name, &core.reg, &core.log));
+        let mut ids = Vec::with_capacity(end - start);
+        for k in &keys[start..end] {
+            let (slot, _, cell) = placed[k.2 as usize].take().expect("placed once");
+            let eligible = cell.selectable(now, half_open);
+            ids.push((core.cells.add(slot, ctx, cell), eligible));
+        }
+        start = end;
+        core.ctxs.get_mut(ctx).build(&mut core.cells, &core.reg, &core.log, &ids);
+        for (id, _) in ids {
+            core.track_cooldown(id, None, now);
+        }
+    }
+    Ok(())
+}
