@@ -30,8 +30,12 @@ pub struct Loc {
     pub index: u32,
 }
 
-/// Blocks split above this many entries.
+/// Blocks split above this many entries. The `small-blocks` feature (tests only) makes them
+/// tiny so that small pools exercise splits, removals and multi-level trees.
+#[cfg(not(feature = "small-blocks"))]
 pub const MAX_BLOCK: usize = 64;
+#[cfg(feature = "small-blocks")]
+pub const MAX_BLOCK: usize = 4;
 
 /// A block's entries, stored inline so that the block header and its first entries share
 /// cache lines (one miss instead of two dependent ones).
@@ -220,15 +224,17 @@ impl<E: Entry> BlockList<E> {
         acc
     }
 
-    /// Descends to the first block for which `inside(summary)` holds for the prefix ending
-    /// with it: `inside` is shown each candidate left part and must fold it into its own
-    /// running state when it answers `false`. Returns a block position (clamped to the last).
-    pub fn descend(&self, mut inside: impl FnMut(&E::Sum) -> bool) -> usize {
+    /// Descends to the block in which a running total first crosses a target: `inside` is
+    /// shown each left part in turn and answers whether the target lies within it, folding the
+    /// part into its own running total when it does not. Returns the block position, or `None`
+    /// when the target lies beyond every block (the running total then holds all of them).
+    pub fn descend(&self, mut inside: impl FnMut(&E::Sum) -> bool) -> Option<usize> {
         let mut i = 1;
         while i < self.cap {
             i = if inside(&self.tree[2 * i]) { 2 * i } else { 2 * i + 1 };
         }
-        (i - self.cap).min(self.order.len() - 1)
+        let pos = i - self.cap;
+        if pos < self.order.len() && inside(&self.tree[i]) { Some(pos) } else { None }
     }
 
     fn resummarise(&mut self, block: u32) {

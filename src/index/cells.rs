@@ -483,7 +483,7 @@ impl Context {
                 false
             }
         });
-        for pos in start..self.list.blocks() {
+        for pos in start.into_iter().flat_map(|p| p..self.list.blocks()) {
             for e in self.list.block_at(pos).entries.iter() {
                 let gap = e.gap();
                 if gap > 0 {

@@ -144,6 +144,7 @@ impl Registry {
                 false
             }
         });
+        let pos = pos.expect("select below the available count");
         let mut left = k - base;
         for e in list.block_at(pos).entries.iter() {
             if e.avail {
@@ -185,16 +186,19 @@ impl Registry {
                 return Err("resource order out of key order".into());
             }
         }
-        for (i, &slot) in order.iter().enumerate() {
-            if self.order_avail(slot) != self.get(slot).avail
-                || self.get(slot).avail != self.get(slot).unclaimed()
-            {
+        let mut before = 0;
+        for (k, &slot) in order.iter().enumerate() {
+            let r = self.get(slot);
+            if self.order_avail(slot) != r.avail || r.avail != r.unclaimed() {
                 return Err("availability flag differs from lease/block".into());
             }
-            let want = order[..i].iter().filter(|&&s| self.order_avail(s)).count() as u32;
-            if self.rank(slot) != want {
+            if self.rank(slot) != before {
                 return Err("rank differs from a count".into());
             }
+            if r.avail && self.select(before) != slot {
+                return Err(format!("select({before}) is not the {k}-th resource"));
+            }
+            before += u32::from(r.avail);
         }
         Ok(())
     }

@@ -61,6 +61,15 @@ fn small_world() -> World {
     }
 }
 
+/// 60 resources whose canonical order interleaves reported and never-reported ones: the
+/// reported third sorts first within each kind, so the tail of every context stays fresh.
+fn sparse_world() -> World {
+    let kinds = [Kind::Proxy, Kind::Account];
+    let mut resources: Vec<(Kind, String)> = (0..20).map(|i| (kinds[i % 2], format!("a{i:02}"))).collect();
+    resources.extend((0..40).map(|i| (kinds[i % 2], format!("m{i:02}"))));
+    World { resources, contexts: (0..2).map(|i| format!("ctx-{i}")).collect() }
+}
+
 fn large_world() -> World {
     let kinds = [Kind::Proxy, Kind::Account, Kind::Session];
     World {
@@ -76,13 +85,15 @@ fn failure() -> impl Strategy<Value = Option<FailureType>> {
     ]
 }
 
-fn op(nr: usize, nc: usize) -> impl Strategy<Value = Op> {
+/// Operations over `nr` resources and `nc` contexts; reports touch only the first `reported`
+/// resources of the world (the rest stay fresh everywhere, so gaps and tails stay populated).
+fn op(nr: usize, nc: usize, reported: usize) -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (0..nr).prop_map(Op::Register),
         1 => (0..nr).prop_map(Op::Deregister),
         6 => (0..nc).prop_map(Op::Acquire),
         2 => (0..nr, 0..nc).prop_map(|(r, c)| Op::AcquireResource(r, c)),
-        8 => (0..nr, 0..nc, failure(), prop::option::of(0u16..2000))
+        8 => (0..reported, 0..nc, failure(), prop::option::of(0u16..2000))
             .prop_map(|(r, c, f, l)| Op::Report(r, c, f, l)),
         2 => (0..64usize).prop_map(Op::Renew),
         3 => (0..64usize).prop_map(Op::Release),
@@ -99,7 +110,11 @@ fn op(nr: usize, nc: usize) -> impl Strategy<Value = Op> {
 
 /// Small, integral configurations that reach every rule quickly (integral weights make the
 /// engine's and the reference's picks identical, not just equal up to rounding).
-fn config() -> impl Strategy<Value = Config> {
+/// `tight`: small capacity limits too (for the capacity rules); otherwise limits stay out of
+/// the way so pools grow large enough to span many index blocks.
+fn config(tight: bool) -> impl Strategy<Value = Config> {
+    let (max_res, max_cells) =
+        if tight { (vec![4u32, 8, 100], vec![5u32, 12, 1000]) } else { (vec![1000], vec![10_000]) };
     (
         1u32..=3,
         1u32..=3,
@@ -109,8 +124,8 @@ fn config() -> impl Strategy<Value = Config> {
         prop::sample::select(vec![1000u64, 2500]),
         1u32..=4,
         0u8..32,
-        prop::sample::select(vec![4u32, 8, 100]),
-        prop::sample::select(vec![5u32, 12, 1000]),
+        prop::sample::select(max_res),
+        prop::sample::select(max_cells),
         prop::sample::select(vec![30.0, 70.0]),
     )
         .prop_map(|(cool, recover, reward, floor, exp, ttl, window, causes, max_res, max_cells, blocked)| {
@@ -583,9 +598,9 @@ proptest! {
 
     #[test]
     fn engine_matches_reference_on_small_pools(
-        cfg in config(),
+        cfg in config(true),
         draws in prop::collection::vec(0.0f64..1.0, 1..64),
-        ops in prop::collection::vec(op(6, 3), 1..100),
+        ops in prop::collection::vec(op(6, 3, 6), 1..100),
     ) {
         run(small_world(), cfg, draws, ops)?;
     }
@@ -596,10 +611,27 @@ proptest! {
 
     #[test]
     fn engine_matches_reference_on_larger_pools(
-        cfg in config(),
+        cfg in config(false),
         draws in prop::collection::vec(0.0f64..1.0, 1..64),
-        ops in prop::collection::vec(op(40, 5), 100..400),
+        ops in prop::collection::vec(op(40, 5, 40), 100..400),
     ) {
         run(large_world(), cfg, draws, ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1000) / 20, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_matches_reference_with_fresh_tails(
+        cfg in config(false),
+        draws in prop::collection::vec(0.0f64..1.0, 1..64),
+        ops in prop::collection::vec(prop_oneof![
+            3 => op(60, 2, 20),
+            2 => (0..20usize, 0..2usize).prop_map(|(r, c)| Op::Report(r, c, None, None)),
+            1 => (0..20usize).prop_map(Op::Register),
+        ], 150..500),
+    ) {
+        run(sparse_world(), cfg, draws, ops)?;
     }
 }
