@@ -5,7 +5,7 @@
 //! and `config()`. A patch is validated as a whole before anything is applied, and every error
 //! names the field and its allowed range.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
 use crate::error::{Error, Result};
@@ -53,18 +53,18 @@ impl Default for Config {
 const MAX_MS_FIELD: u64 = 1 << 31;
 
 /// Per-failure-type numbers in a patch; every key optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerFailurePatch {
-    #[serde(rename = "BLOCKED", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "BLOCKED")]
     pub blocked: Option<f64>,
-    #[serde(rename = "TLS_HANDSHAKE", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "TLS_HANDSHAKE")]
     pub tls_handshake: Option<f64>,
-    #[serde(rename = "CONNECTION_RESET", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "CONNECTION_RESET")]
     pub connection_reset: Option<f64>,
-    #[serde(rename = "TIMEOUT", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "TIMEOUT")]
     pub timeout: Option<f64>,
-    #[serde(rename = "SLOW", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "SLOW")]
     pub slow: Option<f64>,
 }
 
@@ -78,58 +78,33 @@ impl PerFailurePatch {
             (FailureType::Slow, self.slow),
         ]
     }
-
-    fn full<T: Copy + Into<f64>>(table: &PerFailure<T>) -> PerFailurePatch {
-        let v = |t: FailureType| Some(table[t].into());
-        PerFailurePatch {
-            blocked: v(FailureType::Blocked),
-            tls_handshake: v(FailureType::TlsHandshake),
-            connection_reset: v(FailureType::ConnectionReset),
-            timeout: v(FailureType::Timeout),
-            slow: v(FailureType::Slow),
-        }
-    }
 }
 
 /// A partial configuration, as given to `new Pool({config})` or `restore(.., {config})`.
 /// Numbers are read as floats so that range errors are uniform; integer fields must be integral.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConfigPatch {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cool_after: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub recover_after: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub success_reward: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub penalties: Option<PerFailurePatch>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cooldown_base_ms: Option<PerFailurePatch>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_backoff_exponent: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exploration_floor: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_ttl_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub window_size: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub half_open_causes: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_resources: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cells: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_buffer_size: Option<f64>,
 }
 
 impl ConfigPatch {
     /// Parses a JSON object; unknown keys, duplicate keys and wrong types are `INVALID_CONFIG`.
     pub fn from_json(json: &str) -> Result<ConfigPatch> {
-        let de = &mut serde_json::Deserializer::from_str(json);
-        let patch: ConfigPatch = serde_path_to_error::deserialize(de)
-            .map_err(|e| Error::InvalidConfig(format!("{}: {}", e.path(), e.inner())))?;
+        let patch: ConfigPatch = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidConfig(crate::json_path::describe(json, &e)))?;
         Ok(patch)
     }
 
@@ -242,27 +217,6 @@ impl Config {
     /// Defaults with `patch` applied; an invalid field is `INVALID_CONFIG` naming it.
     pub fn from_patch(patch: &ConfigPatch) -> Result<Config> {
         patch.apply(&Config::default(), "").map_err(Error::InvalidConfig)
-    }
-
-    /// The complete configuration as a patch (every field present), for canonical JSON.
-    pub fn to_patch(&self) -> ConfigPatch {
-        ConfigPatch {
-            cool_after: Some(self.cool_after.into()),
-            recover_after: Some(self.recover_after.into()),
-            success_reward: Some(self.success_reward),
-            penalties: Some(PerFailurePatch::full(&self.penalties)),
-            cooldown_base_ms: Some(PerFailurePatch::full(&PerFailure(
-                self.cooldown_base_ms.0.map(|v| v as f64),
-            ))),
-            max_backoff_exponent: Some(self.max_backoff_exponent.into()),
-            exploration_floor: Some(self.exploration_floor),
-            lease_ttl_ms: Some(self.lease_ttl_ms as f64),
-            window_size: Some(self.window_size.into()),
-            half_open_causes: Some(self.half_open_causes.iter().map(|t| t.as_str().to_owned()).collect()),
-            max_resources: Some(self.max_resources.into()),
-            max_cells: Some(self.max_cells.into()),
-            event_buffer_size: Some(self.event_buffer_size.into()),
-        }
     }
 
     /// The canonical JSON form (fixed key order; integers printed as integers).

@@ -176,10 +176,6 @@ impl<E: Entry> BlockList<E> {
         &self.blocks[id as usize]
     }
 
-    pub fn block_id_at(&self, pos: usize) -> u32 {
-        self.order[pos]
-    }
-
     pub fn position(&self, block: u32) -> usize {
         self.pos_of[block as usize] as usize
     }

@@ -525,11 +525,6 @@ impl Context {
         unreachable!("last_candidate on a context without candidates")
     }
 
-    /// Cell ids of this context in canonical order.
-    pub fn cells_in_order(&self) -> Vec<u32> {
-        self.list.iter().map(|e| e.cell).collect()
-    }
-
     /// Checks every gap, flag and summary against a from-scratch recomputation (tests).
     pub fn verify(&self, cells: &CellStore, reg: &Registry, log: &AvailLog) -> Result<(), String> {
         if self.cursor != log.end() {

@@ -2,8 +2,8 @@
 //! return it. Any problem is an error naming the JSON path of the offending field; nothing is
 //! half-built. A document of another `version` gets its own error before any field complaint.
 //!
-//! Fast on large pools: the happy path parses without path tracking (a failed parse is redone
-//! with it to name the path), paths are formatted only for errors, and cells are ordered by
+//! Fast on large pools: paths are worked out only for errors (`json_path.rs`) and formatted only
+//! then, and cells are ordered by
 //! integer ranks rather than string comparisons.
 
 use std::rc::Rc;
@@ -19,6 +19,7 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
 use crate::events::EventBuffer;
 use crate::index::cells::Context;
+use crate::json_path;
 use crate::pool::Core;
 use crate::registry::Block;
 use crate::types::{FailureType, Kind, Millis, State};
@@ -51,17 +52,13 @@ fn check_header(json: &str) -> Result<()> {
     }
 }
 
-/// Parses the document; on failure, parses again with path tracking to say where.
+/// Parses the document; a failure names the JSON path, unless the document is of another
+/// version (then that is the error).
 fn parse(json: &str) -> Result<SnapshotIn<'_>> {
-    if let Ok(snap) = serde_json::from_str(json) {
-        return Ok(snap);
-    }
-    check_header(json)?;
-    let de = &mut serde_json::Deserializer::from_str(json);
-    match serde_path_to_error::deserialize::<_, SnapshotIn>(de) {
-        Ok(snap) => Ok(snap),
-        Err(e) => Err(bad(format!("{}: {}", e.path(), e.inner()))),
-    }
+    serde_json::from_str(json).or_else(|e| {
+        check_header(json)?;
+        Err(bad(json_path::describe(json, &e)))
+    })
 }
 
 fn kind_at(s: &str, path: impl FnOnce() -> String) -> Result<Kind> {

@@ -1,0 +1,292 @@
+// The `Pool` class of the `repute` package (SPEC §9), shared by the Node and web entries.
+//
+// A thin wrapper over the WebAssembly `RawPool`: it checks JavaScript types (a wrong type is
+// an `Error` with code `INVALID_ARGUMENT`, thrown before anything reaches the engine), turns
+// kinds and outcomes into small codes, builds result objects from scalars on the hot path
+// (acquire, report, renew, release) and parses JSON text for bulk results. Every rule lives
+// in the engine.
+
+const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+const KIND = { PROXY: 0, ACCOUNT: 1, SESSION: 2 };
+const FAILURE = { BLOCKED: 1, TLS_HANDSHAKE: 2, CONNECTION_RESET: 3, TIMEOUT: 4, SLOW: 5 };
+const OPTION_KEYS = new Set(["config", "now", "random", "seed"]);
+
+function fail(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
+}
+
+const invalid = (message) => fail("INVALID_ARGUMENT", message);
+
+function kindCode(kind) {
+  const c = typeof kind === "string" ? KIND[kind] : undefined;
+  if (c === undefined) throw invalid("kind must be PROXY, ACCOUNT or SESSION");
+  return c;
+}
+
+function text(name, v) {
+  if (typeof v !== "string") throw invalid(`${name} must be a string`);
+  return v;
+}
+
+function isPlainObject(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A latency in ms: absent (NaN to the engine) or a finite number >= 0. */
+function latency(v) {
+  if (v === undefined) return NaN;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+    throw invalid("latencyMs must be a finite, non-negative number");
+  }
+  return v;
+}
+
+/** An outcome as [code, latency]: {ok: true, latencyMs?} or {ok: false, failure, latencyMs?}. */
+function outcomeOf(o) {
+  if (!isPlainObject(o)) throw invalid("outcome must be an object");
+  for (const k in o) {
+    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid(`outcome has an unknown field ${k}`);
+  }
+  if (o.ok === true) {
+    if ("failure" in o) throw invalid("a successful outcome has no failure");
+    return [0, latency(o.latencyMs)];
+  }
+  if (o.ok !== false) throw invalid("outcome.ok must be true or false");
+  const code = typeof o.failure === "string" ? FAILURE[o.failure] : undefined;
+  if (code === undefined) {
+    throw invalid("outcome.failure must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW");
+  }
+  return [code, latency(o.latencyMs)];
+}
+
+/** Checks a lease given back by its holder; returns its fields as the engine wants them. */
+function leaseOf(lease) {
+  if (!isPlainObject(lease)) throw invalid("lease must be an object");
+  const { kind, value, context, token, leasedAt, expiresAt } = lease;
+  for (const [name, v] of [["token", token], ["leasedAt", leasedAt], ["expiresAt", expiresAt]]) {
+    if (!Number.isSafeInteger(v) || v < 0) throw invalid(`lease.${name} must be a non-negative integer`);
+  }
+  if (token < 1) throw invalid("lease.token must be a positive integer");
+  return [kindCode(kind), text("lease.value", value), text("lease.context", context), token];
+}
+
+/** A config (partial) as JSON text for the engine, or undefined. */
+function configJson(config) {
+  if (config === undefined) return undefined;
+  if (!isPlainObject(config)) throw fail("INVALID_CONFIG", "config must be an object");
+  return JSON.stringify(config);
+}
+
+/**
+ * Reads pool options: `{config?, now?, random?, seed?}`. With neither `random` nor `seed`,
+ * `seed()` supplies one (from `crypto.getRandomValues`, called now, never at module scope).
+ */
+function optionsOf(options, seed) {
+  if (options === undefined) options = {};
+  if (!isPlainObject(options)) throw invalid("options must be an object");
+  for (const k in options) if (!OPTION_KEYS.has(k)) throw invalid(`unknown option ${k}`);
+  const { config, now, random } = options;
+  if (now !== undefined && typeof now !== "function") throw invalid("now must be a function");
+  if (random !== undefined && typeof random !== "function") throw invalid("random must be a function");
+  if (random !== undefined && options.seed !== undefined) throw invalid("give either random or seed, not both");
+  let s = options.seed;
+  if (s !== undefined && !(Number.isSafeInteger(s) && s >= 0)) throw invalid("seed must be a non-negative safe integer");
+  if (random === undefined && s === undefined) s = seed();
+  return [configJson(config), now, random, s];
+}
+
+/** A seed from the platform's cryptographic random source, read when a pool is made. */
+export function cryptoSeed() {
+  const words = globalThis.crypto.getRandomValues(new Uint32Array(2));
+  return (words[0] & 0x1fffff) * 0x100000000 + words[1];
+}
+
+const NO_CONTEXT = 0xffffffff;
+
+/** Builds the `Pool` class over a loaded `RawPool`. */
+export function makePool(RawPool, seed = cryptoSeed) {
+  const RESTORING = Symbol("restoring");
+
+  class Pool {
+    #raw;
+    #now;
+    /** Context name → the engine's id for it (hot path passes numbers, not strings). */
+    #contexts = new Map();
+    /** Resource handle → its value string, and per kind value → handle. */
+    #values = new Map();
+    #handles = [new Map(), new Map(), new Map()];
+
+    constructor(options, raw) {
+      if (options === RESTORING) {
+        [this.#raw, this.#now] = raw;
+        return;
+      }
+      const [config, now, random, s] = optionsOf(options, seed);
+      this.#raw = new RawPool(config, random, s);
+      this.#now = now ?? Date.now;
+    }
+
+    static restore(snapshotJson, options) {
+      text("snapshotJson", snapshotJson);
+      const [config, now, random, s] = optionsOf(options, seed);
+      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s), now ?? Date.now]);
+    }
+
+    #context(name) {
+      let id = this.#contexts.get(name);
+      if (id === undefined) {
+        id = this.#raw.context(name);
+        if (id !== NO_CONTEXT) this.#contexts.set(name, id);
+      }
+      return id;
+    }
+
+    register(kind, value) {
+      return this.#raw.register(this.#now(), kindCode(kind), text("value", value));
+    }
+
+    deregister(kind, value) {
+      const removed = this.#raw.deregister(this.#now(), kindCode(kind), text("value", value));
+      if (removed) {
+        this.#values.clear();
+        for (const m of this.#handles) m.clear();
+      }
+      return removed;
+    }
+
+    acquire(context) {
+      text("context", context);
+      const id = this.#context(context);
+      const t = this.#now();
+      const h = id === NO_CONTEXT ? this.#raw.acquireNamed(t, context) : this.#raw.acquire(t, id);
+      return h === 0 ? null : this.#lease(h, context);
+    }
+
+    acquireResource(kind, value, context) {
+      const k = kindCode(kind);
+      text("value", value);
+      text("context", context);
+      const h = this.#raw.acquireResource(this.#now(), k, value, context);
+      return h === 0 ? null : this.#lease(h, context);
+    }
+
+    /** The lease just granted, its value string read once per resource. */
+    #lease(h, context) {
+      const r = this.#raw;
+      const kind = r.leaseKind();
+      let value = this.#values.get(h);
+      if (value === undefined) {
+        value = r.leaseValue();
+        this.#values.set(h, value);
+        this.#handles[kind].set(value, h);
+      }
+      return {
+        kind: KINDS[kind],
+        value,
+        context,
+        token: r.leaseToken(),
+        leasedAt: r.leaseLeasedAt(),
+        expiresAt: r.leaseExpiresAt(),
+      };
+    }
+
+    report(kind, value, context, outcome) {
+      const k = kindCode(kind);
+      text("value", value);
+      text("context", context);
+      const [code, ms] = outcomeOf(outcome);
+      const t = this.#now();
+      const h = this.#handles[k].get(value);
+      if (h !== undefined) {
+        const id = this.#context(context);
+        if (id !== NO_CONTEXT && this.#raw.reportHandle(t, h, id, code, ms)) return;
+      }
+      this.#raw.report(t, k, value, context, code, ms);
+    }
+
+    renew(lease) {
+      const [k, value, context, token] = leaseOf(lease);
+      const t = this.#now();
+      let renewed = this.#byHandle(k, value, context, (h, id) => this.#raw.renewHandle(t, h, id, token));
+      if (renewed < 0) renewed = this.#raw.renew(t, k, value, context, token) ? 1 : 0;
+      if (renewed === 0) return null;
+      const r = this.#raw;
+      return { kind: lease.kind, value, context, token, leasedAt: r.leaseLeasedAt(), expiresAt: r.leaseExpiresAt() };
+    }
+
+    release(lease) {
+      const [k, value, context, token] = leaseOf(lease);
+      const t = this.#now();
+      const released = this.#byHandle(k, value, context, (h, id) => this.#raw.releaseHandle(t, h, id, token));
+      return released < 0 ? this.#raw.release(t, k, value, context, token) : released === 1;
+    }
+
+    /** Runs `call(handle, contextId)` when both are known: 1 or 0 from it, -1 otherwise. */
+    #byHandle(k, value, context, call) {
+      const h = this.#handles[k].get(value);
+      if (h === undefined) return -1;
+      const id = this.#context(context);
+      return id === NO_CONTEXT ? -1 : call(h, id);
+    }
+
+    block(kind, value, how) {
+      const k = kindCode(kind);
+      text("value", value);
+      if (!isPlainObject(how)) throw invalid("block needs {seconds} or {permanent: true}");
+      const keys = Object.keys(how);
+      let seconds;
+      if (keys.length === 1 && how.permanent === true) seconds = NaN;
+      else if (keys.length === 1 && typeof how.seconds === "number" && !Number.isNaN(how.seconds)) seconds = how.seconds;
+      else throw invalid("block needs exactly one of {seconds: number} or {permanent: true}");
+      this.#raw.block(this.#now(), k, value, seconds);
+    }
+
+    unblock(kind, value) {
+      return this.#raw.unblock(this.#now(), kindCode(kind), text("value", value));
+    }
+
+    snapshot() {
+      return this.#raw.snapshot(this.#now());
+    }
+
+    drainEvents() {
+      return JSON.parse(this.#raw.drainEvents(this.#now()));
+    }
+
+    resources(filter) {
+      if (filter === undefined) return JSON.parse(this.#raw.resources(this.#now(), undefined, undefined));
+      if (!isPlainObject(filter)) throw invalid("filter must be an object");
+      for (const k in filter) if (k !== "context" && k !== "state") throw invalid(`unknown filter ${k}`);
+      const { context, state } = filter;
+      if (context !== undefined) text("filter.context", context);
+      if (state !== undefined) text("filter.state", state);
+      return JSON.parse(this.#raw.resources(this.#now(), context, state));
+    }
+
+    dueForRecoveryProbe() {
+      return JSON.parse(this.#raw.dueForRecoveryProbe(this.#now()));
+    }
+
+    nextChangeAt(context) {
+      const t = this.#raw.nextChangeAt(this.#now(), text("context", context));
+      return t < 0 ? null : t;
+    }
+
+    stats() {
+      return JSON.parse(this.#raw.stats(this.#now()));
+    }
+
+    config() {
+      return JSON.parse(this.#raw.config());
+    }
+
+    /** Frees the engine's memory now rather than when the garbage collector gets to it. */
+    free() {
+      this.#raw.free();
+    }
+  }
+
+  return Pool;
+}

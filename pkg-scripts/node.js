@@ -1,0 +1,9 @@
+// The `repute` package in Node.js: loads the WebAssembly module from disk, synchronously, on
+// import, and exports the `Pool` class (SPEC §9).
+import { readFileSync } from "node:fs";
+import { initSync, RawPool } from "./pkg/repute.js";
+import { makePool } from "./lib/pool.js";
+
+initSync({ module: readFileSync(new URL("./pkg/repute_bg.wasm", import.meta.url)) });
+
+export const Pool = makePool(RawPool);
