@@ -76,7 +76,7 @@ fn outcome(r: u64) -> Outcome {
 /// A pool of `n` resources with a cell in each context, `window` outcomes per cell.
 fn build(n: usize, window: usize) -> (Pool, ManualClock) {
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), clock.clone(), 42);
+    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), clock.clone(), 42).unwrap();
     let ctxs = contexts();
     let mut rng = SeededRandom::new(7);
     for i in 0..n {

@@ -27,7 +27,7 @@ fn main() {
     )
     .unwrap();
     let clock = ManualClock::new(1.7e12);
-    let mut pool = Pool::with_seed(cfg, clock.clone(), 42);
+    let mut pool = Pool::with_seed(cfg, clock.clone(), 42).unwrap();
     let ctxs: Vec<String> = (0..10).map(|i| format!("target-{i:02}.example")).collect();
     let values: Vec<String> = (0..n).map(|i| format!("http://proxy-{i:06}.pool.example.net:8080")).collect();
     for v in &values {

@@ -12,6 +12,9 @@ use crate::types::Millis;
 pub const MAX_INSTANT: u64 = 1 << 52;
 /// The largest integer every host represents exactly (JavaScript's `Number.MAX_SAFE_INTEGER`).
 pub const MAX_SAFE: u64 = (1 << 53) - 1;
+/// The latest instant the engine computes: a reading ≤ 2^52 plus a block or cooldown ≤ 2^52
+/// (still exact in a JavaScript number).
+pub const MAX_END: u64 = 1 << 53;
 /// Resource values are at most this many UTF-8 bytes.
 pub const MAX_VALUE_BYTES: usize = 1024;
 /// Context names are at most this many UTF-8 bytes.

@@ -219,6 +219,37 @@ impl Config {
         patch.apply(&Config::default(), "").map_err(Error::InvalidConfig)
     }
 
+    /// Checks every field of a config built by hand (its fields are public) against the ranges
+    /// `from_patch` enforces; the error names the first bad field.
+    pub fn validate(&self) -> Result<()> {
+        let table = |t: &PerFailure<f64>| {
+            let v = |f: FailureType| Some(t[f]);
+            PerFailurePatch {
+                blocked: v(FailureType::Blocked),
+                tls_handshake: v(FailureType::TlsHandshake),
+                connection_reset: v(FailureType::ConnectionReset),
+                timeout: v(FailureType::Timeout),
+                slow: v(FailureType::Slow),
+            }
+        };
+        let all = ConfigPatch {
+            cool_after: Some(self.cool_after.into()),
+            recover_after: Some(self.recover_after.into()),
+            success_reward: Some(self.success_reward),
+            penalties: Some(table(&self.penalties)),
+            cooldown_base_ms: Some(table(&PerFailure(self.cooldown_base_ms.0.map(|v| v as f64)))),
+            max_backoff_exponent: Some(self.max_backoff_exponent.into()),
+            exploration_floor: Some(self.exploration_floor),
+            lease_ttl_ms: Some(self.lease_ttl_ms as f64),
+            window_size: Some(self.window_size.into()),
+            half_open_causes: None, // a set by construction
+            max_resources: Some(self.max_resources.into()),
+            max_cells: Some(self.max_cells.into()),
+            event_buffer_size: Some(self.event_buffer_size.into()),
+        };
+        all.apply(&Config::default(), "").map(|_| ()).map_err(Error::InvalidConfig)
+    }
+
     /// The canonical JSON form (fixed key order; integers printed as integers).
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(512);

@@ -12,7 +12,7 @@
 //! ```
 //! use repute::{Config, Kind, Outcome, Pool, FailureType};
 //!
-//! let mut pool = Pool::with_seed(Config::default(), || 1_700_000_000_000.0, 7);
+//! let mut pool = Pool::with_seed(Config::default(), || 1_700_000_000_000.0, 7)?;
 //! pool.register(Kind::Proxy, "proxy-1.example.net:8080")?;
 //! let lease = pool.acquire("checkout-us")?.expect("one fresh candidate");
 //! pool.report(lease.kind, &lease.value, "checkout-us", Outcome::failure(FailureType::Blocked))?;

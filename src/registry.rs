@@ -70,6 +70,9 @@ pub struct Registry {
     /// Canonical order and availability counts (see `index/order.rs`).
     pub(crate) order: OrderIndex,
     live: u32,
+    /// Resources with a lease; with a block.
+    leased: usize,
+    blocked: usize,
 }
 
 impl Registry {
@@ -135,6 +138,32 @@ impl Registry {
         self.free.push(slot);
         self.live -= 1;
         res
+    }
+
+    /// Puts or ends `slot`'s lease (keeping the count); returns the previous one.
+    pub fn set_lease(&mut self, slot: u32, lease: Option<LeaseRec>) -> Option<LeaseRec> {
+        let now_leased = lease.is_some();
+        let old = std::mem::replace(&mut self.get_mut(slot).lease, lease);
+        self.leased = self.leased + usize::from(now_leased) - usize::from(old.is_some());
+        old
+    }
+
+    /// Puts or ends `slot`'s block (keeping the count); returns the previous one.
+    pub fn set_block(&mut self, slot: u32, block: Option<Block>) -> Option<Block> {
+        let now_blocked = block.is_some();
+        let old = std::mem::replace(&mut self.get_mut(slot).block, block);
+        self.blocked = self.blocked + usize::from(now_blocked) - usize::from(old.is_some());
+        old
+    }
+
+    /// Resources holding a lease.
+    pub fn leased(&self) -> usize {
+        self.leased
+    }
+
+    /// Resources blocked.
+    pub fn blocked(&self) -> usize {
+        self.blocked
     }
 
     /// Live slots in no particular order.

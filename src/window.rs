@@ -4,15 +4,16 @@
 //! Each observation is packed in one `u64` (outcome code, whether a latency was given, the
 //! latency in whole microseconds), so a default window of ten costs 80 bytes, kept inside the
 //! cell; larger windows move to the heap. Latencies are kept to the microsecond and capped at
-//! 2^50 ms. This module knows nothing of scores or states.
+//! 2^50 µs (35 years; larger values would not survive the round trip through a snapshot's
+//! milliseconds). This module knows nothing of scores or states.
 
 use crate::types::{FailureType, Outcome};
 
 const LAT_BITS: u32 = 60;
 const LAT_MASK: u64 = (1 << LAT_BITS) - 1;
 const HAS_LAT: u64 = 1 << LAT_BITS;
-/// The largest latency kept, in microseconds (2^50 ms ≈ 2^60 µs would overflow; stay below).
-const MAX_LAT_MICROS: u64 = (1u64 << 50) * 1000;
+/// The largest latency kept, in microseconds: its milliseconds print and parse back exactly.
+const MAX_LAT_MICROS: u64 = 1 << 50;
 
 /// One remembered outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,7 +38,7 @@ fn value(i: u64) -> String {
 fn pool_with_reseedable_rng(clock: &ManualClock) -> (Pool, Rc<RefCell<SeededRandom>>) {
     let rng = Rc::new(RefCell::new(SeededRandom::new(11)));
     let source = Rc::clone(&rng);
-    let pool = Pool::new(config(), clock.clone(), move || source.borrow_mut().next_f64());
+    let pool = Pool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
     (pool, rng)
 }
 
@@ -150,7 +150,7 @@ fn splits_removals_and_restores_keep_the_index_exact() {
 #[test]
 fn a_context_left_behind_by_the_log_rebuilds_its_index() {
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::with_seed(config(), clock.clone(), 3);
+    let mut pool = Pool::with_seed(config(), clock.clone(), 3).unwrap();
     for i in 0..50 {
         pool.register(Kind::Proxy, &value(i)).unwrap();
     }

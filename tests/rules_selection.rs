@@ -44,7 +44,7 @@ fn only(h: &mut Harness, ctx: &str) -> String {
 
 fn seeded(patch: &str, seed: u64) -> Pool {
     let cfg = Config::from_patch(&ConfigPatch::from_json(patch).unwrap()).unwrap();
-    Pool::with_seed(cfg, ManualClock::new(T0), seed)
+    Pool::with_seed(cfg, ManualClock::new(T0), seed).unwrap()
 }
 
 fn count_picks(pool: &mut Pool, ctx: &str, of: &str, cycles: usize) -> usize {

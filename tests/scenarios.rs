@@ -104,7 +104,7 @@ fn run(text: &str, bless: bool) -> Result<Option<String>, String> {
         ran_out: Rc::new(Cell::new(false)),
         patch,
     };
-    let mut pool = Pool::new(config, host.clock.clone(), host.random());
+    let mut pool = Pool::new(config, host.clock.clone(), host.random()).unwrap();
     let steps = sc.get_mut("steps").and_then(Value::as_array_mut).ok_or("no `steps` array")?;
     for (i, step) in steps.iter_mut().enumerate() {
         let call = step.get("call").and_then(Value::as_str).unwrap_or_default().to_owned();

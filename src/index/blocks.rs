@@ -112,6 +112,9 @@ pub struct BlockList<E: Entry> {
     len: usize,
     /// Ids of blocks that left the sequence, for reuse.
     free: Vec<u32>,
+    /// The tree is out of date (blocks were split or dropped); `ensure` rebuilds it. Deferring
+    /// the rebuild keeps bulk insertions (registering a million resources) linear.
+    stale_tree: bool,
 }
 
 impl<E: Entry> Default for BlockList<E> {
@@ -150,6 +153,7 @@ impl<E: Entry> BlockList<E> {
             cap: 0,
             len: entries.len(),
             free: Vec::new(),
+            stale_tree: false,
         };
         list.rebuild_tree();
         list
@@ -201,13 +205,22 @@ impl<E: Entry> BlockList<E> {
         self.update_leaf(at.block);
     }
 
+    /// Brings the tree up to date after splits or removals; reads below need it.
+    pub fn ensure(&mut self) {
+        if self.stale_tree {
+            self.rebuild_tree();
+        }
+    }
+
     /// The summary of the whole sequence.
     pub fn total(&self) -> E::Sum {
+        debug_assert!(!self.stale_tree, "read of a stale tree");
         self.tree[1]
     }
 
     /// The summary of blocks at positions `0..pos`.
     pub fn prefix(&self, pos: usize) -> E::Sum {
+        debug_assert!(!self.stale_tree, "read of a stale tree");
         // Walk up from the leaf, adding every left sibling on the way.
         let mut acc = E::Sum::EMPTY;
         let mut i = pos + self.cap;
@@ -225,6 +238,7 @@ impl<E: Entry> BlockList<E> {
     /// part into its own running total when it does not. Returns the block position, or `None`
     /// when the target lies beyond every block (the running total then holds all of them).
     pub fn descend(&self, mut inside: impl FnMut(&E::Sum) -> bool) -> Option<usize> {
+        debug_assert!(!self.stale_tree, "read of a stale tree");
         let mut i = 1;
         while i < self.cap {
             i = if inside(&self.tree[2 * i]) { 2 * i } else { 2 * i + 1 };
@@ -240,6 +254,9 @@ impl<E: Entry> BlockList<E> {
     }
 
     fn update_leaf(&mut self, block: u32) {
+        if self.stale_tree {
+            return; // the rebuild will read the block's summary
+        }
         let mut i = self.pos_of[block as usize] as usize + self.cap;
         self.tree[i] = self.blocks[block as usize].sum;
         while i > 1 {
@@ -249,6 +266,7 @@ impl<E: Entry> BlockList<E> {
     }
 
     fn rebuild_tree(&mut self) {
+        self.stale_tree = false;
         self.cap = self.order.len().next_power_of_two().max(1);
         self.tree = vec![E::Sum::EMPTY; 2 * self.cap];
         for (p, &id) in self.order.iter().enumerate() {
@@ -299,7 +317,7 @@ impl<E: Entry> BlockList<E> {
         let at = self.pos_of[block as usize] as usize + 1;
         self.order.insert(at, new_id);
         self.renumber_from(at);
-        self.rebuild_tree();
+        self.stale_tree = true;
     }
 
     /// Removes the entry at `at`, dropping its block if it empties (unless it is the last).
@@ -317,7 +335,7 @@ impl<E: Entry> BlockList<E> {
             self.renumber_from(pos);
             self.blocks[block as usize] = Block { entries: Entries::new(), sum: E::Sum::EMPTY };
             self.free.push(block);
-            self.rebuild_tree();
+            self.stale_tree = true;
         } else {
             self.resummarise(block);
         }
@@ -404,6 +422,9 @@ impl<E: Entry> BlockList<E> {
 
     /// Checks summaries and the tree against recomputation (tests).
     pub fn verify(&self) -> Result<(), String> {
+        if self.stale_tree {
+            return Err("tree not brought up to date".into());
+        }
         for (p, &id) in self.order.iter().enumerate() {
             let b = &self.blocks[id as usize];
             if b.sum != compute(&b.entries) {

@@ -456,7 +456,13 @@ impl Context {
         self.list.get(cells.get(id).loc).eligible()
     }
 
-    /// The candidate set of this (synced) context.
+    /// Brings the summary tree up to date; `summary` and `pick` need it. (Inserting cells only
+    /// marks it stale, so creating many cells in a row costs one rebuild, not one each.)
+    pub fn ensure(&mut self) {
+        self.list.ensure();
+    }
+
+    /// The candidate set of this (synced, ensured) context.
     pub fn summary(&self, floor: f64) -> Candidates {
         let agg = self.list.total();
         let fresh = u64::from(agg.gaps) + u64::from(self.tail);

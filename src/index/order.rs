@@ -78,6 +78,11 @@ impl Registry {
         list.insert(at.block, at.index as usize, Slot { slot, avail: false }, |s, at| place(loc, s, at));
     }
 
+    /// Brings the order's tree up to date (after insertions and removals).
+    pub fn order_ensure(&mut self) {
+        self.order.list.ensure();
+    }
+
     /// Takes a slot out of the order.
     pub fn order_remove(&mut self, slot: u32) {
         let OrderIndex { list, loc, .. } = &mut self.order;

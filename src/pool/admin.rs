@@ -36,6 +36,7 @@ impl Core {
 
     /// Removes the resource, its cells, its block and its lease.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
+        self.readiness += 1;
         self.end_lease_and_block(slot);
         self.set_avail(slot, false);
         let ids: Vec<u32> = self.ctxs.ids().collect();
@@ -67,9 +68,8 @@ impl Core {
 
     /// Drops the resource's lease and block together with their queue entries.
     fn end_lease_and_block(&mut self, slot: u32) {
-        let r = self.reg.get_mut(slot);
-        let leased = r.lease.take().is_some();
-        if let Some(Block::Until(until)) = r.block.take() {
+        let leased = self.reg.set_lease(slot, None).is_some();
+        if let Some(Block::Until(until)) = self.reg.set_block(slot, None) {
             self.expiries.remove_block(until, slot);
         }
         if leased {
@@ -78,8 +78,8 @@ impl Core {
     }
 
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
-        let r = self.reg.get_mut(slot);
-        if let Some(Block::Until(old)) = r.block.replace(block) {
+        self.readiness += 1;
+        if let Some(Block::Until(old)) = self.reg.set_block(slot, Some(block)) {
             self.expiries.remove_block(old, slot);
         }
         if let Block::Until(until) = block {
@@ -96,7 +96,7 @@ impl Core {
 
     /// Returns true when the resource was blocked.
     pub(crate) fn unblock(&mut self, slot: u32, now: Millis) -> bool {
-        match self.reg.get_mut(slot).block.take() {
+        match self.reg.set_block(slot, None) {
             None => return false,
             Some(Block::Until(until)) => self.expiries.remove_block(until, slot),
             Some(Block::Permanent) => {}

@@ -87,6 +87,11 @@ pub struct Core {
     pub(crate) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
     pub(crate) dirty: bool,
+    /// Moves whenever something changes that can make a resource a candidate sooner or later
+    /// (availability, a lease's expiry, a block, a cell's state): keys `next_change_at`'s cache.
+    pub(crate) readiness: u64,
+    /// The last `next_change_at` answer computed by scanning: (context, readiness, answer).
+    pub(crate) next_change: Option<(Rc<str>, u64, Option<Millis>)>,
 }
 
 impl Core {
@@ -103,6 +108,8 @@ impl Core {
             revision: 0,
             now,
             dirty: false,
+            readiness: 0,
+            next_change: None,
         }
     }
 
@@ -146,12 +153,14 @@ impl Core {
         if r.avail != avail {
             r.avail = avail;
             self.log.record(&mut self.reg, slot);
+            self.readiness += 1;
         }
     }
 
     /// Brings the resource order's availability counts up to date with the log. Needed before
     /// `rank`, `select` and `available` are read.
     pub fn sync_order(&mut self) {
+        self.reg.order_ensure();
         let cursor = self.reg.order.cursor;
         if cursor == self.log.end() {
             return;
@@ -180,5 +189,6 @@ impl Core {
         let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
         let ctx = slot.ctx;
         self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
+        self.readiness += 1;
     }
 }

@@ -87,18 +87,16 @@ impl Core {
             blocks.sort_by(|&a, &b| self.reg.order_cmp(a, b));
             leases.sort_by(|a, b| self.reg.order_cmp(a.0, b.0));
             for slot in blocks {
-                let r = self.reg.get_mut(slot);
-                debug_assert_eq!(r.block, Some(Block::Until(at)));
-                r.block = None;
+                let old = self.reg.set_block(slot, None);
+                debug_assert_eq!(old, Some(Block::Until(at)));
                 self.expired(EventType::BlockExpired, at, slot, None);
             }
             for (slot, token) in leases {
-                // A renewal at the same instant as the grant queues the same entry twice.
                 if !self.lease_is(slot, token, at) {
                     self.expiries.stale -= 1;
                     continue;
                 }
-                self.reg.get_mut(slot).lease = None;
+                self.reg.set_lease(slot, None);
                 self.expired(EventType::LeaseExpired, at, slot, Some(token));
             }
         }

@@ -12,6 +12,7 @@ impl Core {
         let mut cells = 0;
         for id in ids {
             self.sync_context(id);
+            self.ctxs.get_mut(id).ensure();
             let ctx = self.ctxs.get(id);
             cells += ctx.cells();
             ctx.verify(&self.cells, &self.reg, &self.log)
@@ -22,6 +23,16 @@ impl Core {
         }
         if cells != self.cells.len() {
             return Err(format!("contexts hold {cells} cells, store {}", self.cells.len()));
+        }
+        let slots: Vec<u32> = self.reg.live_slots().collect();
+        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease.is_some()).count();
+        let blocked = slots.iter().filter(|&&s| self.reg.get(s).block.is_some()).count();
+        if (leased, blocked) != (self.reg.leased(), self.reg.blocked()) {
+            return Err(format!(
+                "counters say {} leased, {} blocked; resources say {leased}, {blocked}",
+                self.reg.leased(),
+                self.reg.blocked()
+            ));
         }
         let half_open = self.cfg.half_open_causes;
         for id in self.cells.live_ids() {

@@ -33,7 +33,9 @@ impl Core {
         match self.ctxs.find(context) {
             Some(id) => {
                 self.sync_context(id);
-                (Some(id), self.ctxs.get(id).summary(floor))
+                let ctx = self.ctxs.get_mut(id);
+                ctx.ensure();
+                (Some(id), ctx.summary(floor))
             }
             None => {
                 // No cells here: every available resource is a fresh candidate of score 0.
@@ -99,9 +101,9 @@ impl Core {
         self.fencing += 1;
         let token = self.fencing;
         let expires_at = now + self.cfg.lease_ttl_ms;
-        let r = self.reg.get_mut(slot);
         let rec = LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at, cell };
-        r.lease = Some(rec);
+        self.reg.set_lease(slot, Some(rec));
+        let r = self.reg.get(slot);
         let lease =
             Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };
         self.expiries.add_lease(expires_at, slot, token);
@@ -130,10 +132,16 @@ impl Core {
             return None;
         }
         let rec = r.lease.as_mut()?;
+        let moved = rec.expires_at != now + ttl;
         rec.expires_at = now + ttl;
         let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
-        self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
-        self.lease_ended();
+        // A renewal that lands on the same expiry keeps its queue entry; one that moves it
+        // queues the new one and leaves the old one stale.
+        if moved {
+            self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
+            self.lease_ended();
+            self.readiness += 1;
+        }
         Some(renewed)
     }
 
@@ -142,7 +150,7 @@ impl Core {
         let Some(slot) = self.holder(lease, now) else {
             return false;
         };
-        self.reg.get_mut(slot).lease = None;
+        self.reg.set_lease(slot, None);
         self.lease_ended();
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);

@@ -3,7 +3,11 @@
 //! Every call reads the host clock exactly once (except `config`), validates its arguments and
 //! checks that it can succeed *before* anything changes, then applies time passing (expiries)
 //! and its own effect, and counts one revision step if durable content changed. A failed call
-//! changes nothing. The only randomness is one draw per `acquire` with two or more candidates.
+//! changes nothing, with one exception: `acquire` learns whether it needs a random draw only
+//! after the clock reading is applied, so a host random source returning a value outside
+//! [0, 1) fails the call after time has passed (expiries due at that reading, which any next
+//! call would apply anyway, have happened). The only randomness is one draw per `acquire` with
+//! two or more candidates.
 
 mod admin;
 mod core;
@@ -54,13 +58,18 @@ fn unknown(kind: Kind, value: &str) -> Error {
 }
 
 impl Pool {
-    /// A new, empty pool.
-    pub fn new(config: Config, clock: impl Clock + 'static, random: impl RandomSource + 'static) -> Pool {
-        Pool { core: Core::new(config, 0), clock: Box::new(clock), random: Box::new(random) }
+    /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
+    pub fn new(
+        config: Config,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<Pool> {
+        config.validate()?;
+        Ok(Pool { core: Core::new(config, 0), clock: Box::new(clock), random: Box::new(random) })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
-    pub fn with_seed(config: Config, clock: impl Clock + 'static, seed: u64) -> Pool {
+    pub fn with_seed(config: Config, clock: impl Clock + 'static, seed: u64) -> Result<Pool> {
         Pool::new(config, clock, SeededRandom::new(seed))
     }
 

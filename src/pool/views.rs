@@ -146,19 +146,12 @@ impl Core {
     }
 
     pub(crate) fn stats(&self) -> Stats {
-        let mut leased = 0;
-        let mut blocked = 0;
-        for slot in self.reg.live_slots() {
-            let r = self.reg.get(slot);
-            leased += usize::from(r.lease.is_some());
-            blocked += usize::from(r.block.is_some());
-        }
         Stats {
             registered: self.reg.len(),
             cells: self.cells.len(),
             contexts: self.ctxs.len(),
-            leased,
-            blocked,
+            leased: self.reg.leased(),
+            blocked: self.reg.blocked(),
             available: self.reg.available() as usize,
             revision: self.revision,
             fencing_high_water: self.fencing,
@@ -203,6 +196,20 @@ impl Core {
         if sum.count > 0 {
             return Some(now);
         }
+        // With no candidate the answer depends on the state alone, so a saturated pool asked
+        // again and again (every rejected acquire of an HTTP host) scans once per change.
+        if let Some((c, epoch, answer)) = &self.next_change
+            && **c == *context
+            && *epoch == self.readiness
+        {
+            return *answer;
+        }
+        let answer = self.scan_next_change(ctx, now);
+        self.next_change = Some((Rc::from(context), self.readiness, answer));
+        answer
+    }
+
+    fn scan_next_change(&self, ctx: Option<u32>, now: Millis) -> Option<Millis> {
         let half_open = self.cfg.half_open_causes;
         let mut best: Option<Millis> = None;
         for slot in self.reg.live_slots() {

@@ -36,20 +36,28 @@ struct Header {
     version: Option<serde_json::Value>,
 }
 
-/// Checks `format` and `version` leniently, so that a document of another version gets the
-/// version error rather than complaints about its fields.
-fn check_header(json: &str) -> Result<()> {
-    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
-    if h.format.as_ref().and_then(|f| f.as_str()) != Some(FORMAT) {
+/// The format and version checks, shared by the lenient header read and the full parse.
+fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<()> {
+    if format != Some(FORMAT) {
         return Err(bad(format!("format: expected \"{FORMAT}\"")));
     }
-    match h.version.as_ref().and_then(serde_json::Value::as_f64) {
+    match version {
         Some(v) if v == VERSION as f64 => Ok(()),
         Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
             "version {v} is not supported (this engine reads version {VERSION})"
         ))),
         None => Err(bad("version: expected an integer")),
     }
+}
+
+/// Reads `format` and `version` leniently, so that a document of another version gets the
+/// version error rather than complaints about its fields.
+fn check_header(json: &str) -> Result<()> {
+    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    check_format_version(
+        h.format.as_ref().and_then(|f| f.as_str()),
+        h.version.as_ref().and_then(|v| v.as_f64()),
+    )
 }
 
 /// Parses the document; a failure names the JSON path, unless the document is of another
@@ -72,15 +80,7 @@ fn instant(path: &str, v: f64) -> Result<Millis> {
 /// Parses and validates a snapshot; returns a complete state or an error, never half of one.
 pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     let snap = parse(json)?;
-    if snap.format != FORMAT {
-        return Err(bad(format!("format: expected \"{FORMAT}\"")));
-    }
-    if snap.version != VERSION as f64 {
-        return Err(Error::UnsupportedSnapshotVersion(format!(
-            "version {} is not supported (this engine reads version {VERSION})",
-            snap.version
-        )));
-    }
+    check_format_version(Some(&snap.format), Some(snap.version))?;
     if let Some(field) = snap.config.first_missing() {
         return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
     }
@@ -142,7 +142,7 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
         let block = match (b.until, b.permanent) {
             (Some(u), None) => {
-                let until = instant(&format!("blocklist[{i}].until"), u)?;
+                let until = int_in(&format!("blocklist[{i}].until"), u, 0, check::MAX_END).map_err(bad)?;
                 if until <= taken_at {
                     return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
                 }
@@ -151,11 +151,9 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             (None, Some(true)) => Block::Permanent,
             _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
         };
-        let r = core.reg.get_mut(slot);
-        if r.block.is_some() {
+        if core.reg.set_block(slot, Some(block)).is_some() {
             return Err(bad(format!("blocklist[{i}]: duplicate entry")));
         }
-        r.block = Some(block);
         if let Block::Until(until) = block {
             core.expiries.add_block(until, slot);
         }
@@ -221,7 +219,7 @@ fn cell_in(
     }
     let state =
         State::parse(&c.state).ok_or(("state", "must be HEALTHY, COOLING or RECOVERING".to_owned()))?;
-    let until = c.cooldown_until.map(|u| int("cooldownUntil", u, MAX_SAFE)).transpose()?;
+    let until = c.cooldown_until.map(|u| int("cooldownUntil", u, check::MAX_END)).transpose()?;
     let cause = match c.cooldown_cause.as_deref() {
         None => None,
         Some(s) => Some(FailureType::parse(s).ok_or((

@@ -154,7 +154,7 @@ impl RawPool {
         let build = || -> Result<RawPool, Error> {
             let cfg = Config::from_patch(&patch(config)?.unwrap_or_default())?;
             let clock = ManualClock::new(0.0);
-            let pool = Pool::new(cfg, clock.clone(), random(rand, seed)?);
+            let pool = Pool::new(cfg, clock.clone(), random(rand, seed)?)?;
             Ok(RawPool::wrap(pool, clock))
         };
         build().map_err(js_error)

@@ -48,7 +48,7 @@ impl Harness {
     pub fn with_config(cfg: Config) -> Harness {
         let clock = ManualClock::new(T0);
         let draws = Draws::default();
-        let pool = Pool::new(cfg, clock.clone(), draws.source());
+        let pool = Pool::new(cfg, clock.clone(), draws.source()).unwrap();
         Harness { pool, clock, draws }
     }
 

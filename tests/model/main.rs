@@ -179,7 +179,11 @@ struct Engine {
 impl Engine {
     fn new(cfg: &Config, clock: &ManualClock, draws: &[f64]) -> Engine {
         let tape = Tape::new(draws.to_vec());
-        Engine { pool: Pool::new(cfg.clone(), clock.clone(), tape.source()), clock: clock.clone(), tape }
+        Engine {
+            pool: Pool::new(cfg.clone(), clock.clone(), tape.source()).unwrap(),
+            clock: clock.clone(),
+            tape,
+        }
     }
 
     fn restore(&mut self) {

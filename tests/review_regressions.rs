@@ -1,0 +1,94 @@
+//! Regressions found by code review, each a small scenario that once failed: a lease renewed
+//! at its grant's instant, passwords holding `/` or `#`, a hand-built config out of range,
+//! instants and latencies at the edge of what a snapshot can carry.
+
+mod common;
+
+use common::{Harness, T0};
+use repute::{BlockSpec, Config, Error, FailureType, Kind, ManualClock, Outcome, Pool};
+
+#[test]
+fn renewing_at_the_grant_instant_then_churning_leases_does_not_break_expiry() {
+    let mut h = Harness::new();
+    h.reg("a");
+    h.reg("b");
+    let a = h.pool.acquire_resource(Kind::Proxy, "a", "c").unwrap().unwrap();
+    assert!(h.pool.renew(&a).unwrap().is_some(), "renew at the same instant");
+    for _ in 0..1100 {
+        let b = h.pool.acquire_resource(Kind::Proxy, "b", "c").unwrap().unwrap();
+        assert!(h.pool.release(&b).unwrap());
+    }
+    h.advance(30_000.0);
+    let stats = h.pool.stats().unwrap();
+    assert_eq!(stats.leased, 0, "a's lease expired once, at its TTL");
+    let expired: Vec<_> = h.events().into_iter().filter(|e| e.ty.as_str() == "LEASE_EXPIRED").collect();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0].token, Some(a.token));
+    h.pool.check_invariants().unwrap();
+}
+
+#[test]
+fn passwords_with_slashes_and_hashes_stay_out_of_events_and_errors() {
+    let mut h = Harness::new();
+    for (value, secret) in [("user:s3cr/et+tok=@gate.example:7777", "s3cr"), ("http://u:p#ss@h:1/x", "p#ss")]
+    {
+        h.pool.register(Kind::Proxy, value).unwrap();
+        let shown = h.events().last().unwrap().resource.clone().unwrap().1;
+        assert!(!shown.contains(secret), "event shows {shown}");
+        let err = h.pool.report(Kind::Account, value, "c", Outcome::success()).unwrap_err();
+        assert_eq!(err.code(), "UNKNOWN_RESOURCE");
+        assert!(!err.to_string().contains(secret), "error says {err}");
+    }
+}
+
+#[test]
+fn a_hand_built_config_out_of_range_is_refused() {
+    for (cfg, field) in [
+        (Config { window_size: 0, ..Config::default() }, "windowSize"),
+        (Config { event_buffer_size: 0, ..Config::default() }, "eventBufferSize"),
+        (Config { exploration_floor: f64::NAN, ..Config::default() }, "explorationFloor"),
+        (Config { cool_after: 1001, ..Config::default() }, "coolAfter"),
+    ] {
+        match Pool::with_seed(cfg, || T0, 1) {
+            Err(Error::InvalidConfig(msg)) => assert!(msg.contains(field), "{msg}"),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn the_latest_block_and_cooldown_ends_survive_a_snapshot() {
+    let clock = ManualClock::new((1u64 << 52) as f64);
+    let cfg = Config::from_patch(
+        &repute::ConfigPatch::from_json(
+            r#"{"cooldownBaseMs":{"BLOCKED":2147483648},"maxBackoffExponent":21}"#,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut pool = Pool::with_seed(cfg, clock.clone(), 1).unwrap();
+    pool.register(Kind::Proxy, "p").unwrap();
+    pool.register(Kind::Proxy, "q").unwrap();
+    pool.block(Kind::Proxy, "p", BlockSpec::Seconds((1u64 << 52) as f64 / 1000.0)).unwrap();
+    for _ in 0..30 {
+        pool.report(Kind::Proxy, "q", "c", Outcome::failure(FailureType::Blocked)).unwrap();
+    }
+    let snap = pool.snapshot().unwrap();
+    assert!(snap.contains(&format!("\"until\":{}", 1u64 << 53)), "{snap}");
+    let mut restored = Pool::restore(&snap, None, clock, || 0.5).unwrap();
+    assert_eq!(restored.snapshot().unwrap(), snap);
+}
+
+#[test]
+fn huge_latencies_are_capped_and_round_trip() {
+    let mut h = Harness::new();
+    h.reg("p");
+    for ms in [1e15, 1_125_899_906_842.624, 0.001] {
+        h.pool.report(Kind::Proxy, "p", "c", Outcome::Success { latency_ms: Some(ms) }).unwrap();
+    }
+    let snap = h.snapshot();
+    let mut restored = Pool::restore(&snap, None, || T0, || 0.5).unwrap();
+    assert_eq!(restored.snapshot().unwrap(), snap);
+    let cell = h.cell("p", "c");
+    assert_eq!(cell.p95_latency_ms, Some((1u64 << 50) as f64 / 1000.0), "capped at 2^50 µs");
+}
