@@ -115,6 +115,8 @@ export interface Stats {
   eventsPending: number;
   eventsDropped: number;
   now: number;
+  /** Cells by stored state (a blocked resource's cells keep theirs). */
+  cellsByState: { HEALTHY: number; COOLING: number; RECOVERING: number };
 }
 
 export interface PoolOptions {

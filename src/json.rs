@@ -250,6 +250,12 @@ pub fn stats(s: &Stats) -> String {
     o.uint("eventsPending", s.events_pending as u64);
     o.uint("eventsDropped", s.events_dropped);
     o.uint("now", s.now);
+    let [healthy, cooling, recovering] = s.cells_by_state;
+    let mut by = Obj::open(o.key("cellsByState"));
+    by.uint("HEALTHY", healthy as u64);
+    by.uint("COOLING", cooling as u64);
+    by.uint("RECOVERING", recovering as u64);
+    by.close();
     o.close();
     out
 }

@@ -26,6 +26,7 @@ use super::avail_log::AvailLog;
 use super::blocks::{BlockList, Entry, Loc, Summary};
 use crate::cell::Cell;
 use crate::registry::Registry;
+use crate::types::State;
 
 /// Fixed-point scale of weights: 2^20 units per point.
 pub const SCALE: f64 = (1u64 << 20) as f64;
@@ -169,6 +170,8 @@ pub struct CellStore {
     slots: Vec<Option<CellSlot>>,
     free: Vec<u32>,
     by_pair: FxHashMap<u64, u32>,
+    /// Cells per stored state (HEALTHY, COOLING, RECOVERING).
+    by_state: [usize; 3],
 }
 
 fn pair(res: u32, ctx: u32) -> u64 {
@@ -201,8 +204,20 @@ impl CellStore {
         self.slots.get(id as usize).is_some_and(Option::is_some)
     }
 
+    /// Cells in a stored state.
+    pub fn count_in(&self, state: State) -> usize {
+        self.by_state[state as usize]
+    }
+
+    /// Notes that a cell's stored state changed.
+    pub(crate) fn moved(&mut self, from: State, to: State) {
+        self.by_state[from as usize] -= 1;
+        self.by_state[to as usize] += 1;
+    }
+
     /// Stores a cell (not yet in its context's sequence).
     pub fn add(&mut self, res: u32, ctx: u32, cell: Cell) -> u32 {
+        self.by_state[cell.state as usize] += 1;
         let slot = CellSlot { res, ctx, loc: Loc::default(), cell };
         let id = match self.free.pop() {
             Some(id) => {
@@ -227,6 +242,7 @@ impl CellStore {
     /// Forgets a cell that has already left its context's sequence.
     pub fn take(&mut self, id: u32) -> CellSlot {
         let slot = self.slots[id as usize].take().expect("live cell slot");
+        self.by_state[slot.cell.state as usize] -= 1;
         self.by_pair.remove(&pair(slot.res, slot.ctx));
         self.free.push(id);
         slot

@@ -2,6 +2,7 @@
 //! model tests. Not used on any operation path.
 
 use super::core::Core;
+use crate::types::State;
 
 impl Core {
     /// Brings every context up to date, then verifies every index; returns the first problem.
@@ -33,6 +34,12 @@ impl Core {
                 self.reg.leased(),
                 self.reg.blocked()
             ));
+        }
+        for state in [State::Healthy, State::Cooling, State::Recovering] {
+            let n = self.cells.live_ids().filter(|&id| self.cells.get(id).cell.state == state).count();
+            if n != self.cells.count_in(state) {
+                return Err(format!("{} cells counted {state:?}, {n} are", self.cells.count_in(state)));
+            }
         }
         let half_open = self.cfg.half_open_causes;
         for id in self.cells.live_ids() {

@@ -57,7 +57,13 @@ impl Core {
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
         let cfg = &self.cfg;
-        let transition = self.cells.get_mut(id).cell.report(outcome, now, blocked, cfg);
+        let cell = &mut self.cells.get_mut(id).cell;
+        let state_before = cell.state;
+        let transition = cell.report(outcome, now, blocked, cfg);
+        let state_after = cell.state;
+        if state_after != state_before {
+            self.cells.moved(state_before, state_after);
+        }
         self.dirty = true;
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);

@@ -66,6 +66,8 @@ pub struct Stats {
     pub events_pending: usize,
     pub events_dropped: u64,
     pub now: Millis,
+    /// Cells by stored state: HEALTHY, COOLING, RECOVERING.
+    pub cells_by_state: [usize; 3],
 }
 
 impl Core {
@@ -159,6 +161,7 @@ impl Core {
             events_pending: self.events.pending(),
             events_dropped: self.events.dropped(),
             now: self.now,
+            cells_by_state: [State::Healthy, State::Cooling, State::Recovering].map(|s| self.cells.count_in(s)),
         }
     }
 
