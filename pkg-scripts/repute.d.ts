@@ -119,16 +119,23 @@ export interface Stats {
   cellsByState: { HEALTHY: number; COOLING: number; RECOVERING: number };
 }
 
-export interface PoolOptions {
+export type PoolOptions = {
   config?: ConfigPatch;
   /** Host clock, epoch milliseconds (default `Date.now`). */
   now?: () => number;
-  /** Host random source, [0, 1). Give this or `seed`, not both. */
-  random?: () => number;
-  /** Seed of the engine's own PRNG (deterministic). Without `random` or `seed`, one is taken
-   * from `crypto.getRandomValues` when the pool is made. */
-  seed?: number;
-}
+} & (
+  | {
+      /** Host random source, [0, 1). Give this or `seed`, not both. */
+      random?: () => number;
+      seed?: never;
+    }
+  | {
+      /** Seed of the engine's own PRNG (deterministic). Without `random` or `seed`, one is
+       * taken from `crypto.getRandomValues` when the pool is made. */
+      seed?: number;
+      random?: never;
+    }
+);
 
 /** Errors are `Error`s with one of these codes; a failed call changes nothing. */
 export type ErrorCode =
@@ -155,7 +162,7 @@ export declare class Pool {
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
   renew(lease: Lease): Lease | null;
   release(lease: Lease): boolean;
-  block(kind: Kind, value: string, how: { seconds: number } | { permanent: true }): void;
+  block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): void;
   unblock(kind: Kind, value: string): boolean;
   /** Canonical JSON. */
   snapshot(): string;

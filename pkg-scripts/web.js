@@ -9,11 +9,15 @@ export const Pool = makePool(RawPool);
 
 let ready = null;
 
+/** Loads the engine once; later calls (whatever their input) return the same promise, so
+ * two overlapping calls cannot load two engines under the pools already made. */
 export function init(input) {
+  if (ready) return ready;
   if (input instanceof WebAssembly.Module) {
     initSync({ module: input });
     ready = Promise.resolve();
+  } else {
+    ready = wasmInit(input === undefined ? undefined : { module_or_path: input }).then(() => {});
   }
-  ready ??= wasmInit(input === undefined ? undefined : { module_or_path: input });
   return ready;
 }

@@ -52,19 +52,25 @@ impl Default for Config {
 
 const MAX_MS_FIELD: u64 = 1 << 31;
 
+/// Reads a field that is present as `Some`: an explicit `null` is an error (naming the field)
+/// rather than "use the default", which would silently ignore a bad value.
+fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
 /// Per-failure-type numbers in a patch; every key optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerFailurePatch {
-    #[serde(rename = "BLOCKED")]
+    #[serde(rename = "BLOCKED", default, deserialize_with = "some")]
     pub blocked: Option<f64>,
-    #[serde(rename = "TLS_HANDSHAKE")]
+    #[serde(rename = "TLS_HANDSHAKE", default, deserialize_with = "some")]
     pub tls_handshake: Option<f64>,
-    #[serde(rename = "CONNECTION_RESET")]
+    #[serde(rename = "CONNECTION_RESET", default, deserialize_with = "some")]
     pub connection_reset: Option<f64>,
-    #[serde(rename = "TIMEOUT")]
+    #[serde(rename = "TIMEOUT", default, deserialize_with = "some")]
     pub timeout: Option<f64>,
-    #[serde(rename = "SLOW")]
+    #[serde(rename = "SLOW", default, deserialize_with = "some")]
     pub slow: Option<f64>,
 }
 
@@ -85,18 +91,31 @@ impl PerFailurePatch {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConfigPatch {
+    #[serde(default, deserialize_with = "some")]
     pub cool_after: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub recover_after: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub success_reward: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub penalties: Option<PerFailurePatch>,
+    #[serde(default, deserialize_with = "some")]
     pub cooldown_base_ms: Option<PerFailurePatch>,
+    #[serde(default, deserialize_with = "some")]
     pub max_backoff_exponent: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub exploration_floor: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub lease_ttl_ms: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub window_size: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub half_open_causes: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "some")]
     pub max_resources: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub max_cells: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub event_buffer_size: Option<f64>,
 }
 

@@ -7,8 +7,9 @@
 // in the engine.
 
 const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
-const KIND = { PROXY: 0, ACCOUNT: 1, SESSION: 2 };
-const FAILURE = { BLOCKED: 1, TLS_HANDSHAKE: 2, CONNECTION_RESET: 3, TIMEOUT: 4, SLOW: 5 };
+// Maps, not object literals: "toString" or "__proto__" must not pass for a kind.
+const KIND = new Map([["PROXY", 0], ["ACCOUNT", 1], ["SESSION", 2]]);
+const FAILURE = new Map([["BLOCKED", 1], ["TLS_HANDSHAKE", 2], ["CONNECTION_RESET", 3], ["TIMEOUT", 4], ["SLOW", 5]]);
 const OPTION_KEYS = new Set(["config", "now", "random", "seed"]);
 
 function fail(code, message) {
@@ -20,13 +21,16 @@ function fail(code, message) {
 const invalid = (message) => fail("INVALID_ARGUMENT", message);
 
 function kindCode(kind) {
-  const c = typeof kind === "string" ? KIND[kind] : undefined;
+  const c = KIND.get(kind);
   if (c === undefined) throw invalid("kind must be PROXY, ACCOUNT or SESSION");
   return c;
 }
 
 function text(name, v) {
   if (typeof v !== "string") throw invalid(`${name} must be a string`);
+  // A lone surrogate cannot be sent to the engine as UTF-8 (it would become U+FFFD and
+  // silently name another resource).
+  if (!v.isWellFormed()) throw invalid(`${name} must be well-formed Unicode (no lone surrogates)`);
   return v;
 }
 
@@ -54,7 +58,7 @@ function outcomeOf(o) {
     return [0, latency(o.latencyMs)];
   }
   if (o.ok !== false) throw invalid("outcome.ok must be true or false");
-  const code = typeof o.failure === "string" ? FAILURE[o.failure] : undefined;
+  const code = FAILURE.get(o.failure);
   if (code === undefined) {
     throw invalid("outcome.failure must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW");
   }
@@ -72,10 +76,22 @@ function leaseOf(lease) {
   return [kindCode(kind), text("lease.value", value), text("lease.context", context), token];
 }
 
-/** A config (partial) as JSON text for the engine, or undefined. */
+/** A config (partial) as JSON text for the engine, or undefined. Values JSON cannot carry
+ * (NaN, Infinity, functions, bigints) are refused here, naming the field, rather than turned
+ * into null or dropped by `JSON.stringify`. */
 function configJson(config) {
   if (config === undefined) return undefined;
   if (!isPlainObject(config)) throw fail("INVALID_CONFIG", "config must be an object");
+  const check = (v, path) => {
+    if (typeof v === "number" && !Number.isFinite(v)) throw fail("INVALID_CONFIG", `${path} must be a finite number`);
+    if (typeof v === "function" || typeof v === "bigint" || typeof v === "symbol") {
+      throw fail("INVALID_CONFIG", `${path} must be a JSON value`);
+    }
+    if (typeof v === "object" && v !== null) {
+      for (const [k, x] of Object.entries(v)) check(x, path ? `${path}.${k}` : k);
+    }
+  };
+  check(config, "");
   return JSON.stringify(config);
 }
 
@@ -105,6 +121,15 @@ export function cryptoSeed() {
 
 const NO_CONTEXT = 0xffffffff;
 
+/** The host clock as the engine reads it: a reading that is not a number is NaN, which the
+ * engine refuses (INVALID_ARGUMENT), rather than a string coerced to a number. */
+function clock(now = Date.now) {
+  return () => {
+    const t = now();
+    return typeof t === "number" ? t : NaN;
+  };
+}
+
 /** Builds the `Pool` class over a loaded `RawPool`. */
 export function makePool(RawPool, seed = cryptoSeed) {
   const RESTORING = Symbol("restoring");
@@ -125,13 +150,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
       }
       const [config, now, random, s] = optionsOf(options, seed);
       this.#raw = new RawPool(config, random, s);
-      this.#now = now ?? Date.now;
+      this.#now = clock(now);
     }
 
     static restore(snapshotJson, options) {
       text("snapshotJson", snapshotJson);
       const [config, now, random, s] = optionsOf(options, seed);
-      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s), now ?? Date.now]);
+      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s), clock(now)]);
     }
 
     #context(name) {

@@ -31,6 +31,9 @@ ensure_npm() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     echo "$stamp" > "$dir/node_modules/.repute-lock"
   fi
+  # Tests under tests/ import the package by name and its dev tools: link both into reach.
+  ln -sfn .. "$dir/node_modules/repute"
+  [ -e "$root/node_modules" ] || ln -s pkg-scripts/node_modules "$root/node_modules"
 }
 
 # Debian's Chromium and ChromeDriver (never a downloaded browser).

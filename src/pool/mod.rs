@@ -167,12 +167,16 @@ impl Pool {
     /// Extends the lease for its current holder; `None` when lapsed, not the holder, or blocked.
     pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
         let t = self.read_clock()?;
+        check::value_arg(&lease.value)?;
+        check::context_arg(&lease.context)?;
         Ok(self.apply(t, |c, now| c.renew(lease, now)))
     }
 
     /// Ends the lease for its current holder; `false` otherwise.
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
         let t = self.read_clock()?;
+        check::value_arg(&lease.value)?;
+        check::context_arg(&lease.context)?;
         Ok(self.apply(t, |c, now| c.release(lease, now)))
     }
 

@@ -161,7 +161,8 @@ impl Core {
             events_pending: self.events.pending(),
             events_dropped: self.events.dropped(),
             now: self.now,
-            cells_by_state: [State::Healthy, State::Cooling, State::Recovering].map(|s| self.cells.count_in(s)),
+            cells_by_state: [State::Healthy, State::Cooling, State::Recovering]
+                .map(|s| self.cells.count_in(s)),
         }
     }
 

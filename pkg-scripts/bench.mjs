@@ -1,0 +1,81 @@
+// Node benchmark: acquire + report + release cycles per second through the `repute` package,
+// beside the same loop on Crawlee's SessionPool (getSession + markGood/markBad, persistence
+// off), in the same run, at 1k / 10k / 100k resources. Prints figures; asserts nothing.
+//   pkg-scripts/bench            (all sizes)     pkg-scripts/bench 10000     (one size)
+import { SessionPool } from "@crawlee/core";
+import { Pool } from "repute";
+
+const CONTEXTS = Array.from({ length: 10 }, (_, i) => `target-${String(i).padStart(2, "0")}.example`);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+
+/** Outcome mix shared by both pools: 85 % success, the rest spread over the failure types. */
+function outcomes() {
+  const mix = [];
+  for (let i = 0; i < 1000; i++) {
+    const r = (i * 7919) % 1000;
+    const failure = r < 850 ? null : r < 910 ? "TIMEOUT" : r < 950 ? "CONNECTION_RESET" : r < 980 ? "SLOW" : r < 995 ? "BLOCKED" : "TLS_HANDSHAKE";
+    mix.push(failure === null ? { ok: true, latencyMs: 50 + (r % 900) } : { ok: false, failure, latencyMs: 50 + (r % 900) });
+  }
+  return mix;
+}
+
+/** Runs `cycle(i)` for SECONDS after a short warm-up; returns cycles per second. A cycle
+ * that returns a promise is awaited; a synchronous one is not (awaiting would add a
+ * microtask per cycle that the API does not need). */
+async function rate(cycle, async = false) {
+  const run = async
+    ? async (from, k) => { for (let i = from; i < from + k; i++) await cycle(i); }
+    : (from, k) => { for (let i = from; i < from + k; i++) cycle(i); };
+  await run(0, 20000);
+  let n = 0;
+  const start = performance.now();
+  const end = start + SECONDS * 1000;
+  while (performance.now() < end) {
+    await run(n, 1000);
+    n += 1000;
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+async function repute(n) {
+  let t = 1_700_000_000_000;
+  const pool = new Pool({ seed: 42, now: () => t, config: { maxResources: 1_000_000, maxCells: 10_000_000 } });
+  for (let i = 0; i < n; i++) {
+    const v = `http://proxy-${String(i).padStart(6, "0")}.pool.example.net:8080`;
+    pool.register("PROXY", v);
+    for (const c of CONTEXTS) pool.report("PROXY", v, c, { ok: true });
+  }
+  pool.drainEvents();
+  const mix = outcomes();
+  const r = await rate((i) => {
+    t += 1;
+    const ctx = CONTEXTS[i % 10];
+    const lease = pool.acquire(ctx);
+    pool.report(lease.kind, lease.value, ctx, mix[i % 1000]);
+    pool.release(lease);
+    if ((i & 65535) === 0) pool.drainEvents(); // a host drains events continuously
+  });
+  pool.free();
+  return r;
+}
+
+async function crawlee(n) {
+  const pool = await SessionPool.open({ maxPoolSize: n, persistenceOptions: { enable: false } });
+  for (let i = 0; i < n; i++) await pool.addSession();
+  const mix = outcomes();
+  return rate(async (i) => {
+    const session = await pool.getSession();
+    if (mix[i % 1000].ok) session.markGood();
+    else session.markBad();
+  }, true);
+}
+
+const sizes = process.argv.slice(2).map(Number);
+console.log(`acquire + report + release cycles per second (${SECONDS} s per figure, 10 contexts, 85 % success)`);
+console.log("resources   repute (wasm)   crawlee SessionPool");
+for (const n of sizes.length ? sizes : [1_000, 10_000, 100_000]) {
+  const a = await repute(n);
+  const b = await crawlee(n);
+  console.log(`${String(n).padStart(9)}   ${Math.round(a).toLocaleString("en").padStart(13)}   ${Math.round(b).toLocaleString("en").padStart(19)}`);
+}
+process.exit(0);

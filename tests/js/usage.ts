@@ -1,0 +1,301 @@
+// A usage file for the package's types (repute.d.ts, web.d.ts — part of the SPEC §9 contract):
+// every method and option through the typed API, the Outcome union narrowing, Lease,
+// ResourceView, CellView, PoolEvent, Stats, and a partial Config patch with nested partial maps;
+// `// @ts-expect-error` lines prove wrong uses are rejected (tsc fails on an unused one).
+// Type-checked only, never run:
+//   pkg-scripts/node_modules/.bin/tsc -p tests/js/tsconfig.json --noEmit
+// `repute` resolves through the package's `exports` (the `node` condition → repute.d.ts). The
+// web entry's types are imported by path: tsc always adds the `node` condition under
+// "nodenext" and the exports map lists `node` first, so customConditions ["browser"] cannot
+// reach web.d.ts through the package name.
+import { Pool } from "repute";
+import type {
+  CellView,
+  Config,
+  ConfigPatch,
+  ErrorCode,
+  EventType,
+  FailureType,
+  Kind,
+  Lease,
+  Outcome,
+  PoolEvent,
+  PoolOptions,
+  ProbeDue,
+  ReputeError,
+  ResourceView,
+  State,
+  Stats,
+} from "repute";
+import { init, Pool as WebPool } from "../../pkg-scripts/web.js";
+import type { Lease as WebLease } from "../../pkg-scripts/web.js";
+
+// ----- options and config ---------------------------------------------------------------------
+
+const patch: ConfigPatch = {
+  coolAfter: 3,
+  penalties: { SLOW: 1 }, // nested maps may be partial
+  cooldownBaseMs: { BLOCKED: 7_200_000, TIMEOUT: 30_000 },
+  halfOpenCauses: ["BLOCKED"],
+  leaseTtlMs: 10_000,
+};
+const options: PoolOptions = { config: patch, now: () => Date.now(), seed: 42 };
+const pool: Pool = new Pool(options);
+const withRandom = new Pool({ now: () => 1_700_000_000_000, random: Math.random });
+const bare = new Pool();
+const restored: Pool = Pool.restore(pool.snapshot(), { config: { maxCells: 1_000_000 }, seed: 1 });
+const restoredBare: Pool = Pool.restore(pool.snapshot());
+
+const config: Config = pool.config();
+const slowPenalty: number = config.penalties.SLOW;
+const blockedBase: number = config.cooldownBaseMs.BLOCKED;
+const causes: FailureType[] = config.halfOpenCauses;
+const fullAsPatch: ConfigPatch = config; // a full config is a valid patch
+
+// @ts-expect-error unknown config key
+new Pool({ config: { coolDown: 3 } });
+// @ts-expect-error unknown failure type in a nested map
+new Pool({ config: { penalties: { FOO: 1 } } });
+// @ts-expect-error config values are numbers
+new Pool({ config: { coolAfter: "3" } });
+// @ts-expect-error halfOpenCauses holds failure types
+new Pool({ config: { halfOpenCauses: ["FOO"] } });
+// @ts-expect-error unknown option
+new Pool({ clock: () => 0 });
+// @ts-expect-error now is a function
+new Pool({ now: 1_700_000_000_000 });
+// @ts-expect-error seed is a number
+new Pool({ seed: "42" });
+// @ts-expect-error restore takes JSON text
+Pool.restore({ format: "repute-snapshot" });
+// @ts-expect-error a Config has every field (a patch is a ConfigPatch)
+const notAConfig: Config = { coolAfter: 2 };
+
+// ----- resources, leases, outcomes ------------------------------------------------------------
+
+const kinds: Kind[] = ["PROXY", "ACCOUNT", "SESSION"];
+for (const kind of kinds) {
+  const added: boolean = pool.register(kind, `${kind.toLowerCase()}-1`);
+  const removed: boolean = pool.deregister(kind, "never-registered");
+  void added, removed;
+}
+
+const lease: Lease | null = pool.acquire("checkout-us");
+if (lease !== null) {
+  const kind: Kind = lease.kind;
+  const value: string = lease.value;
+  const context: string = lease.context;
+  const token: number = lease.token;
+  const leasedAt: number = lease.leasedAt;
+  const expiresAt: number = lease.expiresAt;
+  void kind, value, context, token, leasedAt, expiresAt;
+
+  const renewed: Lease | null = pool.renew(lease);
+  const copy: Lease = JSON.parse(JSON.stringify(lease)) as Lease;
+  const released: boolean = pool.release(renewed ?? copy);
+  void released;
+
+  // @ts-expect-error a lease's kind is a Kind
+  pool.release({ ...lease, kind: "FOO" });
+  // @ts-expect-error a lease's token is a number
+  pool.renew({ ...lease, token: "1" });
+  // @ts-expect-error a lease has all its fields
+  pool.release({ kind: lease.kind, value: lease.value, context: lease.context, token: lease.token });
+}
+// @ts-expect-error acquire may return null: a Lease must be checked first
+const unchecked: Lease = pool.acquire("checkout-us");
+
+const probe: Lease | null = pool.acquireResource("PROXY", "proxy-1", "checkout-us");
+void probe;
+
+const outcomes: Outcome[] = [
+  { ok: true },
+  { ok: true, latencyMs: 120 },
+  { ok: false, failure: "BLOCKED" },
+  { ok: false, failure: "TIMEOUT", latencyMs: 30_000 },
+];
+for (const outcome of outcomes) {
+  pool.report("PROXY", "proxy-1", "checkout-us", outcome);
+  if (outcome.ok) {
+    const latency: number | undefined = outcome.latencyMs;
+    // @ts-expect-error a success has no failure
+    outcome.failure;
+    void latency;
+  } else {
+    const failure: FailureType = outcome.failure; // narrowed by `ok`
+    void failure;
+  }
+}
+const nothing: void = pool.report("SESSION", "session-1", "search-eu", { ok: true });
+void nothing;
+
+// @ts-expect-error unknown kind
+pool.register("FOO", "x");
+// @ts-expect-error kinds are upper case
+pool.register("proxy", "x");
+// @ts-expect-error a failure outcome needs its failure type
+pool.report("PROXY", "proxy-1", "checkout-us", { ok: false });
+// @ts-expect-error unknown failure type
+pool.report("PROXY", "proxy-1", "checkout-us", { ok: false, failure: "REFUSED" });
+// @ts-expect-error a success has no failure
+pool.report("PROXY", "proxy-1", "checkout-us", { ok: true, failure: "SLOW" });
+// @ts-expect-error ok is a boolean
+pool.report("PROXY", "proxy-1", "checkout-us", { ok: 1 });
+// @ts-expect-error latency is a number
+pool.report("PROXY", "proxy-1", "checkout-us", { ok: true, latencyMs: "5" });
+// @ts-expect-error an outcome is required
+pool.report("PROXY", "proxy-1", "checkout-us");
+// @ts-expect-error a context is a string
+pool.acquire(42);
+// @ts-expect-error a context is required
+pool.acquire();
+// @ts-expect-error acquireResource names the resource and the context
+pool.acquireResource("PROXY", "proxy-1");
+
+// ----- blocking -------------------------------------------------------------------------------
+
+pool.block("PROXY", "proxy-1", { seconds: 90.5 });
+pool.block("ACCOUNT", "account-1", { permanent: true });
+const unblocked: boolean = pool.unblock("PROXY", "proxy-1");
+void unblocked;
+// @ts-expect-error block needs seconds or permanent
+pool.block("PROXY", "proxy-1", {});
+// @ts-expect-error permanent is literally true
+pool.block("PROXY", "proxy-1", { permanent: false });
+// @ts-expect-error seconds is a number
+pool.block("PROXY", "proxy-1", { seconds: "60" });
+// @ts-expect-error a block spec is required
+pool.block("PROXY", "proxy-1");
+// @ts-expect-error seconds and permanent exclude each other
+pool.block("PROXY", "proxy-1", { seconds: 1, permanent: true });
+// @ts-expect-error a seeded pool takes no random function
+new Pool({ seed: 1, random: Math.random });
+
+// ----- views ----------------------------------------------------------------------------------
+
+const views: ResourceView[] = pool.resources();
+const filtered: ResourceView[] = pool.resources({ context: "checkout-us", state: "COOLING" });
+void filtered;
+for (const view of [...views, ...pool.resources({ state: "BLOCKLISTED" })]) {
+  const k: Kind = view.kind;
+  const v: string = view.value;
+  const held: Lease | null = view.lease;
+  const blocked = view.blocked;
+  let blockedUntil: number | "permanent" | "no" = "no";
+  if (blocked !== null) blockedUntil = "until" in blocked ? blocked.until : "permanent";
+  const cells: CellView[] = view.cells;
+  for (const cell of cells) {
+    const context: string = cell.context;
+    const state: State = cell.state;
+    const score: number = cell.score;
+    const failures: number = cell.consecutiveFailures;
+    const successes: number = cell.consecutiveSuccesses;
+    const until: number | null = cell.cooldownUntil;
+    const cause: FailureType | null = cell.cooldownCause;
+    const updatedAt: number = cell.updatedAt;
+    const p50: number | null = cell.p50LatencyMs;
+    const p95: number | null = cell.p95LatencyMs;
+    void context, state, score, failures, successes, until, cause, updatedAt, p50, p95;
+    // @ts-expect-error a cell's cooldown may be null
+    const sure: number = cell.cooldownUntil;
+  }
+  void k, v, held, blockedUntil;
+}
+// @ts-expect-error unknown state
+pool.resources({ state: "DEAD" });
+// @ts-expect-error unknown filter
+pool.resources({ kind: "PROXY" });
+
+const due: ProbeDue[] = pool.dueForRecoveryProbe();
+for (const d of due) {
+  const target: Lease | null = pool.acquireResource(d.kind, d.value, d.context);
+  const until: number = d.cooldownUntil;
+  void target, until;
+}
+
+const next: number | null = pool.nextChangeAt("checkout-us");
+// @ts-expect-error nextChangeAt may be null
+const nextSure: number = pool.nextChangeAt("checkout-us");
+
+const stats: Stats = pool.stats();
+const counters: number[] = [
+  stats.registered,
+  stats.cells,
+  stats.contexts,
+  stats.leased,
+  stats.blocked,
+  stats.available,
+  stats.revision,
+  stats.fencingHighWater,
+  stats.nextEventSeq,
+  stats.eventsPending,
+  stats.eventsDropped,
+  stats.now,
+];
+
+const snapshot: string = pool.snapshot();
+
+// ----- events ---------------------------------------------------------------------------------
+
+const events: PoolEvent[] = pool.drainEvents();
+for (const e of events) {
+  const seq: number = e.seq;
+  const type: EventType = e.type;
+  const at: number = e.at;
+  const kind: Kind | undefined = e.kind;
+  const value: string | undefined = e.value;
+  const context: string | undefined = e.context;
+  const until: number | undefined = e.until;
+  const permanent: boolean | undefined = e.permanent;
+  const cause: FailureType | undefined = e.cause;
+  const token: number | undefined = e.token;
+  switch (e.type) {
+    case "RESOURCE_COOLED":
+    case "RESOURCE_BLOCKLISTED":
+    case "ACQUISITION_REJECTED":
+      break;
+    // @ts-expect-error not an event type
+    case "RESOURCE_EXPLODED":
+      break;
+  }
+  void seq, type, at, kind, value, context, until, permanent, cause, token;
+}
+
+// ----- errors ---------------------------------------------------------------------------------
+
+try {
+  pool.register("PROXY", " ");
+} catch (e) {
+  const err = e as ReputeError;
+  const code: ErrorCode = err.code;
+  const message: string = err.message;
+  const isError: Error = err;
+  if (code === "INVALID_ARGUMENT" || code === "UNKNOWN_RESOURCE" || code === "CAPACITY_EXCEEDED") void message;
+  // @ts-expect-error not an error code
+  const bogus: ErrorCode = "NOT_FOUND";
+  void isError, bogus;
+}
+
+pool.free();
+
+// ----- the web entry --------------------------------------------------------------------------
+
+async function edge(wasm: WebAssembly.Module, bytes: Uint8Array): Promise<WebLease | null> {
+  const ready: Promise<void> = init(wasm);
+  await ready;
+  await init(bytes);
+  await init(new URL("https://example.test/repute_bg.wasm"));
+  await init("/repute_bg.wasm");
+  await init();
+  // @ts-expect-error init does not take null (note: `init(42)` type-checks, because lib.dom's
+  // WebAssembly.Module is an empty interface that any non-null value satisfies)
+  await init(null);
+  const p = new WebPool({ seed: 1, now: () => Date.now() });
+  p.register("SESSION", "s");
+  const sameClass: Pool = p; // one Pool type for both entries
+  void sameClass;
+  return p.acquire("edge-eu");
+}
+
+void [withRandom, bare, restored, restoredBare, slowPenalty, blockedBase, causes, fullAsPatch];
+void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
