@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// The `repute` command: `repute serve` runs the pool server (HTTP API of SPEC §8) on one
+// pool kept in a data folder. `repute --help` lists every flag and environment variable.
+
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { openPool } from "../lib/host/open-pool.js";
+import { serve } from "../lib/http/node-server.js";
+import { parseTokens } from "../lib/http/auth.js";
+
+const HELP = `repute — a reputation pool for crawler fleets
+
+Usage:
+  repute serve [options]     serve one pool over HTTP (the API of the README)
+  repute --help              this text
+
+Options of serve (each also read from the environment variable in brackets):
+  --host ADDRESS        address to listen on                       [REPUTE_HOST] default 127.0.0.1
+  --port PORT           TCP port (0 picks a free one)              [REPUTE_PORT] default 8787
+  --data DIR            folder of the snapshot, backup, audit log  [REPUTE_DATA] default ./data
+  --tokens FILE         JSON file {"tokens":[{"token":"...","role":"worker|operator|viewer"}]}
+                        [REPUTE_TOKENS holds the same JSON inline]; without tokens the server
+                        refuses any address but loopback and every route is open to it
+  --checkpoint-ms MS    snapshot interval                          [REPUTE_CHECKPOINT_MS] default 30000
+  --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
+  --from-backup         start from the previous good snapshot (after a damaged one)
+
+Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
+final snapshot, close the audit log and exit. Tokens are never logged.
+`;
+
+function fail(message) {
+  process.stderr.write(`repute: ${message}\n`);
+  process.exit(2);
+}
+
+function tokensFrom(file, inline) {
+  let text;
+  try {
+    text = file ? readFileSync(file, "utf8") : inline;
+  } catch (e) {
+    fail(`cannot read the tokens file ${file}: ${e.code ?? e.message}`);
+  }
+  if (!text) return [];
+  try {
+    return parseTokens(JSON.parse(text));
+  } catch (e) {
+    fail(`bad tokens ${file ? `in ${file}` : "in REPUTE_TOKENS"}: ${e.message}`);
+  }
+}
+
+function integer(name, raw) {
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) fail(`${name} must be a non-negative integer`);
+  return n;
+}
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        help: { type: "boolean", short: "h" },
+        host: { type: "string" },
+        port: { type: "string" },
+        data: { type: "string" },
+        tokens: { type: "string" },
+        "checkpoint-ms": { type: "string" },
+        "body-limit": { type: "string" },
+        "from-backup": { type: "boolean" },
+      },
+    });
+  } catch (e) {
+    fail(`${e.message}\n\n${HELP}`);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help || positionals.length === 0) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (positionals[0] !== "serve" || positionals.length > 1) fail(`unknown command ${positionals.join(" ")}\n\n${HELP}`);
+  const env = process.env;
+  const host = v.host ?? env.REPUTE_HOST ?? "127.0.0.1";
+  const port = integer("--port", v.port ?? env.REPUTE_PORT ?? "8787");
+  const dir = v.data ?? env.REPUTE_DATA ?? "./data";
+  const tokens = tokensFrom(v.tokens, v.tokens ? undefined : env.REPUTE_TOKENS);
+  const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
+  const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
+
+  let pool;
+  try {
+    pool = await openPool({ dir, checkpointMs, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
+  } catch (e) {
+    fail(e.message);
+  }
+  let server;
+  try {
+    server = await serve(pool, { host, port, tokens, bodyLimit });
+  } catch (e) {
+    await pool.close();
+    fail(e.message);
+  }
+  const stats = pool.stats();
+  process.stdout.write(
+    `repute: serving ${server.url} (data ${dir}, ${stats.registered} resources, revision ${stats.revision}, ` +
+      `${tokens.length ? `${tokens.length} tokens` : "no tokens: loopback only, all routes open"})\n`,
+  );
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`repute: ${signal}: draining\n`);
+    await server.close();
+    await pool.close();
+    process.stdout.write("repute: stopped\n");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,666 @@
+// The durable audit log of one pool's events: JSON lines in `<dir>/audit/audit-<first seq>.jsonl`.
+//
+// Owns: queueing events without ever blocking or failing the pool (SPEC §4: a slow or failing
+// consumer never slows a pool operation, and what it drops is counted), the one background writer,
+// rotation by size, retention by count and age, keyset reads by `seq` (SPEC §8
+// `GET /api/events?after=SEQ&limit=N`), and recovery of the last file after a crash. Does not own:
+// the events themselves (the engine's `PoolEvent`s from `drainEvents()`), locking the folder (the
+// caller holds `acquireLock(dir)`), when to flush.
+//
+// Layout: each file holds events in increasing `seq`; its name carries the seq of its first event,
+// padded to 16 digits, so the names sort like the seqs and file i holds exactly the seqs in
+// [first(i), first(i + 1)). A read finds its file from the names, then its line by a binary search
+// on byte offsets (lines are in seq order), and reads forward from there: a page costs a few small
+// reads, not a scan of 16 MiB.
+
+import { mkdir, open, readdir, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+
+const NAME_RE = /^audit-(\d{16,})\.jsonl$/;
+const MAX_LIMIT = 1000;
+const CHUNK = 64 * 1024;
+const SEARCH_CHUNK = 4 * 1024;
+/** A crash-cut last line longer than this is not even tried as JSON: it is cut off. */
+const MAX_TAIL_REPAIR = 1 << 20;
+const EMPTY = Object.freeze([]);
+
+/**
+ * @typedef {object} AuditLogOptions
+ * @property {number} [maxFileBytes] a new file is started before one would grow past this
+ *   (default 16 MiB; a single longer line still gets a file of its own)
+ * @property {number} [maxFiles] files kept, the current one included (default 32)
+ * @property {number} [maxAgeMs] a file last written longer ago than this is deleted (default 7 days)
+ * @property {number} [queueLimit] events waiting for the disk at most; more are dropped and counted
+ *   (default 65536)
+ * @property {() => number} [now] clock for retention, epoch ms (default `Date.now`)
+ */
+
+/**
+ * The audit log of a pool folder.
+ *
+ * `append` is synchronous, cheap and never throws: events go to an in-memory queue that one
+ * background writer appends to the current file. Files are fsynced by `flush()` and `close()` (and
+ * when a file is rotated), not on every write: a process crash (kill -9) loses nothing that was
+ * written, a power cut may lose what came after the last `flush()`.
+ */
+export class AuditLog {
+  #dir;
+  #maxFileBytes;
+  #maxFiles;
+  #maxAgeMs;
+  #queueLimit;
+  #now;
+
+  /** @type {{firstSeq: number, path: string}[]} files by increasing first seq; the last is current */
+  #files = [];
+  /** Bytes in the current file (the last of #files). */
+  #size = 0;
+  /** @type {import("node:fs/promises").FileHandle | null} append handle of the current file */
+  #fh = null;
+  /** The current file may end with a partial line (a failed write): start a new one. */
+  #mustRotate = false;
+
+  /** Events waiting for the writer; append pushes here, the writer swaps in a new array. */
+  #queue = [];
+  /** The batch the writer is writing (never mutated: readers may hold it). */
+  #inflight = EMPTY;
+  #running = null;
+  /** @type {{resolve: () => void, reject: (e: Error) => void}[]} */
+  #waiters = [];
+  #dirty = false;
+  #dirDirty = false;
+
+  #lastSeq = 0;
+  /** Highest seq ever passed to append, written or not: the floor for the next one. */
+  #lastSeen = 0;
+  #dropped = 0;
+  #rejected = 0;
+  /** @type {Error | null} */
+  #lastError = null;
+  /** A write failure not yet reported by a flush. */
+  #unreported = null;
+  #closed = false;
+  #closing = null;
+
+  /** @private use `AuditLog.open` */
+  constructor(dir, o) {
+    this.#dir = dir;
+    this.#maxFileBytes = o.maxFileBytes;
+    this.#maxFiles = o.maxFiles;
+    this.#maxAgeMs = o.maxAgeMs;
+    this.#queueLimit = o.queueLimit;
+    this.#now = o.now;
+  }
+
+  /**
+   * Opens (creating it if needed) the audit log in `<dir>/audit/`. Finds the files by name, repairs
+   * the last one after a crash (a partial last line is cut off, or completed when it is whole JSON
+   * missing only its newline), takes `lastSeq` from it, and applies retention.
+   * @param {string} dir the pool folder
+   * @param {AuditLogOptions} [options]
+   * @returns {Promise<AuditLog>}
+   */
+  static async open(
+    dir,
+    {
+      maxFileBytes = 16 * 2 ** 20,
+      maxFiles = 32,
+      maxAgeMs = 7 * 86_400_000,
+      queueLimit = 65_536,
+      now = Date.now,
+    } = {},
+  ) {
+    if (typeof dir !== "string" || dir === "") throw invalid("AuditLog.open: dir must be a path");
+    positiveInt("maxFileBytes", maxFileBytes);
+    positiveInt("maxFiles", maxFiles);
+    positiveInt("queueLimit", queueLimit);
+    if (typeof maxAgeMs !== "number" || !(maxAgeMs > 0)) {
+      throw invalid("AuditLog.open: maxAgeMs must be a positive number (Infinity keeps files forever)");
+    }
+    if (typeof now !== "function") throw invalid("AuditLog.open: now must be a function");
+    const auditDir = path.join(path.resolve(dir), "audit");
+    await mkdir(auditDir, { recursive: true });
+    const log = new AuditLog(auditDir, { maxFileBytes, maxFiles, maxAgeMs, queueLimit, now });
+    await log.#init();
+    return log;
+  }
+
+  async #init() {
+    const files = [];
+    for (const name of await readdir(this.#dir)) {
+      const m = NAME_RE.exec(name);
+      const firstSeq = m ? Number(m[1]) : NaN;
+      if (Number.isSafeInteger(firstSeq)) files.push({ firstSeq, path: path.join(this.#dir, name) });
+    }
+    files.sort((a, b) => a.firstSeq - b.firstSeq);
+    this.#files = files;
+    if (files.length > 0) {
+      const cur = files[files.length - 1];
+      const { size, lastSeq } = await repairTail(cur.path);
+      this.#size = size;
+      // An empty (or unreadable) last file still bounds what came before it.
+      this.#lastSeq = lastSeq ?? cur.firstSeq - 1;
+      this.#lastSeen = this.#lastSeq;
+    }
+    await this.#retain();
+  }
+
+  /** Highest seq in the log: written, or queued to be (0 when empty). */
+  get lastSeq() {
+    return this.#lastSeq;
+  }
+
+  /** Events lost: the queue was full, a write failed, or they came after `close()`. */
+  get dropped() {
+    return this.#dropped;
+  }
+
+  /** Events refused by `append`: not an object with an integer `seq` above every seq before it. */
+  get rejected() {
+    return this.#rejected;
+  }
+
+  /** The last write error of the background writer, or null. */
+  get lastError() {
+    return this.#lastError;
+  }
+
+  /** The folder of the files (`<dir>/audit`, absolute). */
+  get dir() {
+    return this.#dir;
+  }
+
+  /**
+   * Queues events for the disk. Synchronous; never blocks, never throws. Each event must be an
+   * object with an integer `seq` higher than every seq appended before (also across restarts:
+   * higher than `lastSeq` at open); others are refused and counted in `rejected`. Beyond
+   * `queueLimit` events waiting for the disk, the excess is dropped and counted in `dropped`.
+   * @param {readonly {seq: number}[]} events in seq order (the engine's `drainEvents()`)
+   */
+  append(events) {
+    try {
+      if (!Array.isArray(events)) events = events == null ? EMPTY : [events];
+      let added = false;
+      for (const ev of events) {
+        if (ev === null || typeof ev !== "object" || !Number.isSafeInteger(ev.seq) || ev.seq <= this.#lastSeen) {
+          this.#rejected++;
+          continue;
+        }
+        this.#lastSeen = ev.seq;
+        if (this.#closed || this.#inflight.length + this.#queue.length >= this.#queueLimit) {
+          this.#dropped++;
+          continue;
+        }
+        this.#queue.push(ev);
+        this.#lastSeq = ev.seq;
+        added = true;
+      }
+      if (added) this.#kick();
+    } catch {
+      // Never fail the pool because of its audit log (e.g. a throwing getter on an event).
+    }
+  }
+
+  /**
+   * Reads events with `seq > after`, in seq order, including those still waiting for the disk.
+   * @param {{after?: number, limit?: number}} [page] `limit` is clamped to 1..1000
+   * @returns {Promise<{events: object[], next: number | null}>} `next` is the last returned seq
+   *   when more events follow it (pass it as `after`), else null
+   * @throws {TypeError & {code: "INVALID_ARGUMENT"}} when `after` or `limit` is not a number
+   */
+  async read({ after = 0, limit = 100 } = {}) {
+    if (typeof after !== "number" || Number.isNaN(after)) throw invalid("read: after must be a number");
+    if (typeof limit !== "number" || Number.isNaN(limit)) throw invalid("read: limit must be a number");
+    after = Math.max(0, Math.floor(after));
+    limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
+    const need = limit + 1; // one more than asked tells whether more follow
+
+    // What is not on disk yet, as of now: the batch being written, then the queue. The writer
+    // swaps arrays instead of mutating them, and append only pushes past qLen.
+    const inflight = this.#inflight;
+    const queue = this.#queue;
+    const qLen = queue.length;
+    const cutoff = inflight.length > 0 ? inflight[0].seq : qLen > 0 ? queue[0].seq : Infinity;
+    const files = this.#files.slice();
+
+    const out = [];
+    if (after + 1 < cutoff && files.length > 0) await readFiles(files, after, cutoff, need, out);
+    for (const [arr, len] of [[inflight, inflight.length], [queue, qLen]]) {
+      for (let i = lowerBound(arr, len, after); i < len && out.length < need; i++) out.push({ ...arr[i] });
+    }
+    const more = out.length > limit;
+    if (more) out.length = limit;
+    return { events: out, next: more ? out[limit - 1].seq : null };
+  }
+
+  /**
+   * Resolves when every event appended so far is written and fsynced. Rejects with the write
+   * error (code "AUDIT_WRITE_FAILED") when events were lost to a failed write since the last
+   * flush that reported one; they are counted in `dropped`.
+   * @returns {Promise<void>}
+   */
+  flush() {
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ resolve, reject });
+      this.#kick();
+    });
+  }
+
+  /** Flushes, then closes the current file. Events appended afterwards are dropped. Idempotent. */
+  close() {
+    if (this.#closing === null) {
+      this.#closed = true;
+      this.#closing = (async () => {
+        let err = null;
+        await this.flush().catch((e) => {
+          err = e;
+        });
+        while (this.#running) await this.#running;
+        const fh = this.#fh;
+        this.#fh = null;
+        if (fh) await fh.close();
+        if (err) throw err;
+      })();
+    }
+    return this.#closing;
+  }
+
+  #kick() {
+    if (this.#running) return;
+    this.#running = this.#run()
+      .catch((e) => this.#failed(e, 0, "the audit writer stopped"))
+      .finally(() => {
+        this.#running = null;
+        if (this.#queue.length > 0 || this.#waiters.length > 0) this.#kick();
+      });
+  }
+
+  /** The background writer: drains the queue batch by batch, then serves flushes. */
+  async #run() {
+    await null; // let append return first
+    for (;;) {
+      if (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
+        this.#inflight = batch;
+        await this.#writeBatch(batch);
+        this.#inflight = EMPTY;
+        continue;
+      }
+      if (this.#waiters.length > 0) {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        try {
+          await this.#sync();
+        } catch (e) {
+          this.#failed(e, 0, "written events may not be on disk (fsync failed)");
+        }
+        const err = this.#unreported;
+        this.#unreported = null;
+        for (const w of waiters) err ? w.reject(err) : w.resolve();
+        continue;
+      }
+      return;
+    }
+  }
+
+  async #writeBatch(batch) {
+    let done = 0; // events of the batch written or given up
+    let lines = [];
+    let bytes = 0;
+    try {
+      for (const ev of batch) {
+        let line;
+        try {
+          line = JSON.stringify(ev) + "\n";
+        } catch {
+          done++;
+          this.#rejected++; // not serializable (a BigInt, a cycle)
+          continue;
+        }
+        const len = Buffer.byteLength(line);
+        const full = this.#size + bytes > 0 && this.#size + bytes + len > this.#maxFileBytes;
+        if (this.#files.length === 0 || this.#mustRotate || full) {
+          await this.#appendLines(lines);
+          done += lines.length;
+          lines = [];
+          bytes = 0;
+          await this.#rotate(ev.seq);
+        }
+        lines.push(line);
+        bytes += len;
+      }
+      await this.#appendLines(lines);
+      done += lines.length;
+    } catch (e) {
+      this.#failed(e, batch.length - done);
+    }
+  }
+
+  async #appendLines(lines) {
+    if (lines.length === 0) return;
+    if (this.#fh === null) {
+      this.#fh = await open(this.#files[this.#files.length - 1].path, "a", 0o644);
+    }
+    const buf = Buffer.from(lines.join(""));
+    const before = this.#size;
+    try {
+      for (let off = 0; off < buf.length; ) {
+        const { bytesWritten } = await this.#fh.write(buf, off, buf.length - off);
+        off += bytesWritten;
+      }
+    } catch (e) {
+      // Cut a partial line off; if even that fails, the next event starts a new file.
+      try {
+        await this.#fh.truncate(before);
+      } catch {
+        this.#mustRotate = true;
+      }
+      throw e;
+    }
+    this.#size += buf.length;
+    this.#dirty = true;
+  }
+
+  /** Starts a new current file for events from `firstSeq` on, then applies retention. */
+  async #rotate(firstSeq) {
+    if (this.#fh !== null) {
+      const fh = this.#fh;
+      this.#fh = null;
+      try {
+        if (this.#dirty) await fh.sync();
+        this.#dirty = false;
+      } finally {
+        await fh.close().catch(() => {});
+      }
+    }
+    const file = path.join(this.#dir, `audit-${String(firstSeq).padStart(16, "0")}.jsonl`);
+    const fh = await open(file, "a", 0o644);
+    const { size } = await fh.stat();
+    this.#fh = fh;
+    this.#size = size;
+    this.#mustRotate = false;
+    this.#dirDirty = true;
+    const last = this.#files[this.#files.length - 1];
+    if (last?.path !== file) this.#files.push({ firstSeq, path: file });
+    try {
+      await this.#retain();
+    } catch (e) {
+      this.#lastError = e; // retention is best effort; the events are written
+    }
+  }
+
+  /**
+   * Deletes the oldest files beyond `maxFiles`, and files last written more than `maxAgeMs` ago
+   * (by mtime, against `now()`); never the current (last) file.
+   */
+  async #retain() {
+    let now;
+    try {
+      now = this.#now();
+    } catch (e) {
+      this.#lastError = e;
+      now = NaN; // no age-based deletion this time
+    }
+    const keep = [];
+    let excess = this.#files.length - this.#maxFiles;
+    const last = this.#files.length - 1;
+    for (let i = 0; i < this.#files.length; i++) {
+      const f = this.#files[i];
+      let drop = false;
+      if (i < last) {
+        if (excess > 0) {
+          drop = true;
+        } else {
+          const st = await stat(f.path).catch(() => null);
+          drop = st === null || now - st.mtimeMs > this.#maxAgeMs;
+        }
+      }
+      if (drop) {
+        try {
+          await unlink(f.path);
+        } catch (e) {
+          if (e.code !== "ENOENT") {
+            this.#lastError = e;
+            keep.push(f);
+            continue;
+          }
+        }
+        excess--;
+        this.#dirDirty = true;
+      } else {
+        keep.push(f);
+      }
+    }
+    this.#files = keep;
+  }
+
+  async #sync() {
+    if (this.#fh !== null && this.#dirty) {
+      await this.#fh.sync();
+      this.#dirty = false;
+    }
+    if (this.#dirDirty) {
+      await fsyncDir(this.#dir);
+      this.#dirDirty = false;
+    }
+  }
+
+  #failed(e, lost, what = `${lost} event(s) could not be written`) {
+    this.#dropped += lost;
+    const err = new Error(`audit log ${this.#dir}: ${what}: ${e.message}`, { cause: e });
+    err.code = "AUDIT_WRITE_FAILED";
+    this.#lastError = err;
+    this.#unreported = err;
+  }
+}
+
+/** Index of the first of arr[0..len) with seq > after (arr is in seq order). */
+function lowerBound(arr, len, after) {
+  let lo = 0;
+  let hi = len;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid].seq > after) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Collects into `out` (up to `need`) events on disk with after < seq < cutoff. */
+async function readFiles(files, after, cutoff, need, out) {
+  // The file that holds after + 1 is the last one whose first seq is <= after + 1.
+  let lo = 0;
+  let hi = files.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (files[mid].firstSeq <= after + 1) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = Math.max(0, lo - 1); i < files.length && out.length < need; i++) {
+    let fh;
+    try {
+      fh = await open(files[i].path, "r");
+    } catch (e) {
+      if (e.code === "ENOENT") continue; // removed by retention meanwhile
+      throw e;
+    }
+    try {
+      const size = (await fh.stat()).size;
+      const start = files[i].firstSeq <= after ? await searchOffset(fh, size, after) : 0;
+      let stop = false;
+      await scanLines(fh, start, CHUNK, (ev) => {
+        if (ev.seq >= cutoff) {
+          stop = true;
+          return false;
+        }
+        if (ev.seq > after) out.push(ev);
+        return out.length < need;
+      });
+      if (stop) return;
+    } finally {
+      await fh.close();
+    }
+  }
+}
+
+/**
+ * Smallest byte offset p such that the first event line starting at or after p has seq > after
+ * (the file's size when there is none). Lines are in seq order, so this is a binary search.
+ */
+async function searchOffset(fh, size, after) {
+  let lo = 0;
+  let hi = size;
+  while (lo < hi) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    let seq = Infinity;
+    await scanLines(fh, mid, SEARCH_CHUNK, (ev) => {
+      seq = ev.seq;
+      return false;
+    });
+    if (seq > after) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * Calls `visit` with each event of the complete lines that start at or after byte `from`, in
+ * order, until it returns false. Lines that are not an event object are skipped; a last line
+ * without its newline (a write in progress, or cut by a crash) is not a line yet.
+ */
+async function scanLines(fh, from, chunkSize, visit) {
+  // Start one byte early: if that byte is "\n", `from` is a line start; otherwise we are inside
+  // a line, whose rest is skipped.
+  let pos = from > 0 ? from - 1 : 0;
+  let skip = from > 0;
+  const buf = Buffer.allocUnsafe(chunkSize);
+  let carry = null;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, chunkSize, pos);
+    if (bytesRead === 0) return;
+    pos += bytesRead;
+    const data = carry ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
+    let start = 0;
+    for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
+      if (skip) {
+        skip = false;
+      } else {
+        const ev = parseEvent(data.toString("utf8", start, nl));
+        if (ev !== null && visit(ev) === false) return;
+      }
+      start = nl + 1;
+    }
+    carry = start < data.length ? Buffer.from(data.subarray(start)) : null;
+  }
+}
+
+function parseEvent(line) {
+  if (line.length === 0) return null;
+  try {
+    const ev = JSON.parse(line);
+    return ev !== null && typeof ev === "object" && Number.isSafeInteger(ev.seq) ? ev : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes the last file end on a complete line (after a crash it may not): a final fragment is cut
+ * off, unless it is a whole event missing only its newline. Returns the file's size and the seq of
+ * its last event (null when it has none).
+ */
+async function repairTail(file) {
+  const fh = await open(file, "r+");
+  try {
+    let size = (await fh.stat()).size;
+    const end = await endOfLastLine(fh, size);
+    if (end < size) {
+      let whole = false;
+      if (size - end <= MAX_TAIL_REPAIR) {
+        const tail = Buffer.alloc(size - end);
+        await readFully(fh, tail, end);
+        whole = parseEvent(tail.toString("utf8")) !== null;
+      }
+      if (whole) {
+        await fh.write("\n", size);
+        size += 1;
+      } else {
+        await fh.truncate(end);
+        size = end;
+      }
+      await fh.sync();
+    }
+    return { size, lastSeq: await lastSeqBefore(fh, size) };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Offset just after the last "\n" before `size` (0 when there is none). */
+async function endOfLastLine(fh, size) {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  for (let pos = size; pos > 0; ) {
+    const n = Math.min(CHUNK, pos);
+    pos -= n;
+    await readFully(fh, buf.subarray(0, n), pos);
+    const i = buf.subarray(0, n).lastIndexOf(0x0a);
+    if (i >= 0) return pos + i + 1;
+  }
+  return 0;
+}
+
+/** Seq of the last event line that ends at or before `end` (a line end), reading backwards. */
+async function lastSeqBefore(fh, end) {
+  let pos = end;
+  let carry = null; // bytes from a line start's neighbourhood to the line end, ending with "\n"
+  while (pos > 0) {
+    const n = Math.min(CHUNK, pos);
+    pos -= n;
+    const chunk = Buffer.allocUnsafe(n);
+    await readFully(fh, chunk, pos);
+    const data = carry ? Buffer.concat([chunk, carry]) : chunk;
+    let hi = data.length - 1; // the "\n" ending the line being looked at
+    for (;;) {
+      const nl = hi > 0 ? data.lastIndexOf(0x0a, hi - 1) : -1;
+      if (nl < 0 && pos > 0) break; // the line may start in an earlier chunk
+      const ev = parseEvent(data.toString("utf8", nl + 1, hi));
+      if (ev !== null) return ev.seq;
+      if (nl < 0) return null;
+      hi = nl;
+    }
+    carry = Buffer.from(data.subarray(0, hi + 1));
+  }
+  return null;
+}
+
+async function readFully(fh, buf, position) {
+  for (let off = 0; off < buf.length; ) {
+    const { bytesRead } = await fh.read(buf, off, buf.length - off, position + off);
+    if (bytesRead === 0) throw new Error("audit log file shrank while being read");
+    off += bytesRead;
+  }
+}
+
+async function fsyncDir(dir) {
+  let fh;
+  try {
+    fh = await open(dir, "r");
+    await fh.sync();
+  } catch (e) {
+    // Windows cannot open a directory, and some file systems refuse to fsync one.
+    if (!["EISDIR", "EPERM", "EINVAL", "ENOTSUP", "EOPNOTSUPP", "EACCES"].includes(e.code)) throw e;
+  } finally {
+    await fh?.close();
+  }
+}
+
+function positiveInt(name, v) {
+  if (!Number.isSafeInteger(v) || v < 1) throw invalid(`AuditLog.open: ${name} must be a positive integer`);
+}
+
+function invalid(message) {
+  const e = new TypeError(message);
+  e.code = "INVALID_ARGUMENT";
+  return e;
+}

@@ -1,0 +1,114 @@
+// The host's Prometheus metrics, exposed in the text format by `prom-client` (a registry per
+// host, so several pools in one process do not mix). Counters are bumped as things happen;
+// gauges are read from the pool when scraped. Context labels are capped: past 1000 distinct
+// contexts the rest are counted as "_other" (Prometheus labels must stay bounded).
+
+import client from "prom-client";
+
+const MAX_CONTEXT_LABELS = 1000;
+
+export class HostMetrics {
+  #host;
+  #registry = new client.Registry();
+  #contexts = new Set();
+  #acquisitions;
+  #events;
+  #checkpoints;
+  #checkpointFailures;
+  #lastCheckpoint = null;
+  #lastDurationMs = 0;
+  #requests;
+  #streamCuts;
+
+  constructor(host) {
+    this.#host = host;
+    const registers = [this.#registry];
+    this.#acquisitions = new client.Counter({
+      name: "repute_acquisitions_total",
+      help: "Acquire calls by context and result (granted or rejected).",
+      labelNames: ["context", "result"],
+      registers,
+    });
+    this.#events = new client.Counter({ name: "repute_events_total", help: "Pool events by type.", labelNames: ["type"], registers });
+    this.#checkpoints = new client.Counter({ name: "repute_checkpoints_total", help: "Snapshots written.", registers });
+    this.#checkpointFailures = new client.Counter({
+      name: "repute_checkpoint_failures_total",
+      help: "Snapshot writes that failed or were refused.",
+      registers,
+    });
+    this.#streamCuts = new client.Counter({
+      name: "repute_stream_cuts_total",
+      help: "Event-stream subscribers cut for not keeping up.",
+      registers,
+    });
+    this.#requests = new client.Histogram({
+      name: "repute_http_request_duration_seconds",
+      help: "HTTP request durations by route, method and status.",
+      labelNames: ["route", "method", "status"],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+      registers,
+    });
+    const gauge = (name, help, collect, labelNames = []) =>
+      new client.Gauge({ name, help, labelNames, registers, collect() { collect(this); } });
+    let stats = null;
+    const fresh = () => (stats = this.#host.stats());
+    gauge("repute_resources", "Registered resources.", (g) => g.set(fresh().registered));
+    gauge("repute_leases", "Resources under lease (occupancy).", (g) => g.set((stats ?? fresh()).leased));
+    gauge("repute_blocked", "Blocklisted resources.", (g) => g.set((stats ?? fresh()).blocked));
+    gauge("repute_cells", "Reputation cells by stored state.", (g) => {
+      for (const [state, n] of Object.entries((stats ?? fresh()).cellsByState)) g.set({ state }, n);
+    }, ["state"]);
+    gauge("repute_engine_events_dropped", "Events dropped by the engine's buffer before a drain.", (g) =>
+      g.set((stats ?? fresh()).eventsDropped));
+    gauge("repute_audit_dropped", "Events the audit log dropped (its queue was full).", (g) => g.set((stats ?? fresh()).auditDropped));
+    gauge("repute_delivery_dropped", "Events dropped for slow in-process consumers.", (g) =>
+      g.set((stats ?? fresh()).deliveryDropped));
+    gauge("repute_checkpoint_age_seconds", "Seconds since the last snapshot was written.", (g) =>
+      g.set(this.#lastCheckpoint === null ? -1 : (performance.now() - this.#lastCheckpoint) / 1000));
+    gauge("repute_checkpoint_duration_seconds", "Duration of the last snapshot write.", (g) => g.set(this.#lastDurationMs / 1000));
+  }
+
+  #context(context) {
+    if (this.#contexts.has(context)) return context;
+    if (this.#contexts.size >= MAX_CONTEXT_LABELS) return "_other";
+    this.#contexts.add(context);
+    return context;
+  }
+
+  acquired(context, granted) {
+    this.#acquisitions.inc({ context: this.#context(context), result: granted ? "granted" : "rejected" });
+  }
+
+  events(list) {
+    for (const e of list) this.#events.inc({ type: e.type });
+  }
+
+  checkpointed(ms) {
+    this.#checkpoints.inc();
+    this.#lastCheckpoint = performance.now();
+    this.#lastDurationMs = ms;
+  }
+
+  checkpointFailed() {
+    this.#checkpointFailures.inc();
+  }
+
+  streamCut() {
+    this.#streamCuts.inc();
+  }
+
+  request(route, method, status, seconds) {
+    this.#requests.observe({ route, method, status: String(status) }, seconds);
+  }
+
+  checkpointStats() {
+    return {
+      checkpointAgeMs: this.#lastCheckpoint === null ? null : Math.round(performance.now() - this.#lastCheckpoint),
+    };
+  }
+
+  /** The text exposition (a promise). */
+  text() {
+    return this.#registry.metrics();
+  }
+}

@@ -1,0 +1,602 @@
+// The recovery prober of the Node runtime (SPEC §3 "Leaving COOLING").
+//
+// A cell whose cooldown has expired and whose cause is not a half-open cause is never offered
+// to `acquire`: it waits in `pool.dueForRecoveryProbe()` for a host to test it. `startProber`
+// is that host loop: every round it lists the due cells, leases each one for real with
+// `acquireResource` (so no worker can take it while it is being tested), runs the probe for its
+// kind, reports the outcome through the normal `report` and releases the lease. `httpProbe` is
+// a ready-made probe for PROXY resources: it fetches a per-context health URL through the proxy.
+
+import { Buffer } from "node:buffer";
+import { performance } from "node:perf_hooks";
+import { ProxyAgent, request } from "undici";
+
+/**
+ * @typedef {"PROXY" | "ACCOUNT" | "SESSION"} Kind
+ * @typedef {"BLOCKED" | "TLS_HANDSHAKE" | "CONNECTION_RESET" | "TIMEOUT" | "SLOW"} FailureType
+ * @typedef {{ ok: true, latencyMs?: number } | { ok: false, failure: FailureType, latencyMs?: number }} Outcome
+ * @typedef {{ kind: Kind, value: string, context: string, token: number, leasedAt: number, expiresAt: number }} Lease
+ */
+
+/**
+ * What a probe is asked to test. `signal` aborts when the prober stops or loses the lease; a
+ * probe should pass it on to whatever I/O it does.
+ * @typedef {object} ProbeRequest
+ * @property {Kind} kind
+ * @property {string} value   the resource's value (for a proxy, its URL — credentials included)
+ * @property {string} context the context whose cell is being tested
+ * @property {Lease} lease    the lease the prober holds for the probe's whole duration, as
+ *   granted (the prober renews it; the copy given here keeps its first `expiresAt`)
+ * @property {AbortSignal} signal
+ */
+
+/**
+ * A probe: resolves with the outcome to report, or with `null` when it cannot test this
+ * resource in this context (nothing is reported and the cell stays due). A probe that throws
+ * (or rejects) reports nothing either; the error goes to `onError`.
+ * @typedef {(request: ProbeRequest) => Promise<Outcome | null> | Outcome | null} ProbeFn
+ */
+
+/**
+ * A cell the prober works on: an entry of `dueForRecoveryProbe()` (it has `cooldownUntil`), or
+ * a cell on probation that the prober follows up (see `startProber`).
+ * @typedef {{ kind: Kind, value: string, context: string, cooldownUntil?: number }} ProbeEntry
+ */
+
+/**
+ * The pool methods the prober uses: a `Pool` of the `repute` package, or anything with the
+ * same methods. `config()` is optional (read for `recoverAfter`).
+ * @typedef {object} ProbedPool
+ * @property {() => { kind: Kind, value: string, context: string, cooldownUntil: number }[]} dueForRecoveryProbe
+ * @property {(kind: Kind, value: string, context: string) => Lease | null} acquireResource
+ * @property {(kind: Kind, value: string, context: string, outcome: Outcome) => void} report
+ * @property {(lease: Lease) => boolean} release
+ * @property {(lease: Lease) => Lease | null} renew
+ * @property {() => { recoverAfter: number }} [config]
+ */
+
+/**
+ * @typedef {object} ProberOptions
+ * @property {{ PROXY?: ProbeFn, ACCOUNT?: ProbeFn, SESSION?: ProbeFn }} probes
+ *   the probe for each kind; due cells of a kind without a probe are left alone
+ * @property {number} [intervalMs=5000] time between the end of a round and the next one
+ * @property {number} [jitterMs=1000]   plus a random delay in [0, jitterMs), drawn from `random`
+ * @property {number} [concurrency=4]   probes in flight at once, across overlapping rounds too
+ * @property {number} [recoverAfter]    successes that end probation; default: `pool.config()`'s
+ *   `recoverAfter` when the pool has `config()`, else 2
+ * @property {() => number} [random=Math.random]
+ * @property {(error: unknown, entry: ProbeEntry | null) => void} [onError]
+ *   called with every error the prober swallows: a probe that threw, a `report` that refused
+ *   the probe's outcome, a failing pool call; `entry` is null for a round that failed as a whole.
+ *   Never called for the aborts caused by `stop()` or a lost lease. `entry.value` may hold proxy
+ *   credentials: pass it through `redactCredentials` before logging it.
+ * @property {(callback: () => void, ms: number) => unknown} [setTimer=setTimeout]
+ * @property {(timer: unknown) => void} [clearTimer=clearTimeout]
+ */
+
+/**
+ * @typedef {object} Prober
+ * @property {() => Promise<void>} stop
+ *   cancels the timer, aborts the probes in flight (their `signal`) and resolves once every
+ *   lease they held has been released. Nothing is reported for an aborted probe. A probe that
+ *   ignores its signal does not hold `stop()` up: its lease is released at the abort and its
+ *   result ignored. Idempotent.
+ * @property {() => Promise<number>} runOnce
+ *   runs one round now; resolves with the number of probes run (probe functions called,
+ *   whatever they returned or threw). Rejects only if `dueForRecoveryProbe()` throws. After
+ *   `stop()` it resolves with 0 and does nothing.
+ */
+
+const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+const OPTION_KEYS = new Set([
+  "probes", "intervalMs", "jitterMs", "concurrency", "recoverAfter", "random", "onError", "setTimer", "clearTimer",
+]);
+const POOL_METHODS = ["dueForRecoveryProbe", "acquireResource", "report", "release", "renew"];
+
+/** An `Error` with a stable `code`, like the package's own errors. */
+export class ProbeError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} code
+   * @param {object} [fields] extra fields (such as `status`)
+   */
+  constructor(message, code, fields) {
+    super(message);
+    this.name = "ProbeError";
+    this.code = code;
+    if (fields) Object.assign(this, fields);
+  }
+}
+
+const invalid = (message) => new ProbeError(message, "INVALID_ARGUMENT");
+
+function positive(name, v, { integer = false, zero = false } = {}) {
+  const ok = typeof v === "number" && Number.isFinite(v) && (zero ? v >= 0 : v > 0) && (!integer || Number.isInteger(v));
+  if (!ok) throw invalid(`${name} must be a finite ${integer ? "integer" : "number"} ${zero ? ">= 0" : "> 0"}`);
+  return v;
+}
+
+function fn(name, v) {
+  if (typeof v !== "function") throw invalid(`${name} must be a function`);
+  return v;
+}
+
+/** The limiter shared by all rounds: `run(task)` runs at most `n` tasks at once, in FIFO order. */
+function limiter(n) {
+  let active = 0;
+  const waiting = [];
+  return async function run(task) {
+    if (active < n) active += 1;
+    else await new Promise((resolve) => waiting.push(resolve)); // the slot is handed over
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active -= 1;
+    }
+  };
+}
+
+const keyOf = (kind, value, context) => JSON.stringify([kind, value, context]);
+
+/** A promise that never resolves and rejects when `signal` aborts. */
+const aborted = (signal) =>
+  new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+
+/**
+ * Starts the recovery prober on `pool`.
+ *
+ * Each round (the first one `intervalMs` + jitter after the start, each next one `intervalMs` +
+ * jitter after the previous round ended, so rounds of the timer never overlap) lists
+ * `pool.dueForRecoveryProbe()` and, for every entry whose kind has a probe, at most
+ * `concurrency` at a time:
+ * 1. takes a real lease with `acquireResource(kind, value, context)` — when that gives `null`
+ *    (someone holds the resource, or the cell is no longer due) the entry is skipped;
+ * 2. runs the probe, renewing the lease every half lease TTL (`expiresAt − leasedAt` of the
+ *    lease granted) while it runs; if a renewal is refused (the resource was blocked, or the
+ *    lease lapsed) the probe is aborted and nothing is reported;
+ * 3. reports the outcome with `report` (nothing when the probe returned `null` or threw);
+ * 4. releases the lease, in a `finally`.
+ *
+ * Probation follow-up: a successful probe moves a probe-due cell to `RECOVERING` (SPEC §3),
+ * which `dueForRecoveryProbe()` no longer lists. So that a cell in a context without real
+ * traffic still completes probation, the prober keeps probing such a cell on the following
+ * rounds until it has reported `recoverAfter − 1` further successes (the cell is then
+ * `HEALTHY`), or a probe of it fails (it is then under the normal rules again: real traffic,
+ * which may select a `RECOVERING` cell, judges it, and if it cools it will be due again), or
+ * it cannot be leased (real traffic holds it, or it is blocked or gone).
+ *
+ * Errors never escape the timer loop: they go to `onError`. The timers are `unref`'d when they
+ * support it: the prober alone does not keep a process alive.
+ *
+ * @param {ProbedPool} pool
+ * @param {ProberOptions} options
+ * @returns {Prober}
+ */
+export function startProber(pool, options) {
+  if (typeof pool !== "object" || pool === null) throw invalid("pool must be an object");
+  for (const m of POOL_METHODS) fn(`pool.${m}`, pool[m]);
+  if (typeof options !== "object" || options === null) throw invalid("options must be an object with probes");
+  for (const k of Object.keys(options)) if (!OPTION_KEYS.has(k)) throw invalid(`unknown option ${k}`);
+  const {
+    probes,
+    intervalMs = 5000,
+    jitterMs = 1000,
+    concurrency = 4,
+    recoverAfter,
+    random = Math.random,
+    onError = () => {},
+    setTimer = setTimeout,
+    clearTimer = clearTimeout,
+  } = options;
+  if (typeof probes !== "object" || probes === null) throw invalid("probes must be an object");
+  for (const k of Object.keys(probes)) {
+    if (!KINDS.includes(k)) throw invalid(`probes has an unknown kind ${k}`);
+    if (probes[k] !== undefined) fn(`probes.${k}`, probes[k]);
+  }
+  positive("intervalMs", intervalMs);
+  positive("jitterMs", jitterMs, { zero: true });
+  positive("concurrency", concurrency, { integer: true });
+  if (recoverAfter !== undefined) positive("recoverAfter", recoverAfter, { integer: true });
+  for (const [name, f] of [["random", random], ["onError", onError], ["setTimer", setTimer], ["clearTimer", clearTimer]]) {
+    fn(name, f);
+  }
+
+  const probeOf = (kind) => (Object.hasOwn(probes, kind) ? probes[kind] : undefined);
+  const limit = limiter(concurrency);
+  /** Aborted by stop(); every probe's own controller follows it. */
+  const stopper = new AbortController();
+  /** Cells on probation the prober follows up: key → { entry, remaining successes }. */
+  const followUps = new Map();
+  /** Rounds in progress (timer and runOnce): stop() waits for them. */
+  const rounds = new Set();
+  let timer;
+  let stopping;
+
+  const safeOnError = (error, entry) => {
+    try {
+      onError(error, entry);
+    } catch {
+      // a failing error handler must not break the loop
+    }
+  };
+
+  const probationLength = () => {
+    if (recoverAfter !== undefined) return recoverAfter;
+    if (typeof pool.config === "function") {
+      try {
+        const n = pool.config()?.recoverAfter;
+        if (Number.isInteger(n) && n >= 1) return n;
+      } catch {
+        // fall through to the default
+      }
+    }
+    return 2;
+  };
+
+  /** Probes one cell; resolves with true when the probe function was called. */
+  async function probeOne(entry, followUp) {
+    const { kind, value, context } = entry;
+    const key = keyOf(kind, value, context);
+    if (stopper.signal.aborted) return false;
+    let lease;
+    try {
+      lease = pool.acquireResource(kind, value, context);
+    } catch (error) {
+      if (followUp) followUps.delete(key);
+      // A resource deregistered since the listing is not worth an error report.
+      if (error?.code !== "UNKNOWN_RESOURCE") safeOnError(error, entry);
+      return false;
+    }
+    if (!lease) {
+      if (followUp) followUps.delete(key);
+      return false;
+    }
+
+    const control = new AbortController();
+    const abort = () => control.abort(stopper.signal.reason);
+    stopper.signal.addEventListener("abort", abort, { once: true });
+    let held = lease;
+    let renewTimer;
+    const renewEvery = Math.max(1, Math.floor((lease.expiresAt - lease.leasedAt) / 2));
+    const scheduleRenewal = () => {
+      renewTimer = setTimer(() => {
+        renewTimer = undefined;
+        if (control.signal.aborted) return;
+        let renewed = null;
+        try {
+          renewed = pool.renew(held);
+        } catch (error) {
+          safeOnError(error, entry);
+        }
+        if (renewed) {
+          held = renewed;
+          scheduleRenewal();
+        } else {
+          control.abort(new ProbeError("the probe's lease could not be renewed", "LEASE_LOST"));
+        }
+      }, renewEvery);
+      renewTimer?.unref?.();
+    };
+
+    try {
+      scheduleRenewal();
+      let outcome;
+      try {
+        // Settles on abort even if the probe ignores its signal: the lease is released now,
+        // and whatever the probe does later is ignored.
+        const running = Promise.resolve().then(() => probeOf(kind)({ kind, value, context, lease, signal: control.signal }));
+        running.catch(() => {});
+        outcome = await Promise.race([running, aborted(control.signal)]);
+      } catch (error) {
+        if (followUp) followUps.delete(key);
+        if (!control.signal.aborted) safeOnError(error, entry);
+        return true;
+      }
+      // Stopped or lease lost while probing: whatever came back is not evidence.
+      if (control.signal.aborted) return true;
+      if (outcome === null) {
+        if (followUp) followUps.delete(key);
+        return true;
+      }
+      try {
+        pool.report(kind, value, context, outcome);
+      } catch (error) {
+        if (followUp) followUps.delete(key);
+        safeOnError(error, entry);
+        return true;
+      }
+      if (outcome.ok !== true) {
+        followUps.delete(key);
+      } else if (followUp) {
+        const f = followUps.get(key);
+        if (f && --f.remaining <= 0) followUps.delete(key);
+      } else {
+        const remaining = probationLength() - 1;
+        if (remaining > 0) followUps.set(key, { entry: { kind, value, context }, remaining });
+      }
+      return true;
+    } finally {
+      if (renewTimer !== undefined) clearTimer(renewTimer);
+      stopper.signal.removeEventListener("abort", abort);
+      try {
+        pool.release(held);
+      } catch (error) {
+        safeOnError(error, entry);
+      }
+    }
+  }
+
+  async function round() {
+    const due = pool.dueForRecoveryProbe();
+    const work = [];
+    const seen = new Set();
+    for (const entry of due) {
+      if (!probeOf(entry.kind)) continue;
+      const key = keyOf(entry.kind, entry.value, entry.context);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      followUps.delete(key); // cooled again: the due entry takes over
+      work.push([entry, false]);
+    }
+    for (const { entry } of followUps.values()) {
+      if (probeOf(entry.kind)) work.push([entry, true]);
+    }
+    const ran = await Promise.all(work.map(([entry, followUp]) => limit(() => probeOne(entry, followUp))));
+    return ran.filter(Boolean).length;
+  }
+
+  function track(promise) {
+    rounds.add(promise);
+    const done = () => rounds.delete(promise);
+    promise.then(done, done);
+    return promise;
+  }
+
+  function schedule() {
+    if (stopper.signal.aborted) return;
+    try {
+      let r = random();
+      if (!(typeof r === "number" && r >= 0 && r < 1)) r = 0;
+      timer = setTimer(tick, intervalMs + Math.floor(r * jitterMs));
+      timer?.unref?.();
+    } catch (error) {
+      safeOnError(error, null);
+    }
+  }
+
+  function tick() {
+    timer = undefined;
+    if (stopper.signal.aborted) return;
+    let p;
+    try {
+      p = round();
+    } catch (error) {
+      p = Promise.reject(error);
+    }
+    track(p.catch((error) => safeOnError(error, null))).then(schedule);
+  }
+
+  schedule();
+
+  return {
+    runOnce() {
+      if (stopper.signal.aborted) return Promise.resolve(0);
+      return track(round());
+    },
+    stop() {
+      if (!stopping) {
+        stopper.abort(new ProbeError("the prober was stopped", "ABORTED"));
+        if (timer !== undefined) clearTimer(timer);
+        timer = undefined;
+        followUps.clear();
+        stopping = Promise.allSettled([...rounds]).then(() => {});
+      }
+      return stopping;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// httpProbe
+
+/**
+ * Removes credentials from text that may hold a URL: `scheme://user:pass@host` becomes
+ * `scheme://***@host`. Use it before logging a proxy resource's value.
+ * @param {string} text
+ * @returns {string}
+ */
+export function redactCredentials(text) {
+  return String(text).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s@]*@/gi, "$1***@");
+}
+
+/** Status codes and what they say about the proxy (see httpProbe). */
+function statusOutcome(status, latencyMs, slowMs) {
+  if (status >= 200 && status < 400) {
+    return latencyMs >= slowMs ? { ok: false, failure: "SLOW", latencyMs } : { ok: true, latencyMs };
+  }
+  switch (status) {
+    case 403:
+    case 429:
+    case 451:
+      return { ok: false, failure: "BLOCKED", latencyMs };
+    case 408:
+    case 504:
+      return { ok: false, failure: "TIMEOUT", latencyMs };
+    case 407:
+    case 502:
+      return { ok: false, failure: "CONNECTION_RESET", latencyMs };
+    default:
+      return null; // inconclusive
+  }
+}
+
+/** undici codes for a wrong use of the client: bugs, not network failures. */
+const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALUE", "UND_ERR_NOT_SUPPORTED"]);
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT", "ESOCKETTIMEDOUT"]);
+
+/** The failure type of a transport error, or null when it is not a network failure. */
+function errorFailure(error) {
+  const codes = [];
+  const messages = [];
+  for (let e = error, depth = 0; e && depth < 8; e = e.cause, depth++) {
+    if (typeof e.code === "string") codes.push(e.code);
+    if (typeof e.message === "string") messages.push(e.message);
+    if (Array.isArray(e.errors)) {
+      // AggregateError (happy eyeballs): the codes of the attempts.
+      for (const x of e.errors) if (typeof x?.code === "string") codes.push(x.code);
+    }
+  }
+  const text = messages.join("\n");
+  if (codes.some((c) => TIMEOUT_CODES.has(c))) return "TIMEOUT";
+  if (
+    codes.some((c) => /^(ERR_TLS_|ERR_SSL_|CERT_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c)) ||
+    /certificate|ssl routines|tls handshake|secure tls connection/i.test(text)
+  ) {
+    return "TLS_HANDSHAKE";
+  }
+  // The proxy refused us: 407 on a forwarded request, or any non-200 answer to CONNECT.
+  if (/Proxy Authentication Required \(407\)|Proxy response \(\d+\) !== 200/.test(text)) return "CONNECTION_RESET";
+  if (codes.some((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)))) {
+    return "CONNECTION_RESET";
+  }
+  return null;
+}
+
+/**
+ * A probe for PROXY resources: fetches the health URL of the cell's context through the proxy
+ * (the resource's value, an `http://` or `https://` proxy URL, optionally with `user:pass@`
+ * credentials, sent as `Proxy-Authorization: Basic`). Plain-`http:` targets are sent to the
+ * proxy as absolute-URI requests; `https:` targets go through a CONNECT tunnel. Every probe
+ * uses a fresh connection (its own `undici` `ProxyAgent`, destroyed afterwards), reads at most
+ * 64 KiB of the body and follows no redirect.
+ *
+ * A context missing from `targets` resolves to `null`: the prober reports nothing and the cell
+ * stays due (configure a target for every context whose proxies should be probed).
+ *
+ * Classification (latency is measured from the request to the end of the body):
+ * | what happened | outcome |
+ * |---|---|
+ * | 2xx, 3xx | `{ok: true, latencyMs}`, or `SLOW` when `latencyMs >= slowMs` |
+ * | 403, 429, 451 | `BLOCKED` — the destination refused this exit (with a half-open `BLOCKED`, real traffic then judges it) |
+ * | 407 | `CONNECTION_RESET` — the proxy refused our credentials: unusable, but not a site block |
+ * | 502 | `CONNECTION_RESET` — the proxy could not reach or talk to the destination |
+ * | 408, 504 | `TIMEOUT` — the proxy or the destination did not answer in time |
+ * | any other 4xx/5xx (404, 500, 503 …) | nothing is reported: the probe throws a `ProbeError` with code `PROBE_INCONCLUSIVE` and `status`. The answer came through the proxy, so it speaks about the target, not the proxy; penalising every proxy for a misconfigured or sick health URL would cool the whole fleet, while an unreported cell simply stays cooling. The prober hands the error to `onError`, so the misconfiguration is seen. |
+ * | no answer within `timeoutMs` (connect, headers or body) | `TIMEOUT` |
+ * | TLS errors (codes `ERR_TLS_*`, `ERR_SSL_*`, `CERT_*`, certificate errors) | `TLS_HANDSHAKE` |
+ * | CONNECT answered with a status other than 200 | `CONNECTION_RESET` |
+ * | connection refused or reset, DNS failure, other socket errors | `CONNECTION_RESET` |
+ * | the caller's `signal` aborted | throws (an `AbortError`): nothing to report |
+ * | anything else (not a network failure) | throws a `ProbeError` `PROBE_FAILED` |
+ *
+ * No error this probe throws carries the proxy's credentials (`user:pass@` is redacted, and no
+ * `cause` is attached).
+ *
+ * @param {object} options
+ * @param {Record<string, string> | Map<string, string>} options.targets context → URL to fetch
+ * @param {number} [options.timeoutMs=10000] the whole request's deadline
+ * @param {number} [options.slowMs=Infinity] a success at least this slow is reported as `SLOW`
+ * @param {() => number} [options.now] monotonic clock in ms, for latency
+ * @returns {ProbeFn}
+ */
+export function httpProbe({ targets, timeoutMs = 10000, slowMs = Infinity, now = () => performance.now() } = {}) {
+  const table = new Map();
+  if (targets instanceof Map) {
+    for (const [k, v] of targets) table.set(k, v);
+  } else if (typeof targets === "object" && targets !== null) {
+    for (const k of Object.keys(targets)) table.set(k, targets[k]);
+  } else {
+    throw invalid("targets must be an object or a Map from context to URL");
+  }
+  for (const [context, url] of table) {
+    let u;
+    try {
+      u = new URL(url);
+    } catch {
+      throw invalid(`targets[${JSON.stringify(context)}] is not a URL`);
+    }
+    if (u.protocol !== "http:" && u.protocol !== "https:") {
+      throw invalid(`targets[${JSON.stringify(context)}] must be an http: or https: URL`);
+    }
+    table.set(context, u.href);
+  }
+  positive("timeoutMs", timeoutMs);
+  if (!(typeof slowMs === "number" && slowMs >= 0)) throw invalid("slowMs must be a number >= 0");
+  fn("now", now);
+
+  return async function probeHttp({ kind, value, context, signal }) {
+    if (kind !== "PROXY") throw invalid(`httpProbe only probes PROXY resources, not ${kind}`);
+    const target = table.get(context);
+    if (target === undefined) return null;
+
+    let proxy;
+    try {
+      proxy = new URL(value);
+    } catch {
+      proxy = null;
+    }
+    if (!proxy || (proxy.protocol !== "http:" && proxy.protocol !== "https:")) {
+      // The value is not echoed: a malformed URL may hide credentials from any redaction.
+      throw invalid("the resource's value is not an http: or https: proxy URL");
+    }
+    const user = decodeURIComponent(proxy.username);
+    const pass = decodeURIComponent(proxy.password);
+    const token = user || pass ? `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` : undefined;
+    const secrets = [token, proxy.username && `${proxy.username}:${proxy.password}`, pass.length >= 4 && pass].filter(Boolean);
+    const where = `${proxy.protocol}//${proxy.host}`; // the proxy, without its credentials
+    const redact = (text) => {
+      let out = redactCredentials(text);
+      for (const s of secrets) out = out.split(s).join("***");
+      return out;
+    };
+
+    signal?.throwIfAborted();
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const agent = new ProxyAgent({
+      uri: `${proxy.protocol}//${proxy.host}`,
+      token,
+      proxyTunnel: false,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const start = now();
+    try {
+      const res = await request(target, {
+        method: "GET",
+        dispatcher: agent,
+        signal: both,
+        headers: { accept: "*/*", "user-agent": "repute-prober" },
+      });
+      await res.body.dump({ limit: 65536, signal: both });
+      const latencyMs = Math.max(0, now() - start);
+      const outcome = statusOutcome(res.statusCode, latencyMs, slowMs);
+      if (outcome) return outcome;
+      throw new ProbeError(
+        `the probe target ${redact(target)} answered ${res.statusCode} through the proxy ${where}: ` +
+          "this says nothing about the proxy, so nothing was reported",
+        "PROBE_INCONCLUSIVE",
+        { status: res.statusCode },
+      );
+    } catch (error) {
+      if (error instanceof ProbeError) throw error;
+      if (signal?.aborted) {
+        const e = new Error("the probe was aborted");
+        e.name = "AbortError";
+        e.code = "ABORT_ERR";
+        throw e;
+      }
+      if (timeout.aborted) return { ok: false, failure: "TIMEOUT" };
+      const failure = errorFailure(error);
+      if (failure) return { ok: false, failure };
+      throw new ProbeError(`the probe through ${where} failed: ${redact(error?.message ?? error)}`, "PROBE_FAILED");
+    } finally {
+      await agent.destroy().catch(() => {});
+    }
+  };
+}

@@ -1,0 +1,57 @@
+// Bearer-token authentication with roles (SPEC §8): `worker` (acquire, renew, release, report,
+// register), `operator` (everything), `viewer` (reads, except the snapshot). Tokens are compared
+// through their SHA-256 digests in constant time, and never logged or echoed.
+
+export const ROLES = ["worker", "operator", "viewer"];
+
+async function digest(text) {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+function equalBytes(a, b) {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < a.length && i < b.length; i++) diff |= a[i] ^ b[i];
+  return diff === 0;
+}
+
+/** Validates `{ tokens: [{ token, role }] }`; throws a message naming the bad entry. */
+export function parseTokens(doc) {
+  if (typeof doc !== "object" || doc === null || !Array.isArray(doc.tokens) || Object.keys(doc).length !== 1) {
+    throw new Error('tokens must be {"tokens": [{"token": "...", "role": "worker|operator|viewer"}]}');
+  }
+  return doc.tokens.map((t, i) => {
+    if (typeof t !== "object" || t === null || Object.keys(t).some((k) => k !== "token" && k !== "role")) {
+      throw new Error(`tokens[${i}]: expected {token, role}`);
+    }
+    if (typeof t.token !== "string" || t.token.length < 16) throw new Error(`tokens[${i}].token: a string of at least 16 characters`);
+    if (!ROLES.includes(t.role)) throw new Error(`tokens[${i}].role: one of ${ROLES.join(", ")}`);
+    return t;
+  });
+}
+
+export class Auth {
+  #entries;
+
+  /** `tokens`: the parsed list (empty: no authentication, loopback-only server). */
+  static async create(tokens) {
+    const auth = new Auth();
+    auth.#entries = await Promise.all(tokens.map(async (t) => ({ digest: await digest(t.token), role: t.role })));
+    return auth;
+  }
+
+  get enabled() {
+    return this.#entries.length > 0;
+  }
+
+  /** The role of the request's bearer token, or null (missing or unknown). Checks every
+   * configured token so the time taken does not depend on which one matched. */
+  async roleOf(request) {
+    const header = request.headers.get("authorization") ?? "";
+    const m = /^Bearer ([\x21-\x7e]+)$/.exec(header);
+    if (!m) return null;
+    const presented = await digest(m[1]);
+    let role = null;
+    for (const e of this.#entries) if (equalBytes(presented, e.digest) && role === null) role = e.role;
+    return role;
+  }
+}

@@ -1,0 +1,250 @@
+// The HTTP API of SPEC §8 as one web-standard `Request → Response` handler. The Node server
+// (node-server.js) and the edge worker only adapt their platform to it; neither re-implements
+// routing, authentication or validation. Everything about the pool itself is the host's
+// (see the `host` contract below) and, underneath, the engine's.
+//
+// host contract: { ready, now(), register, deregister, block, unblock, importSnapshot (async,
+// on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
+// snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
+// metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
+// seconds), streamCut() }.
+
+import { Auth } from "./auth.js";
+import { HttpProblem, problemOf, problemResponse } from "./problems.js";
+import { LeaseIds } from "./lease-id.js";
+import { eventStream } from "./sse.js";
+
+const JSON_TYPE = "application/json";
+const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
+const WORKER = new Set(["worker", "operator"]);
+const VIEWER = new Set(["viewer", "operator"]);
+const OPERATOR = new Set(["operator"]);
+const OPEN = null;
+
+const bad = (detail) => new HttpProblem(400, "bad-request", detail);
+
+function json(status, body, headers = {}) {
+  return new Response(body === undefined ? null : JSON.stringify(body), {
+    status,
+    headers: body === undefined ? headers : { "content-type": JSON_TYPE, ...headers },
+  });
+}
+
+/** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
+function segments(pathname) {
+  return pathname
+    .split("/")
+    .slice(1)
+    .map((s, i) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        throw bad(`path segment ${i + 1} is not valid percent-encoding`);
+      }
+    });
+}
+
+function kindOf(kind) {
+  if (!KINDS.has(kind)) throw bad("kind must be PROXY, ACCOUNT or SESSION");
+  return kind;
+}
+
+/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
+async function body(request, limit, fields) {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > limit) throw new HttpProblem(413, "body-too-large", `the body is larger than ${limit} bytes`);
+  const chunks = [];
+  let size = 0;
+  if (request.body) {
+    for await (const chunk of request.body) {
+      size += chunk.byteLength;
+      if (size > limit) throw new HttpProblem(413, "body-too-large", `the body is larger than ${limit} bytes`);
+      chunks.push(chunk);
+    }
+  }
+  let value;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size)));
+  } catch {
+    throw bad("the body is not valid UTF-8 JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
+  for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
+  for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
+  return value;
+}
+
+function concat(chunks, size) {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+function text(name, v) {
+  if (typeof v !== "string") throw bad(`${name} must be a string`);
+  return v;
+}
+
+function query(url, allowed) {
+  for (const k of url.searchParams.keys()) if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+  return url.searchParams;
+}
+
+function nonNegativeInt(name, raw, fallback) {
+  if (raw === null) return fallback;
+  if (!/^\d{1,16}$/.test(raw)) throw bad(`${name} must be a non-negative integer`);
+  return Number(raw);
+}
+
+/**
+ * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
+ * (bytes, default 64 KiB), `heartbeatMs` and `streamQueue` (SSE), `onStreamCut()`.
+ */
+export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000 } = {}) {
+  const onStreamCut = () => host.streamCut();
+  const auth = await Auth.create(tokens);
+  const ids = await LeaseIds.create();
+  const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
+
+  // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything.
+  const routes = [
+    ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
+    ["GET", ["readyz"], OPEN, "readyz", () => json(host.ready ? 200 : 503, { ready: host.ready })],
+    ["GET", ["metrics"], VIEWER, "metrics", async () =>
+      new Response(await host.metrics(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } })],
+    ["POST", ["api", "resources"], WORKER, "register", async (req) => {
+      const b = await body(req, bodyLimit, ["kind", "value"]);
+      const created = await host.register(kindOf(b.kind), text("value", b.value));
+      return json(created ? 201 : 200, { kind: b.kind, value: b.value, created });
+    }],
+    ["GET", ["api", "resources"], VIEWER, "resources", (req, url) => {
+      const q = query(url, ["context", "state"]);
+      const filter = {};
+      if (q.has("context")) filter.context = q.get("context");
+      if (q.has("state")) filter.state = q.get("state");
+      return json(200, { resources: host.resources(filter) });
+    }],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", async (req, url, [, , kind, value]) => {
+      query(url, []);
+      if (!(await host.deregister(kindOf(kind), value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
+      return json(204);
+    }],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", async (req, url, [, , kind, value]) => {
+      const q = query(url, ["seconds", "permanent"]);
+      let how;
+      if (q.has("permanent") && !q.has("seconds")) {
+        if (q.get("permanent") !== "true") throw bad("permanent must be true");
+        how = { permanent: true };
+      } else if (q.has("seconds") && !q.has("permanent")) {
+        const raw = q.get("seconds");
+        if (!/^\d+(\.\d+)?$/.test(raw)) throw bad("seconds must be a positive number");
+        how = { seconds: Number(raw) };
+      } else {
+        throw bad("give exactly one of ?seconds=N or ?permanent=true");
+      }
+      await host.block(kindOf(kind), value, how);
+      return json(204);
+    }],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", async (req, url, [, , kind, value]) => {
+      query(url, []);
+      return json(200, { unblocked: await host.unblock(kindOf(kind), value) });
+    }],
+    ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
+      const b = await body(req, bodyLimit, ["context"]);
+      const lease = host.acquire(text("context", b.context));
+      if (lease) return json(201, await withId(lease));
+      const at = host.nextChangeAt(b.context);
+      const headers = at === null ? {} : { "retry-after": String(Math.max(1, Math.ceil((at - host.now()) / 1000))) };
+      const detail = at === null ? "no resource is eligible, and none will become eligible by time alone" : "no resource is eligible now";
+      throw new HttpProblem(409, "nothing-eligible", detail, headers);
+    }],
+    ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", async (req, url, [, , id]) => {
+      const lease = await ids.decode(id);
+      const renewed = lease && host.renew({ ...lease, leasedAt: 0, expiresAt: 0 });
+      if (!renewed) throw new HttpProblem(409, "lease-not-renewed", "the lease lapsed, is not the current one, or the resource is blocked");
+      return json(200, await withId(renewed));
+    }],
+    ["DELETE", ["api", "leases", ":"], WORKER, "release", async (req, url, [, , id]) => {
+      const lease = await ids.decode(id);
+      if (!lease || !host.release({ ...lease, leasedAt: 0, expiresAt: 0 })) {
+        throw new HttpProblem(404, "no-such-lease", "not the current holder of a lease");
+      }
+      return json(204);
+    }],
+    ["POST", ["api", "outcomes"], WORKER, "report", async (req) => {
+      const b = await body(req, bodyLimit, ["kind", "value", "context", "outcome"]);
+      host.report(kindOf(b.kind), text("value", b.value), text("context", b.context), b.outcome);
+      return json(204);
+    }],
+    ["GET", ["api", "events"], VIEWER, "events", async (req, url) => {
+      const q = query(url, ["after", "limit"]);
+      const after = nonNegativeInt("after", q.get("after"), 0);
+      const limit = nonNegativeInt("limit", q.get("limit"), 100);
+      if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
+      return json(200, await host.readEvents({ after, limit }));
+    }],
+    ["GET", ["api", "events", "stream"], VIEWER, "stream", (req, url) => {
+      const q = query(url, ["after"]);
+      const last = req.headers.get("last-event-id");
+      const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
+      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
+    }],
+    ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
+      new Response(host.snapshot(), { headers: { "content-type": JSON_TYPE } })],
+    ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
+      const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+      if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send the snapshot as application/json");
+      const text = await req.text();
+      if (text.length > 1024 * 1024 * 1024) throw new HttpProblem(413, "body-too-large", "the snapshot is too large");
+      await host.importSnapshot(text);
+      return json(204);
+    }],
+  ];
+
+  function match(method, parts) {
+    let pathMatched = false;
+    for (const route of routes) {
+      const [m, pattern] = route;
+      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || p === parts[i])) continue;
+      // A literal segment beats a wildcard: /api/events/stream is not /api/events/{x}.
+      pathMatched = true;
+      if (m === method) return { route };
+    }
+    return { pathMatched };
+  }
+
+  return async function handle(request) {
+    const started = performance.now();
+    let name = "unmatched";
+    let response;
+    try {
+      const url = new URL(request.url);
+      const parts = segments(url.pathname);
+      const { route, pathMatched } = match(request.method, parts);
+      if (!route) {
+        throw pathMatched
+          ? new HttpProblem(405, "method-not-allowed", `${request.method} is not allowed here`)
+          : new HttpProblem(404, "not-found", "no such route");
+      }
+      const [, , roles, routeName, run] = route;
+      name = routeName;
+      if (roles !== OPEN && auth.enabled) {
+        const role = await auth.roleOf(request);
+        if (role === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
+        if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
+      }
+      if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
+      response = await run(request, url, parts);
+    } catch (error) {
+      response = problemResponse(problemOf(error));
+    }
+    host.observeRequest(name, request.method, response.status, (performance.now() - started) / 1000);
+    return response;
+  };
+}

@@ -1,0 +1,52 @@
+// Errors as `application/problem+json` (RFC 9457), with stable `type` URIs
+// (`urn:repute:problem:<name>`). The engine's error codes map to HTTP statuses here, once.
+
+export const PROBLEM_TYPE = "application/problem+json";
+
+/** An HTTP error the handler turns into a problem response. */
+export class HttpProblem extends Error {
+  constructor(status, name, detail, headers = {}) {
+    super(detail);
+    this.status = status;
+    this.name = name;
+    this.headers = headers;
+  }
+}
+
+const ENGINE = {
+  INVALID_ARGUMENT: [400, "invalid-argument"],
+  INVALID_CONFIG: [400, "invalid-config"],
+  INVALID_SNAPSHOT: [400, "invalid-snapshot"],
+  UNSUPPORTED_SNAPSHOT_VERSION: [400, "unsupported-snapshot-version"],
+  CAPACITY_EXCEEDED: [409, "capacity-exceeded"],
+  UNKNOWN_RESOURCE: [404, "unknown-resource"],
+  STALE_SNAPSHOT: [409, "stale-snapshot"],
+};
+
+const TITLES = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+/** The problem for any thrown value; engine errors keep their message (secrets are redacted
+ * by the engine), anything else becomes a 500 without details. */
+export function problemOf(error) {
+  if (error instanceof HttpProblem) return error;
+  const mapped = error && ENGINE[error.code];
+  if (mapped) return new HttpProblem(mapped[0], mapped[1], error.message);
+  return new HttpProblem(500, "internal", "the server failed to handle the request");
+}
+
+export function problemResponse(p, instance) {
+  const body = { type: `urn:repute:problem:${p.name}`, title: TITLES[p.status] ?? "Error", status: p.status, detail: p.message };
+  if (instance) body.instance = instance;
+  return new Response(JSON.stringify(body), { status: p.status, headers: { "content-type": PROBLEM_TYPE, ...p.headers } });
+}
