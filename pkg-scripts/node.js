@@ -7,3 +7,6 @@ import { makePool } from "./lib/pool.js";
 initSync({ module: readFileSync(new URL("./pkg/repute_bg.wasm", import.meta.url)) });
 
 export const Pool = makePool(RawPool);
+
+// The durable in-process host (snapshots, audit log, events, prober): see lib/host/open-pool.js.
+export { openPool, PoolHost } from "./lib/host/open-pool.js";

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Types of the `repute` package (SPEC §9). These declarations are part of the contract: the
 // test suite compiles a usage file against them with `tsc --noEmit`.
 
@@ -175,3 +176,77 @@ export declare class Pool {
   /** Frees the engine's memory now instead of at garbage collection. */
   free(): void;
 }
+
+// ----- Node runtime (the `node` condition only) ------------------------------------------------
+
+export interface OpenPoolOptions {
+  /** Folder of the snapshot, its backup, the audit log and the lock (default "./data"). */
+  dir?: string;
+  /** A partial config: for a new pool, or overrides of a restored snapshot's config. */
+  config?: ConfigPatch;
+  now?: () => number;
+  random?: () => number;
+  seed?: number;
+  /** Snapshot interval in ms (default 30000; 0 disables the timer). */
+  checkpointMs?: number;
+  /** Mutations after which a snapshot is written early (default 1000). */
+  burst?: number;
+  audit?: { maxFileBytes?: number; maxFiles?: number; maxAgeMs?: number; queueLimit?: number };
+  /** Start from the previous good snapshot (after a damaged one). */
+  fromBackup?: boolean;
+  /** Write a final snapshot and exit on SIGTERM / SIGINT (default true). */
+  handleSignals?: boolean;
+  /** Receives errors of listeners, probes and snapshot writes (default: console.error). */
+  onError?: (error: unknown) => void;
+  /** A recovery prober; with one, halfOpenCauses defaults to ["BLOCKED"]. */
+  prober?: {
+    probes: Partial<Record<Kind, (probe: { kind: Kind; value: string; context: string; lease: Lease; signal: AbortSignal }) => Promise<Outcome | null>>>;
+    intervalMs?: number;
+    jitterMs?: number;
+    concurrency?: number;
+  };
+}
+
+export interface DisposableLease extends Lease {
+  [Symbol.dispose](): void;
+}
+
+export interface HostStats extends Stats {
+  auditDropped: number;
+  deliveryDropped: number;
+  checkpointAgeMs: number | null;
+}
+
+/** One pool, durable in a folder, observable. Hot-path calls are synchronous; operator
+ * actions resolve once they are on disk. */
+export declare class PoolHost extends EventTarget {
+  readonly ready: boolean;
+  readonly dir: string;
+  acquire(context: string): DisposableLease | null;
+  acquireResource(kind: Kind, value: string, context: string): DisposableLease | null;
+  report(kind: Kind, value: string, context: string, outcome: Outcome): void;
+  renew(lease: Lease): DisposableLease | null;
+  release(lease: Lease): boolean;
+  register(kind: Kind, value: string): Promise<boolean>;
+  deregister(kind: Kind, value: string): Promise<boolean>;
+  block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
+  unblock(kind: Kind, value: string): Promise<boolean>;
+  importSnapshot(snapshotJson: string): Promise<void>;
+  snapshot(): string;
+  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  dueForRecoveryProbe(): ProbeDue[];
+  nextChangeAt(context: string): number | null;
+  stats(): HostStats;
+  config(): Config;
+  /** Calls `cb` for events of `type` ("event" for every type); returns a disposer. */
+  on(type: EventType | "event", cb: (event: PoolEvent) => void): () => void;
+  /** Live events (after replaying the audit log past `after`, when given). */
+  events(options?: { signal?: AbortSignal; after?: number; queue?: number }): AsyncIterable<PoolEvent>;
+  readEvents(options?: { after?: number; limit?: number }): Promise<{ events: PoolEvent[]; next: number | null }>;
+  checkpoint(): Promise<void>;
+  metrics(): Promise<string>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export declare function openPool(options?: OpenPoolOptions): Promise<PoolHost>;

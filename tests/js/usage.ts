@@ -299,3 +299,34 @@ async function edge(wasm: WebAssembly.Module, bytes: Uint8Array): Promise<WebLea
 
 void [withRandom, bare, restored, restoredBare, slowPenalty, blockedBase, causes, fullAsPatch];
 void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
+
+// ----- Node runtime: openPool and the server ----------------------------------------------------
+
+import { openPool, type PoolHost, type DisposableLease, type HostStats } from "repute";
+import type { createHandler, serve } from "../../pkg-scripts/server.js";
+
+export async function hostUsage(): Promise<void> {
+  const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false });
+  const added: boolean = await host.register("PROXY", "proxy-9");
+  void added;
+  await host.block("PROXY", "proxy-9", { seconds: 60 });
+  const lease: DisposableLease | null = host.acquire("checkout-us");
+  if (lease) {
+    host.report(lease.kind, lease.value, lease.context, { ok: true, latencyMs: 80 });
+    lease[Symbol.dispose]();
+  }
+  const off: () => void = host.on("RESOURCE_COOLED", (e: PoolEvent) => void e.cause);
+  off();
+  for await (const e of host.events({ signal: AbortSignal.timeout(10) })) void e.seq;
+  const s: HostStats = host.stats();
+  void s.auditDropped;
+  const page = await host.readEvents({ after: 0, limit: 10 });
+  void page.next;
+  // @ts-expect-error operator actions are asynchronous
+  const sync: boolean = host.unblock("PROXY", "proxy-9");
+  void sync;
+  await host.close();
+}
+
+export type Server = typeof serve;
+export type Handler = typeof createHandler;
