@@ -178,27 +178,31 @@ export class AuditLog {
    * @param {readonly {seq: number}[]} events in seq order (the engine's `drainEvents()`)
    */
   append(events) {
-    try {
-      if (!Array.isArray(events)) events = events == null ? EMPTY : [events];
-      let added = false;
-      for (const ev of events) {
-        if (ev === null || typeof ev !== "object" || !Number.isSafeInteger(ev.seq) || ev.seq <= this.#lastSeen) {
-          this.#rejected++;
-          continue;
-        }
-        this.#lastSeen = ev.seq;
-        if (this.#closed || this.#inflight.length + this.#queue.length >= this.#queueLimit) {
-          this.#dropped++;
-          continue;
-        }
-        this.#queue.push(ev);
-        this.#lastSeq = ev.seq;
-        added = true;
+    // Never fail the pool because of its audit log: nothing here may throw.
+    if (!Array.isArray(events)) events = events == null ? EMPTY : [events];
+    let added = false;
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i];
+      let seq;
+      try {
+        seq = ev !== null && typeof ev === "object" ? ev.seq : undefined;
+      } catch {
+        seq = undefined; // a throwing getter
       }
-      if (added) this.#kick();
-    } catch {
-      // Never fail the pool because of its audit log (e.g. a throwing getter on an event).
+      if (!Number.isSafeInteger(seq) || seq <= this.#lastSeen) {
+        this.#rejected++;
+        continue;
+      }
+      this.#lastSeen = seq;
+      if (this.#closed || this.#inflight.length + this.#queue.length >= this.#queueLimit) {
+        this.#dropped++;
+        continue;
+      }
+      this.#queue.push(ev);
+      this.#lastSeq = seq;
+      added = true;
     }
+    if (added) this.#kick();
   }
 
   /**
@@ -246,20 +250,23 @@ export class AuditLog {
     });
   }
 
-  /** Flushes, then closes the current file. Events appended afterwards are dropped. Idempotent. */
+  /**
+   * Flushes, then closes the current file. Events appended afterwards are dropped. Idempotent.
+   * Never rejects, so that a caller's shutdown goes on (releasing the lock): a failure to write or
+   * sync is counted in `dropped` and kept in `lastError`.
+   * @returns {Promise<void>}
+   */
   close() {
     if (this.#closing === null) {
       this.#closed = true;
       this.#closing = (async () => {
-        let err = null;
-        await this.flush().catch((e) => {
-          err = e;
-        });
+        await this.flush().catch(() => {}); // already in lastError
         while (this.#running) await this.#running;
         const fh = this.#fh;
         this.#fh = null;
-        if (fh) await fh.close();
-        if (err) throw err;
+        await fh?.close().catch((e) => {
+          this.#failed(e, 0, "closing the current file failed");
+        });
       })();
     }
     return this.#closing;
@@ -312,12 +319,16 @@ export class AuditLog {
       for (const ev of batch) {
         let line;
         try {
-          line = JSON.stringify(ev) + "\n";
+          line = JSON.stringify(ev);
         } catch {
+          line = undefined; // a BigInt, a cycle, a throwing toJSON
+        }
+        if (typeof line !== "string" || line[0] !== "{") {
           done++;
-          this.#rejected++; // not serializable (a BigInt, a cycle)
+          this.#rejected++; // not serializable as a JSON object
           continue;
         }
+        line += "\n";
         const len = Buffer.byteLength(line);
         const full = this.#size + bytes > 0 && this.#size + bytes + len > this.#maxFileBytes;
         if (this.#files.length === 0 || this.#mustRotate || full) {
@@ -551,7 +562,8 @@ async function scanLines(fh, from, chunkSize, visit) {
       }
       start = nl + 1;
     }
-    carry = start < data.length ? Buffer.from(data.subarray(start)) : null;
+    // Keep the start of an unfinished line for the next read (not one that is being skipped).
+    carry = start < data.length && !skip ? Buffer.from(data.subarray(start)) : null;
   }
 }
 

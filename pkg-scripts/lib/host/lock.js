@@ -62,12 +62,15 @@ export async function acquireLock(dir) {
   const deadline = Date.now() + TAKEOVER_WAIT_MS;
 
   for (;;) {
+    let created = false;
     try {
       await writeSynced(file, body, "wx");
+      created = true;
       await fsyncDir(dir);
       return handle(file, me);
     } catch (e) {
-      if (e.code !== "EEXIST") throw e;
+      if (created) await unlink(file).catch(() => {});
+      if (created || e.code !== "EEXIST") throw e;
     }
     const seen = await readLock(file);
     if (seen === null) continue; // released between our create and our read: try again
@@ -123,6 +126,7 @@ async function takeOver(dir, file, staleRaw, body, deadline) {
   const marker = file + ".takeover";
   for (;;) {
     try {
+      await writeSynced(marker, body, "wx");
       break;
     } catch (e) {
       if (e.code !== "EEXIST") throw e;
@@ -273,14 +277,18 @@ function lockedError(dir, file, holder, why, marker) {
   return e;
 }
 
+/** Writes and fsyncs a small file; a file it created but could not fill is removed again. */
 async function writeSynced(file, text, flag) {
   const fh = await open(file, flag, 0o644);
   try {
     await fh.writeFile(text, "utf8");
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (e) {
+    await fh.close().catch(() => {});
+    await unlink(file).catch(() => {});
+    throw e;
   }
+  await fh.close();
 }
 
 async function fsyncDir(dir) {

@@ -15,6 +15,7 @@
 // `signal-exit`). The steps below are the whole of it.
 
 import { copyFile, link, mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
 import path from "node:path";
 
 const MAIN = "snapshot.json";
@@ -34,10 +35,11 @@ const NO_LINK = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "E
 /**
  * Atomic, never-backwards snapshot files in one pool folder.
  *
- * A write goes: the new text to `snapshot.json.tmp-<pid>-<n>`, fsync; the current `snapshot.json`
- * becomes `snapshot.prev.json` (hard link + rename, so `snapshot.json` never disappears, even for
- * an instant); the temporary file is renamed over `snapshot.json`; the folder is fsynced. A crash
- * at any moment leaves the old or the new snapshot in `snapshot.json`, and a good backup.
+ * A write goes: the new text to `snapshot.json.tmp-<pid>-<n>`, fsync; a hard link
+ * `snapshot.prev.json.tmp-<pid>-<n>` to the current `snapshot.json`; the temporary file renamed
+ * over `snapshot.json`; the link renamed over `snapshot.prev.json`; the folder fsynced. So
+ * `snapshot.json` never disappears, not even for an instant, and a crash at any moment leaves the
+ * old or the new snapshot in it, and a whole backup that is older than it.
  *
  * Writes are serialized inside the process and compared with the revision held in memory, so
  * concurrent `write()` calls never leave a lower revision on disk.
@@ -153,8 +155,8 @@ export class SnapshotStore {
    *
    * Writes are queued behind each other; each compares `revision` with the revision stored at
    * that point. If `snapshot.json` was found damaged at `open`, it is kept aside as
-   * `snapshot.damaged-<epoch ms>.json` (never deleted, never made the backup) before the first
-   * write replaces it.
+   * `snapshot.damaged-<epoch ms>-<pid>.json` (never deleted, never made the backup) when the
+   * first write replaces it.
    *
    * @param {string} json the snapshot text (`Pool.snapshot()`); its `revision` field must equal
    *   `revision` (it is not parsed here, to keep writes cheap)
@@ -177,7 +179,10 @@ export class SnapshotStore {
 
   async #write(json, revision) {
     if (this.#revision !== null && revision < this.#revision) return false;
-    const tmp = `${this.#main}.tmp-${process.pid}-${++this.#n}`;
+    const n = ++this.#n;
+    const tmp = `${this.#main}.tmp-${process.pid}-${n}`;
+    const prevTmp = `${this.#prev}.tmp-${process.pid}-${n}`;
+    let keptAsPrev = false;
     try {
       const fh = await open(tmp, "w", 0o600);
       try {
@@ -186,51 +191,27 @@ export class SnapshotStore {
       } finally {
         await fh.close();
       }
+      // Give the current file a second name before it loses its own, so that snapshot.json is
+      // never missing, not even for an instant.
       if (this.#state === "good") {
-        await this.#keepBackup();
+        keptAsPrev = await secondName(this.#main, prevTmp, true);
       } else if (this.#state === "damaged") {
-        const aside = path.join(this.#dir, `snapshot.damaged-${Date.now()}.json`);
-        await rename(this.#main, aside).catch((e) => {
-          if (e.code !== "ENOENT") throw e;
-        });
+        const aside = path.join(this.#dir, `snapshot.damaged-${Date.now()}-${process.pid}.json`);
+        await secondName(this.#main, aside, false); // kept for inspection, never the backup
       }
       await rename(tmp, this.#main);
     } catch (e) {
       await unlink(tmp).catch(() => {});
+      if (keptAsPrev) await unlink(prevTmp).catch(() => {});
       throw e;
     }
     this.#state = "good";
     this.#revision = revision;
+    // Only now does the old snapshot replace the backup: a crash before this line leaves an older
+    // backup (and a temporary file that the next open removes), never one equal to snapshot.json.
+    if (keptAsPrev) await rename(prevTmp, this.#prev);
     await fsyncDir(this.#dir);
     return true;
-  }
-
-  /**
-   * `snapshot.json` → `snapshot.prev.json`, with `snapshot.json` staying in place: a second name
-   * for the same file (or, without hard links, an fsynced copy) renamed over the old backup.
-   */
-  async #keepBackup() {
-    const tmp = `${this.#prev}.tmp-${process.pid}-${this.#n}`;
-    await unlink(tmp).catch(() => {});
-    try {
-      try {
-        await link(this.#main, tmp);
-      } catch (e) {
-        if (e.code === "ENOENT") return; // removed from outside: nothing to keep
-        if (!NO_LINK.has(e.code)) throw e;
-        await copyFile(this.#main, tmp);
-        const fh = await open(tmp, "r+");
-        try {
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-      }
-      await rename(tmp, this.#prev);
-    } catch (e) {
-      await unlink(tmp).catch(() => {});
-      throw e;
-    }
   }
 
   /** Waits for the writes already issued, then refuses new ones. Idempotent. */
@@ -238,6 +219,29 @@ export class SnapshotStore {
     this.#closed = true;
     await this.#chain;
   }
+}
+
+/**
+ * Gives `file` the extra name `name` (a hard link, or where the file system has none, an
+ * fsynced copy). Returns false when `file` does not exist. `replace`: an old `name` is removed
+ * first.
+ */
+async function secondName(file, name, replace) {
+  if (replace) await unlink(name).catch(() => {});
+  try {
+    await link(file, name);
+  } catch (e) {
+    if (e.code === "ENOENT") return false;
+    if (!NO_LINK.has(e.code)) throw e;
+    await copyFile(file, name, replace ? 0 : fsConstants.COPYFILE_EXCL);
+    const fh = await open(name, "r+");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+  return true;
 }
 
 /** Reads and checks one snapshot file; null when it does not exist. */
