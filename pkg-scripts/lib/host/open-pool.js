@@ -66,6 +66,20 @@ function lift(json, reserve) {
 
 const revisionOf = (json) => Number(/"revision":(\d+)/.exec(json)?.[1] ?? NaN);
 
+/**
+ * Restores `json` (any JSON spelling) with `options`, with its fencing high-water mark and
+ * next event seq raised to at least `reserve`'s. The engine validates the text first; only
+ * when a lift is needed is the pool re-read from its own canonical snapshot, patched.
+ */
+function restoreLifted(json, reserve, options) {
+  const pool = Pool.restore(json, options);
+  const s = pool.stats();
+  if (s.fencingHighWater >= reserve.fencing && s.nextEventSeq >= reserve.eventSeq) return pool;
+  const canonical = pool.snapshot();
+  pool.free();
+  return Pool.restore(lift(canonical, reserve), options);
+}
+
 /** Options: see README "Node runtime". */
 export async function openPool(options = {}) {
   const host = new PoolHost();
@@ -94,6 +108,12 @@ export class PoolHost extends EventTarget {
   #lastSeq = 0;
   #drainScheduled = false;
   #subscribers = new Set();
+  /** Wakes waiting `events()` iterators (on close). */
+  #wakers = new Set();
+  /** The listener wrappers `addEventListener` registered, by listener. */
+  #wrapped = new WeakMap();
+  /** Config given to every restore (host options, prober default). */
+  #overrides;
   #deliveryDropped = 0;
   #closed = false;
   #signalHandler = null;
@@ -127,14 +147,25 @@ export class PoolHost extends EventTarget {
       this.#reserve = readReserve(dir);
       // A prober decides the cells it can test: by default only BLOCKED cooldowns are
       // half-open trials (a synthetic probe cannot judge a site block; real traffic can).
-      const defaults = prober ? { halfOpenCauses: ["BLOCKED"] } : {};
+      // The same overrides apply to a new pool, a restored one and an imported snapshot.
+      const overrides = prober ? { halfOpenCauses: ["BLOCKED"], ...config } : config;
+      this.#overrides = overrides;
       this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
-      const cfg = { ...defaults, ...config };
+      // Whatever was used before (reserved, or logged) is never handed out again, even when
+      // the folder has no snapshot (a first start after a crash before the first write).
+      this.#reserve.eventSeq = Math.max(this.#reserve.eventSeq, this.#audit.lastSeq + 1);
+      const restoreOptions = { ...this.#poolOptions, ...(overrides ? { config: overrides } : {}) };
       if (stored) {
-        this.#reserve.eventSeq = Math.max(this.#reserve.eventSeq, this.#audit.lastSeq + 1);
-        this.#pool = Pool.restore(lift(stored.json, this.#reserve), { ...this.#poolOptions, config: config ?? (prober ? defaults : undefined) });
+        this.#pool = restoreLifted(stored.json, this.#reserve, restoreOptions);
       } else {
-        this.#pool = new Pool({ ...this.#poolOptions, config: cfg });
+        const fresh = new Pool(restoreOptions);
+        const s = fresh.stats();
+        if (s.fencingHighWater >= this.#reserve.fencing && s.nextEventSeq >= this.#reserve.eventSeq) {
+          this.#pool = fresh;
+        } else {
+          this.#pool = restoreLifted(fresh.snapshot(), this.#reserve, restoreOptions);
+          fresh.free();
+        }
       }
       const stats = this.#pool.stats();
       this.#lastSeq = stats.nextEventSeq - 1;
@@ -233,16 +264,17 @@ export class PoolHost extends EventTarget {
     return released;
   }
 
-  /** Operator actions resolve once the change is on disk. */
+  /** Operator actions resolve once the state they report is on disk — also when they
+   * changed nothing (a concurrent call may have made the change they observe). */
   async register(kind, value) {
     const added = this.#pool.register(kind, value);
-    if (added) await this.#durable();
+    await this.#durable();
     return added;
   }
 
   async deregister(kind, value) {
     const removed = this.#pool.deregister(kind, value);
-    if (removed) await this.#durable();
+    await this.#durable();
     return removed;
   }
 
@@ -253,27 +285,39 @@ export class PoolHost extends EventTarget {
 
   async unblock(kind, value) {
     const unblocked = this.#pool.unblock(kind, value);
-    if (unblocked) await this.#durable();
+    await this.#durable();
     return unblocked;
   }
 
-  /** Replaces the pool with a snapshot (operator import); refused if it would go back in
-   * revision. On disk before it resolves. */
-  async importSnapshot(json) {
-    const revision = revisionOf(json);
-    if (Number.isFinite(revision) && revision < this.#store.lastRevision) {
-      throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the stored ${this.#store.lastRevision}`), {
-        code: "STALE_SNAPSHOT",
-      });
-    }
-    const stats = this.#pool.stats();
-    const reserve = { fencing: Math.max(this.#reserve.fencing, stats.fencingHighWater), eventSeq: Math.max(this.#reserve.eventSeq, stats.nextEventSeq) };
-    const next = Pool.restore(lift(json, reserve), this.#poolOptions);
-    this.#drain();
-    this.#pool.free();
-    this.#pool = next;
-    this.#lastRevision = -1;
-    await this.#durable();
+  /** Replaces the pool with a snapshot (operator import), under the host's config overrides.
+   * Refused (code STALE_SNAPSHOT) when its revision is lower than the stored snapshot's or the
+   * live pool's: a revision never goes back. Serialized with snapshot writes; on disk before
+   * it resolves. Tokens and seqs continue above everything used so far. */
+  importSnapshot(json) {
+    const run = this.#writing.then(async () => {
+      const options = { ...this.#poolOptions, ...(this.#overrides ? { config: this.#overrides } : {}) };
+      const live = this.#pool.stats();
+      const reserve = {
+        fencing: Math.max(this.#reserve.fencing, live.fencingHighWater),
+        eventSeq: Math.max(this.#reserve.eventSeq, live.nextEventSeq),
+      };
+      const next = restoreLifted(json, reserve, options);
+      const revision = next.stats().revision;
+      const floor = Math.max(this.#store.lastRevision, live.revision);
+      if (revision < floor) {
+        next.free();
+        throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), {
+          code: "STALE_SNAPSHOT",
+        });
+      }
+      this.#drain();
+      this.#pool.free();
+      this.#pool = next;
+      this.#lastRevision = -1;
+      await this.#write();
+    });
+    this.#writing = run.catch(() => {});
+    return run;
   }
 
   snapshot() {
@@ -328,16 +372,33 @@ export class PoolHost extends EventTarget {
     }
   }
 
+  /** EventTarget, with listeners guarded: one that throws is reported to `onError` (Node's
+   * EventTarget would turn it into an uncaught exception and end the process). */
+  addEventListener(type, listener, options) {
+    if (listener === null || listener === undefined) return;
+    let wrapper = this.#wrapped.get(listener);
+    if (!wrapper) {
+      wrapper = (ev) => {
+        try {
+          if (typeof listener === "function") listener.call(this, ev);
+          else listener.handleEvent(ev);
+        } catch (error) {
+          this.#onError(error);
+        }
+      };
+      this.#wrapped.set(listener, wrapper);
+    }
+    super.addEventListener(type, wrapper, options);
+  }
+
+  removeEventListener(type, listener, options) {
+    super.removeEventListener(type, this.#wrapped.get(listener) ?? listener, options);
+  }
+
   /** Calls `cb(event)` for events of `type` (`"event"` for all); returns a disposer. A
    * throwing callback is reported to `onError` and does not affect the pool. */
   on(type, cb) {
-    const listener = (ev) => {
-      try {
-        cb(ev.detail);
-      } catch (error) {
-        this.#onError(error);
-      }
-    };
+    const listener = (ev) => cb(ev.detail);
     this.addEventListener(type, listener);
     return () => this.removeEventListener(type, listener);
   }
@@ -370,6 +431,7 @@ export class PoolHost extends EventTarget {
         });
         const onAbort = () => wake?.();
         signal?.addEventListener("abort", onAbort);
+        host.#wakers.add(onAbort);
         try {
           if (after !== null) {
             for (;;) {
@@ -398,6 +460,7 @@ export class PoolHost extends EventTarget {
         } finally {
           unsubscribe();
           signal?.removeEventListener("abort", onAbort);
+          host.#wakers.delete(onAbort);
         }
       },
     };
@@ -413,27 +476,30 @@ export class PoolHost extends EventTarget {
 
   /** Writes a snapshot if anything changed since the last one. Serialized. */
   checkpoint() {
-    const run = this.#writing.then(async () => {
-      if (!this.#pool) return;
-      const started = performance.now();
-      const json = this.#pool.snapshot();
-      this.#drain();
-      const revision = revisionOf(json);
-      if (revision === this.#lastRevision) return;
-      try {
-        if (!(await this.#store.write(json, revision))) {
-          throw new Error(`snapshot revision ${revision} refused: the stored one is newer`);
-        }
-        this.#lastRevision = revision;
-        this.#metrics.checkpointed(performance.now() - started);
-      } catch (e) {
-        this.#metrics.checkpointFailed();
-        this.#onError(e);
-        throw e;
-      }
-    });
+    const run = this.#writing.then(() => this.#write());
     this.#writing = run.catch(() => {});
     return run;
+  }
+
+  /** One snapshot write (callers serialize through `#writing`). */
+  async #write() {
+    if (!this.#pool) return;
+    const started = performance.now();
+    const json = this.#pool.snapshot();
+    this.#drain();
+    const revision = revisionOf(json);
+    if (revision === this.#lastRevision) return;
+    try {
+      if (!(await this.#store.write(json, revision))) {
+        throw Object.assign(new Error(`snapshot revision ${revision} refused: the stored one is newer`), { code: "STALE_SNAPSHOT" });
+      }
+      this.#lastRevision = revision;
+      this.#metrics.checkpointed(performance.now() - started);
+    } catch (e) {
+      this.#metrics.checkpointFailed();
+      this.#onError(e);
+      throw e;
+    }
   }
 
   /** Resolves when the current state is on disk; concurrent callers share one write. */
@@ -466,7 +532,8 @@ export class PoolHost extends EventTarget {
     if (this.#closed) return;
     this.#closed = true;
     this.ready = false;
-    for (const w of [...this.#subscribers]) this.#subscribers.delete(w);
+    this.#subscribers.clear();
+    for (const wake of this.#wakers) wake();
     if (this.#signalHandler) {
       process.off("SIGTERM", this.#signalHandler);
       process.off("SIGINT", this.#signalHandler);
