@@ -15,6 +15,7 @@
 
 import { mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { fsyncDir } from "./fsync.js";
 
 const NAME_RE = /^audit-(\d{16,})\.jsonl$/;
 const MAX_LIMIT = 1000;
@@ -654,18 +655,6 @@ async function readFully(fh, buf, position) {
   }
 }
 
-async function fsyncDir(dir) {
-  let fh;
-  try {
-    fh = await open(dir, "r");
-    await fh.sync();
-  } catch (e) {
-    // Windows cannot open a directory, and some file systems refuse to fsync one.
-    if (!["EISDIR", "EPERM", "EINVAL", "ENOTSUP", "EOPNOTSUPP", "EACCES"].includes(e.code)) throw e;
-  } finally {
-    await fh?.close();
-  }
-}
 
 function positiveInt(name, v) {
   if (!Number.isSafeInteger(v) || v < 1) throw invalid(`AuditLog.open: ${name} must be a positive integer`);

@@ -14,6 +14,7 @@ import { open, readFile, rename, stat, unlink, mkdir } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fsyncDir } from "./fsync.js";
 
 const LOCK = "LOCK";
 /** How long a takeover waits for another process that is taking over the same stale lock. */
@@ -291,18 +292,6 @@ async function writeSynced(file, text, flag) {
   await fh.close();
 }
 
-async function fsyncDir(dir) {
-  let fh;
-  try {
-    fh = await open(dir, "r");
-    await fh.sync();
-  } catch (e) {
-    // Windows cannot open a directory, and some file systems refuse to fsync one.
-    if (!["EISDIR", "EPERM", "EINVAL", "ENOTSUP", "EOPNOTSUPP", "EACCES"].includes(e.code)) throw e;
-  } finally {
-    await fh?.close();
-  }
-}
 
 async function mtimeMs(file) {
   try {

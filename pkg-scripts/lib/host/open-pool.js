@@ -21,6 +21,7 @@ import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
 import { startProber } from "./prober.js";
+import { fsyncDirSync } from "./fsync.js";
 import { HostMetrics } from "./metrics.js";
 
 const RESERVE_STEP = 65536;
@@ -46,12 +47,7 @@ function writeReserve(dir, reserve) {
     closeSync(fd);
   }
   renameSync(tmp, join(dir, "reserve.json"));
-  const d = openSync(dir, "r");
-  try {
-    fsyncSync(d);
-  } finally {
-    closeSync(d);
-  }
+  fsyncDirSync(dir);
 }
 
 /**

@@ -17,6 +17,7 @@
 import { copyFile, link, mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
 import { constants as fsConstants } from "node:fs";
 import path from "node:path";
+import { fsyncDir } from "./fsync.js";
 
 const MAIN = "snapshot.json";
 const PREV = "snapshot.prev.json";
@@ -301,18 +302,5 @@ function pidAlive(pid) {
     return true;
   } catch (e) {
     return e.code !== "ESRCH";
-  }
-}
-
-async function fsyncDir(dir) {
-  let fh;
-  try {
-    fh = await open(dir, "r");
-    await fh.sync();
-  } catch (e) {
-    // Windows cannot open a directory, and some file systems refuse to fsync one.
-    if (!["EISDIR", "EPERM", "EINVAL", "ENOTSUP", "EOPNOTSUPP", "EACCES"].includes(e.code)) throw e;
-  } finally {
-    await fh?.close();
   }
 }
