@@ -19,7 +19,7 @@ export declare function createHandler(host: PoolHost, options?: HandlerOptions):
 /** Serves a pool over node:http. Without tokens, only a loopback address is allowed. */
 export declare function serve(
   pool: PoolHost,
-  options?: HandlerOptions & { host?: string; port?: number },
+  options?: HandlerOptions & { host?: string; port?: number; /** ms; default 10000 */ closeGraceMs?: number },
 ): Promise<{ url: string; port: number; close(): Promise<void> }>;
 
 export declare function isLoopback(host: string): boolean;

@@ -41,12 +41,25 @@ function tokensFrom(file, inline) {
   } catch (e) {
     fail(`cannot read the tokens file ${file}: ${e.code ?? e.message}`);
   }
-  if (!text) return [];
+  const where = file ? `in ${file}` : "in REPUTE_TOKENS";
+  // An unset or empty REPUTE_TOKENS means no authentication; a --tokens file asked for it, so
+  // an empty one is refused rather than serving every route open.
+  if (!file && !text) return [];
+  let doc;
   try {
-    return parseTokens(JSON.parse(text));
-  } catch (e) {
-    fail(`bad tokens ${file ? `in ${file}` : "in REPUTE_TOKENS"}: ${e.message}`);
+    doc = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text, which here is a secret.
+    fail(`bad tokens ${where}: not valid JSON`);
   }
+  let tokens;
+  try {
+    tokens = parseTokens(doc);
+  } catch (e) {
+    fail(`bad tokens ${where}: ${e.message}`);
+  }
+  if (tokens.length === 0) fail(`bad tokens ${where}: the list is empty (to serve without tokens on loopback, leave tokens out)`);
+  return tokens;
 }
 
 function integer(name, raw) {

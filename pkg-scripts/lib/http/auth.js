@@ -47,7 +47,8 @@ export class Auth {
    * configured token so the time taken does not depend on which one matched. */
   async roleOf(request) {
     const header = request.headers.get("authorization") ?? "";
-    const m = /^Bearer ([\x21-\x7e]+)$/.exec(header);
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    const m = /^bearer +([\x21-\x7e]+)$/i.exec(header);
     if (!m) return null;
     const presented = await digest(m[1]);
     let role = null;

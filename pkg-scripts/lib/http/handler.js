@@ -1,6 +1,8 @@
 // The HTTP API of SPEC §8 as one web-standard `Request → Response` handler. The Node server
 // (node-server.js) and the edge worker only adapt their platform to it; neither re-implements
-// routing, authentication or validation. Everything about the pool itself is the host's
+// routing, authentication or validation. It reads of a request only `method`, `url`,
+// `headers.get()`, `body` (an async iterable of bytes, or null), `text()` and `signal`, so an
+// adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
 // host contract: { ready, now(), register, deregister, block, unblock, importSnapshot (async,
@@ -28,6 +30,18 @@ function json(status, body, headers = {}) {
     status,
     headers: body === undefined ? headers : { "content-type": JSON_TYPE, ...headers },
   });
+}
+
+/**
+ * The path of `url` as sent, not URL-normalized: a value "." or ".." is addressed as %2E or
+ * %2E%2E, which the WHATWG URL parser would resolve away. (A platform that normalizes before
+ * the handler — a web `Request` — cannot address those two values by path.)
+ */
+function rawPath(url) {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, start + end);
 }
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
@@ -207,16 +221,16 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     }],
   ];
 
+  /** The route for `method` on `parts`, or the methods the path allows (empty: no such path). */
   function match(method, parts) {
-    let pathMatched = false;
+    const allowed = [];
     for (const route of routes) {
       const [m, pattern] = route;
       if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || p === parts[i])) continue;
-      // A literal segment beats a wildcard: /api/events/stream is not /api/events/{x}.
-      pathMatched = true;
       if (m === method) return { route };
+      allowed.push(m);
     }
-    return { pathMatched };
+    return { allowed };
   }
 
   return async function handle(request) {
@@ -225,11 +239,11 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     let response;
     try {
       const url = new URL(request.url);
-      const parts = segments(url.pathname);
-      const { route, pathMatched } = match(request.method, parts);
+      const parts = segments(rawPath(request.url));
+      const { route, allowed } = match(request.method, parts);
       if (!route) {
-        throw pathMatched
-          ? new HttpProblem(405, "method-not-allowed", `${request.method} is not allowed here`)
+        throw allowed.length > 0
+          ? new HttpProblem(405, "method-not-allowed", `${request.method} is not allowed here`, { allow: allowed.join(", ") })
           : new HttpProblem(404, "not-found", "no such route");
       }
       const [, , roles, routeName, run] = route;

@@ -2,7 +2,9 @@
 // `Last-Event-ID` (or `?after=`) first gets what it missed from the audit log, then live events,
 // each exactly once, in seq order. Heartbeat comments keep idle connections alive. Each
 // subscriber has a bounded queue: one that does not keep up is cut (its stream ends; it may
-// resume by Last-Event-ID) and counted, so a slow reader never holds the pool back.
+// resume by Last-Event-ID) and counted, so a slow reader never holds the pool back. A replay
+// is paced by the reader instead (it comes from the log, which waits), so a fast reader may
+// resume from any distance.
 
 const encoder = new TextEncoder();
 
@@ -20,7 +22,9 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
   let heartbeat;
   let lastSent = after ?? 0;
   let replaying = after !== null;
-  const live = [];
+  let live = []; // live events held back while replaying
+  let overflowed = false; // some were let go: the replay must read on (the log has them)
+  let wake = null; // resolves when the reader has taken what was queued
   let done = false;
 
   const finish = (cut) => {
@@ -28,6 +32,7 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
     done = true;
     unsubscribe();
     clearInterval(heartbeat);
+    wake?.();
     if (cut) onCut();
     try {
       controller.close();
@@ -36,25 +41,55 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
     }
   };
 
+  /** Queues `e` unless already sent. Returns false when the reader is behind. */
+  const enqueue = (e) => {
+    if (e.seq > lastSent) {
+      lastSent = e.seq;
+      controller.enqueue(frame(e));
+    }
+    return controller.desiredSize === null || controller.desiredSize > 0;
+  };
+
+  // Live: the pool never waits for a reader, so one that falls `maxQueue` behind is cut.
   const send = (e) => {
-    if (e.seq <= lastSent) return;
-    lastSent = e.seq;
-    controller.enqueue(frame(e));
+    enqueue(e);
     if (controller.desiredSize !== null && controller.desiredSize < -maxQueue) finish(true);
+  };
+
+  // Replay: the log is read at the reader's pace, however far behind it starts.
+  const replay = async () => {
+    try {
+      for (;;) {
+        overflowed = false;
+        const page = await host.readEvents({ after: lastSent, limit: 1000 });
+        for (const e of page.events) {
+          if (done) return;
+          if (!enqueue(e)) await new Promise((r) => (wake = r));
+        }
+        if (done) return;
+        if (page.next === null && !overflowed) break;
+      }
+    } catch {
+      finish(false);
+      return;
+    }
+    replaying = false;
+    for (const e of live.splice(0)) send(e);
   };
 
   const stream = new ReadableStream(
     {
-      async start(c) {
+      start(c) {
         controller = c;
         // Subscribe first, so nothing falls between the replay and the live feed.
         unsubscribe = host.subscribe((e) => {
           if (done) return;
-          if (replaying) {
-            live.push(e);
-            if (live.length > maxQueue) finish(true);
-          } else {
-            send(e);
+          if (!replaying) return send(e);
+          live.push(e);
+          if (live.length > maxQueue) {
+            // Appended to the log before subscribers hear of them: the replay reads them there.
+            live = [];
+            overflowed = true;
           }
         });
         controller.enqueue(encoder.encode(": connected\n\n"));
@@ -62,20 +97,12 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
           if (!done) controller.enqueue(encoder.encode(": heartbeat\n\n"));
         }, heartbeatMs);
         signal?.addEventListener("abort", () => finish(false), { once: true });
-        if (replaying) {
-          try {
-            for (;;) {
-              const page = await host.readEvents({ after: lastSent, limit: 1000 });
-              for (const e of page.events) send(e);
-              if (page.next === null || done) break;
-            }
-          } catch {
-            finish(false);
-            return;
-          }
-          replaying = false;
-          for (const e of live.splice(0)) send(e);
-        }
+        // Not awaited: pull() (which paces the replay) is only called once start() returns.
+        if (replaying) replay();
+      },
+      pull() {
+        wake?.();
+        wake = null;
       },
       cancel() {
         finish(false);

@@ -1,0 +1,208 @@
+// Shared helpers of the HTTP server tests (http-api, roles, bad-input, sse, restart): an
+// in-process pool served on 127.0.0.1 port 0 from a temporary folder, a small `fetch` wrapper,
+// problem+json assertions, a Server-Sent Events reader and a child-process `repute serve`.
+// Not a test file itself (no `.test.` in the name).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const CLI = path.join(ROOT, "pkg-scripts/bin/repute.js");
+/** A fixed instant for pools whose clock must not move. */
+export const T0 = 1_700_000_000_000;
+
+export const tempDir = (prefix) => mkdtemp(path.join(os.tmpdir(), `repute-${prefix}-`));
+
+/**
+ * An in-process pool (openPool) served by `serve` on 127.0.0.1, port 0. `clock` is a mutable
+ * clock (`clock.now`, epoch ms) the pool reads; `close()` stops the server, closes the pool and
+ * removes the folder.
+ */
+export async function startServer({ config, tokens = [], serveOptions = {}, poolOptions = {}, now = T0 } = {}) {
+  const dir = await tempDir("http");
+  const clock = { now };
+  const pool = await openPool({
+    dir,
+    config,
+    now: () => clock.now,
+    seed: 7,
+    checkpointMs: 0,
+    handleSignals: false,
+    onError: () => {},
+    ...poolOptions,
+  });
+  let server;
+  try {
+    server = await serve(pool, { host: "127.0.0.1", port: 0, tokens, ...serveOptions });
+  } catch (e) {
+    await pool.close();
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  let closed = false;
+  return {
+    pool,
+    server,
+    url: server.url,
+    dir,
+    clock,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      await pool.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One request. `body`: an object (sent as JSON) or a string (sent as is, with content-type
+ * application/json unless `headers` says otherwise). Resolves to
+ * `{status, headers, text, json}` (`json` is the parsed body or undefined).
+ */
+export async function call(base, method, pathAndQuery, { body, token, headers = {} } = {}) {
+  const h = { ...headers };
+  if (token !== undefined) h.authorization = `Bearer ${token}`;
+  let payload;
+  if (body !== undefined) {
+    payload = typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body);
+    if (!Object.keys(h).some((k) => k.toLowerCase() === "content-type")) h["content-type"] = "application/json";
+  }
+  const res = await fetch(base + pathAndQuery, { method, headers: h, body: payload });
+  const text = await res.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Asserts a problem+json response with this status (and problem name, when given). */
+export function assertProblem(res, status, name, message = "") {
+  const where = `${message}${message ? ": " : ""}${res.status} ${res.text.slice(0, 300)}`;
+  assert.equal(res.status, status, where);
+  assert.equal(res.headers.get("content-type"), "application/problem+json", where);
+  assert.ok(res.json && typeof res.json === "object", `problem body is JSON: ${where}`);
+  assert.match(res.json.type, /^urn:repute:problem:[a-z-]+$/, where);
+  if (name !== undefined) assert.equal(res.json.type, `urn:repute:problem:${name}`, where);
+  assert.equal(res.json.status, status, where);
+  assert.equal(typeof res.json.title, "string", where);
+  assert.equal(typeof res.json.detail, "string", where);
+}
+
+/** `/api/resources/{kind}/{value}` with the value percent-encoded. */
+export const resourcePath = (kind, value, suffix = "") =>
+  `/api/resources/${encodeURIComponent(kind)}/${encodeURIComponent(value)}${suffix}`;
+
+/** Parses one SSE block (the text between blank lines). */
+function parseFrame(block) {
+  const frame = { comments: [] };
+  for (const line of block.split("\n")) {
+    if (line.startsWith(":")) frame.comments.push(line.slice(1).trim());
+    else {
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+      frame[field] = frame[field] === undefined ? value : `${frame[field]}\n${value}`;
+    }
+  }
+  return frame;
+}
+
+/**
+ * Opens `GET /api/events/stream` (plus `query`) with `headers`, and reads it in the background.
+ * `frames` are every block received (comments included); `events()` the parsed events;
+ * `waitFor(pred)` resolves once `pred(client)` holds (rejects after `ms`); `close()` aborts.
+ */
+export async function openStream(base, { query = "", headers = {} } = {}) {
+  const ac = new AbortController();
+  const res = await fetch(`${base}/api/events/stream${query}`, { headers, signal: ac.signal });
+  const client = {
+    res,
+    frames: [],
+    ended: false,
+    events() {
+      return this.frames.filter((f) => f.data !== undefined).map((f) => ({ ...JSON.parse(f.data), _id: f.id, _event: f.event }));
+    },
+    async waitFor(pred, ms = 5000, what = "stream condition") {
+      const deadline = Date.now() + ms;
+      while (!pred(client)) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+    close() {
+      ac.abort();
+    },
+  };
+  if (res.status !== 200 || !res.body) {
+    client.ended = true;
+    return client;
+  }
+  (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for await (const chunk of res.body) {
+        buf += dec.decode(chunk, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          client.frames.push(parseFrame(buf.slice(0, i)));
+          buf = buf.slice(i + 2);
+        }
+      }
+    } catch {
+      // aborted
+    }
+    client.ended = true;
+  })();
+  return client;
+}
+
+/**
+ * A child `node pkg-scripts/bin/repute.js serve ...args`. Resolves once it prints its URL
+ * (`repute: serving http://...`), or rejects with its output if it exits first.
+ */
+export function spawnServe(args, { env = {} } = {}) {
+  const child = spawn(process.execPath, [CLI, "serve", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, REPUTE_TOKENS: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  child.stdout.on("data", (d) => (out.stdout += d));
+  child.stderr.on("data", (d) => (out.stderr += d));
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, ...out })));
+  const ready = new Promise((resolve, reject) => {
+    const onData = () => {
+      const m = /repute: serving (http:\/\/\S+)/.exec(out.stdout);
+      if (m) {
+        child.stdout.off("data", onData);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on("data", onData);
+    exited.then((r) => reject(new Error(`repute serve exited (${r.code ?? r.signal}) before serving:\n${r.stdout}\n${r.stderr}`)));
+  });
+  ready.catch(() => {});
+  return { child, out, ready, exited };
+}
+
+/** Runs `repute serve ...args` expecting it to exit by itself (within `ms`). */
+export async function runServeToExit(args, { env = {}, ms = 10000 } = {}) {
+  const p = spawnServe(args, { env });
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), ms);
+  const r = await p.exited;
+  clearTimeout(timer);
+  return r;
+}
