@@ -1,10 +1,15 @@
 // Lease ids for the HTTP API: opaque, canonical, unforgeable. A lease id encrypts the lease's
-// kind, value, context and token with AES-GCM under a key made when the handler starts (leases
-// do not survive a restart, so neither need their ids). The nonce is derived from the token, so
-// one lease always has one id; anything that does not decrypt reads as "no such lease". The
-// value (which may hold proxy credentials) never appears in a URL in clear.
+// kind, value, context and token with AES-128-GCM under a key made when the handler starts
+// (leases do not survive a restart, so neither need their ids). The nonce is derived from the
+// token, so one lease always has one id; anything that does not decrypt reads as "no such
+// lease". The value (which may hold proxy credentials) never appears in a URL in clear.
+//
+// Where `node:crypto` exists (Node, and edge runtimes with Node compatibility) sealing is
+// synchronous; otherwise WebCrypto does the same AES-GCM asynchronously. Both give the same ids
+// for the same key.
 
 const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+const TAG = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -30,22 +35,57 @@ function nonceOf(token) {
   return iv;
 }
 
+/** AES-128-GCM through node:crypto (synchronous), or null where there is none. */
+export async function nodeCipher(key) {
+  let crypto;
+  try {
+    crypto = await import("node:crypto");
+  } catch {
+    return null;
+  }
+  return {
+    seal(iv, plain) {
+      const c = crypto.createCipheriv("aes-128-gcm", key, iv);
+      const out = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
+      return new Uint8Array(out.buffer, out.byteOffset, out.length);
+    },
+    open(iv, sealed) {
+      if (sealed.length < TAG) throw new Error("short");
+      const d = crypto.createDecipheriv("aes-128-gcm", key, iv);
+      d.setAuthTag(sealed.subarray(sealed.length - TAG));
+      return Buffer.concat([d.update(sealed.subarray(0, sealed.length - TAG)), d.final()]);
+    },
+  };
+}
+
+/** The same through WebCrypto (asynchronous). */
+export async function webCipher(raw) {
+  const key = await crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+  return {
+    seal: async (iv, plain) => new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, plain)),
+    open: async (iv, sealed) => new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv }, key, sealed)),
+  };
+}
+
 export class LeaseIds {
-  #key;
+  #cipher;
 
   /** Call `await LeaseIds.create()`: the key comes from the platform's crypto at that moment. */
   static async create() {
     const ids = new LeaseIds();
-    ids.#key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 128 }, false, ["encrypt", "decrypt"]);
+    const key = crypto.getRandomValues(new Uint8Array(16));
+    ids.#cipher = (await nodeCipher(key)) ?? (await webCipher(key));
     return ids;
   }
 
-  async encode(lease) {
+  /** The id of a lease (a string, or a promise of one where sealing is asynchronous). */
+  encode(lease) {
     const plain = encoder.encode(JSON.stringify([KINDS.indexOf(lease.kind), lease.token, lease.context, lease.value]));
-    const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv: nonceOf(lease.token) }, this.#key, plain);
-    const token = new Uint8Array(8);
-    new DataView(token.buffer).setBigUint64(0, BigInt(lease.token));
-    return `${b64url(token)}.${b64url(new Uint8Array(sealed))}`;
+    const tokenBytes = new Uint8Array(8);
+    new DataView(tokenBytes.buffer).setBigUint64(0, BigInt(lease.token));
+    const sealed = this.#cipher.seal(nonceOf(lease.token), plain);
+    const join = (s) => `${b64url(tokenBytes)}.${b64url(s)}`;
+    return sealed instanceof Promise ? sealed.then(join) : join(sealed);
   }
 
   /** The lease an id stands for (kind, value, context, token), or null. */
@@ -57,7 +97,7 @@ export class LeaseIds {
     const token = new DataView(tokenBytes.buffer).getBigUint64(0);
     if (token < 1n || token > BigInt(Number.MAX_SAFE_INTEGER)) return null;
     try {
-      const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: nonceOf(token) }, this.#key, body);
+      const plain = await this.#cipher.open(nonceOf(token), body);
       const [k, tok, context, value] = JSON.parse(decoder.decode(plain));
       if (tok !== Number(token) || !KINDS[k]) return null;
       const lease = { kind: KINDS[k], value, context, token: tok };
