@@ -189,8 +189,10 @@ export interface OpenPoolOptions {
   seed?: number;
   /** Snapshot interval in ms (default 30000; 0 disables the timer). */
   checkpointMs?: number;
-  /** Mutations after which a snapshot is written early (default 1000). */
+  /** Mutations after which a snapshot is written early (default 1000)… */
   burst?: number;
+  /** …at most once per this many ms (default 1000). */
+  burstGapMs?: number;
   audit?: { maxFileBytes?: number; maxFiles?: number; maxAgeMs?: number; queueLimit?: number };
   /** Start from the previous good snapshot (after a damaged one). */
   fromBackup?: boolean;

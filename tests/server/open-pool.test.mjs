@@ -633,6 +633,23 @@ test("a burst of mutations triggers a write without the interval", async () => {
   await host.close();
 });
 
+test("bursts are written at most once per burstGapMs; a burst inside the gap is written when it ends", async () => {
+  const dir = newDir();
+  const { host } = await open(dir, { burst: 5, burstGapMs: 400, checkpointMs: 0 });
+  await host.register("PROXY", "p1");
+  const base = await checkpointsWritten(host);
+  for (let i = 0; i < 5; i++) host.report("PROXY", "p1", "ctx", { ok: true });
+  assert.ok(await until(async () => (await checkpointsWritten(host)) === base + 1, 2000), "the first burst wrote");
+  const firstAt = performance.now();
+  for (let i = 0; i < 5; i++) host.report("PROXY", "p1", "ctx", { ok: true });
+  await sleep(150);
+  assert.equal(await checkpointsWritten(host), base + 1, "a second burst inside the gap waits");
+  assert.ok(await until(async () => (await checkpointsWritten(host)) === base + 2, 2000), "…and is written when the gap ends");
+  assert.ok(performance.now() - firstAt >= 390, "not before the gap ended");
+  assert.equal(onDisk(dir).cells[0].consecutiveSuccesses, 10);
+  await host.close();
+});
+
 test("close() writes a final snapshot and releases the lock; a second openPool fails with POOL_LOCKED while it is open", async () => {
   const dir = newDir();
   const { host } = await open(dir);

@@ -95,6 +95,9 @@ export class PoolHost extends EventTarget {
   #onError;
   #checkpointMs;
   #burst;
+  #burstGapMs;
+  #lastBurst = -Infinity;
+  #burstTimer = null;
   #timer = null;
   #mutations = 0;
   #lastRevision = -1;
@@ -123,6 +126,7 @@ export class PoolHost extends EventTarget {
     seed,
     checkpointMs = 30000,
     burst = 1000,
+    burstGapMs = 1000,
     audit = {},
     prober,
     fromBackup = false,
@@ -133,6 +137,7 @@ export class PoolHost extends EventTarget {
     this.#onError = onError;
     this.#checkpointMs = checkpointMs;
     this.#burst = burst;
+    this.#burstGapMs = burstGapMs;
     mkdirSync(dir, { recursive: true });
     this.#lock = await acquireLock(dir);
     try {
@@ -208,12 +213,20 @@ export class PoolHost extends EventTarget {
 
   // --- the pool's API --------------------------------------------------------------------
 
+  /** After `burst` mutations a snapshot is written early — at most once per `burstGapMs`, so
+   * that steady heavy traffic (every acquire is a mutation) is left to the interval instead of
+   * stalling the event loop with a snapshot every few hundred milliseconds. */
   #mutated() {
     this.#scheduleDrain();
-    if (++this.#mutations >= this.#burst) {
+    if (++this.#mutations < this.#burst || this.#burstTimer) return;
+    const wait = this.#lastBurst + this.#burstGapMs - performance.now();
+    this.#burstTimer = setTimeout(() => {
+      this.#burstTimer = null;
       this.#mutations = 0;
-      setImmediate(() => this.checkpoint().catch(() => {}));
-    }
+      this.#lastBurst = performance.now();
+      this.checkpoint().catch(() => {});
+    }, Math.max(0, wait));
+    this.#burstTimer.unref();
   }
 
   #scheduleDrain() {
@@ -288,16 +301,18 @@ export class PoolHost extends EventTarget {
   /** Replaces the pool with a snapshot (operator import), under the host's config overrides.
    * Refused (code STALE_SNAPSHOT) when its revision is lower than the stored snapshot's or the
    * live pool's: a revision never goes back. Serialized with snapshot writes; on disk before
-   * it resolves. Tokens and seqs continue above everything used so far. */
+   * it resolves. Tokens and seqs continue above everything used so far — which, in a running
+   * process, the live pool and the audit log know exactly (the crash reservation is only for
+   * restarts), so importing a pool's own export changes none of its numbers. */
   importSnapshot(json) {
     const run = this.#writing.then(async () => {
       const options = { ...this.#poolOptions, ...(this.#overrides ? { config: this.#overrides } : {}) };
       const live = this.#pool.stats();
-      const reserve = {
-        fencing: Math.max(this.#reserve.fencing, live.fencingHighWater),
-        eventSeq: Math.max(this.#reserve.eventSeq, live.nextEventSeq),
+      const used = {
+        fencing: live.fencingHighWater,
+        eventSeq: Math.max(live.nextEventSeq, this.#audit.lastSeq + 1),
       };
-      const next = restoreLifted(json, reserve, options);
+      const next = restoreLifted(json, used, options);
       const revision = next.stats().revision;
       const floor = Math.max(this.#store.lastRevision, live.revision);
       if (revision < floor) {
@@ -309,6 +324,8 @@ export class PoolHost extends EventTarget {
       this.#drain();
       this.#pool.free();
       this.#pool = next;
+      const now = next.stats();
+      this.#ensureReserve(now.fencingHighWater, now.nextEventSeq);
       this.#lastRevision = -1;
       await this.#write();
     });
@@ -535,6 +552,7 @@ export class PoolHost extends EventTarget {
       process.off("SIGINT", this.#signalHandler);
     }
     clearInterval(this.#timer);
+    clearTimeout(this.#burstTimer);
     await this.#prober?.stop();
     try {
       await this.checkpoint();
