@@ -13,8 +13,22 @@ export interface HandlerOptions {
   streamQueue?: number;
 }
 
-/** The HTTP API of the README as one web-standard handler. */
-export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<(request: Request) => Promise<Response>>;
+/** A reply before it becomes a `Response`: headers with lower-case names; body a string, an
+ * event stream's bytes, or null. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | ReadableStream<Uint8Array> | null;
+}
+
+/** The HTTP API of the README as one web-standard handler; `reply` gives the same answer
+ * without building a `Response` (what the Node server uses). */
+export interface Handler {
+  (request: Request): Promise<Response>;
+  reply(request: Request): Promise<Reply>;
+}
+
+export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<Handler>;
 
 /** Serves a pool over node:http. Without tokens, only a loopback address is allowed. */
 export declare function serve(

@@ -12,7 +12,7 @@
 // seconds), streamCut() }.
 
 import { Auth } from "./auth.js";
-import { HttpProblem, problemOf, problemResponse } from "./problems.js";
+import { HttpProblem, problemOf, problemReply } from "./problems.js";
 import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
 
@@ -25,11 +25,19 @@ const OPEN = null;
 
 const bad = (detail) => new HttpProblem(400, "bad-request", detail);
 
+/**
+ * What a route returns: `{ status, headers, body }` — headers a plain object with lower-case
+ * names, body a string, a ReadableStream of bytes (event streams) or null. `handle` makes a
+ * web `Response` of it; a server may take it as it is (`handle.reply`) and skip that cost.
+ */
 function json(status, body, headers = {}) {
-  return new Response(body === undefined ? null : JSON.stringify(body), {
-    status,
-    headers: body === undefined ? headers : { "content-type": JSON_TYPE, ...headers },
-  });
+  return body === undefined
+    ? { status, headers, body: null }
+    : { status, headers: { "content-type": JSON_TYPE, ...headers }, body: JSON.stringify(body) };
+}
+
+function toResponse({ status, headers, body }) {
+  return new Response(body, { status, headers });
 }
 
 /**
@@ -131,7 +139,7 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
     ["GET", ["readyz"], OPEN, "readyz", () => json(host.ready ? 200 : 503, { ready: host.ready })],
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
-      new Response(await host.metrics(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } })],
+      ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
       const b = await body(req, bodyLimit, ["kind", "value"]);
       const created = await host.register(kindOf(b.kind), text("value", b.value));
@@ -210,7 +218,7 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
     }],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
-      new Response(host.snapshot(), { headers: { "content-type": JSON_TYPE } })],
+      ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
       const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
       if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send the snapshot as application/json");
@@ -233,10 +241,11 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     return { allowed };
   }
 
-  return async function handle(request) {
+  /** The reply to `request` (see `json`). */
+  async function reply(request) {
     const started = performance.now();
     let name = "unmatched";
-    let response;
+    let out;
     try {
       const url = new URL(request.url);
       const parts = segments(rawPath(request.url));
@@ -254,11 +263,15 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
         if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      response = await run(request, url, parts);
+      out = await run(request, url, parts);
     } catch (error) {
-      response = problemResponse(problemOf(error));
+      out = problemReply(problemOf(error));
     }
-    host.observeRequest(name, request.method, response.status, (performance.now() - started) / 1000);
-    return response;
-  };
+    host.observeRequest(name, request.method, out.status, (performance.now() - started) / 1000);
+    return out;
+  }
+
+  const handle = async (request) => toResponse(await reply(request));
+  handle.reply = reply;
+  return handle;
 }

@@ -1,6 +1,7 @@
 // The pool server on Node's `http`: adapts node:http to the web-standard handler (handler.js)
 // and owns what only a process has — listening, keep-alive, graceful shutdown. It adds no
-// route, no validation and no authentication of its own.
+// route, no validation and no authentication of its own. It takes the handler's replies as
+// they are (`handle.reply`), without making web Request/Response objects of each call.
 
 import { createServer } from "node:http";
 import { Readable } from "node:stream";
@@ -104,32 +105,31 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
       res.end();
       return;
     }
-    let response;
+    let reply;
     try {
-      response = await handle(new NodeRequest(req, res));
+      reply = await handle.reply(new NodeRequest(req, res));
     } catch {
-      response = new Response(null, { status: 500 });
+      reply = { status: 500, headers: {}, body: null };
     }
-    const headers = Object.fromEntries(response.headers);
-    if (response.headers.get("content-type") === "text/event-stream") {
-      res.writeHead(response.status, headers);
-      const body = Readable.fromWeb(response.body);
-      const stream = { body, res, socket: res.socket };
+    const { status, headers, body } = reply;
+    if (body instanceof ReadableStream) {
+      res.writeHead(status, headers);
+      const readable = Readable.fromWeb(body);
+      const stream = { body: readable, res, socket: res.socket };
       streams.add(stream);
       res.on("close", () => {
         streams.delete(stream);
-        body.destroy();
+        readable.destroy();
       });
-      body.on("error", () => res.destroy());
-      body.pipe(res);
+      readable.on("error", () => res.destroy());
+      readable.pipe(res);
       return;
     }
-    // Everything else is small: one write with its length.
-    const bytes = response.body ? Buffer.from(await response.arrayBuffer()) : null;
-    if (bytes) headers["content-length"] = String(bytes.length);
+    // Everything else is a small string: one write with its length.
+    if (body !== null) headers["content-length"] = String(Buffer.byteLength(body));
     if (!req.complete) refuseRestOfBody(req, res, headers);
-    res.writeHead(response.status, headers);
-    res.end(bytes);
+    res.writeHead(status, headers);
+    res.end(body);
   });
   await new Promise((ok, fail) => {
     server.once("error", fail);

@@ -45,8 +45,9 @@ export function problemOf(error) {
   return new HttpProblem(500, "internal", "the server failed to handle the request");
 }
 
-export function problemResponse(p, instance) {
+/** The problem as a reply (see handler.js: `{ status, headers, body }`). */
+export function problemReply(p, instance) {
   const body = { type: `urn:repute:problem:${p.name}`, title: TITLES[p.status] ?? "Error", status: p.status, detail: p.message };
   if (instance) body.instance = instance;
-  return new Response(JSON.stringify(body), { status: p.status, headers: { "content-type": PROBLEM_TYPE, ...p.headers } });
+  return { status: p.status, headers: { "content-type": PROBLEM_TYPE, ...p.headers }, body: JSON.stringify(body) };
 }

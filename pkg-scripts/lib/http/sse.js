@@ -13,7 +13,7 @@ function frame(e) {
 }
 
 /**
- * A streaming Response. `host.subscribe(listener)` delivers live events synchronously and
+ * A streaming reply (`{ status, headers, body }`, body a ReadableStream of bytes). `host.subscribe(listener)` delivers live events synchronously and
  * returns an unsubscribe function; `host.readEvents({after, limit})` pages the audit log.
  */
 export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal }) {
@@ -111,7 +111,9 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
     // Counted in frames: more than `maxQueue` unread means the subscriber is too slow.
     { highWaterMark: 1, size: () => 1 },
   );
-  return new Response(stream, {
+  return {
+    status: 200,
     headers: { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" },
-  });
+    body: stream,
+  };
 }
