@@ -22,20 +22,23 @@ function b64url(bytes) {
   return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-/** The bytes of unpadded base64url text, or null. (Spellings that differ only in unused low
- * bits decode alike: `decode` accepts only the id `encode` gives.) */
+/** The bytes of canonical unpadded base64url text (the spelling `b64url` gives), or null. */
 function unb64url(text) {
   if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return null;
+  let bytes;
   if (NodeBuffer) {
     const b = NodeBuffer.from(text, "base64url");
-    return new Uint8Array(b.buffer, b.byteOffset, b.length);
+    bytes = new Uint8Array(b.buffer, b.byteOffset, b.length);
+  } else {
+    try {
+      const s = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+      bytes = Uint8Array.from(s, (c) => c.charCodeAt(0));
+    } catch {
+      return null;
+    }
   }
-  try {
-    const s = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-    return Uint8Array.from(s, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
+  // Spellings that differ only in a last character's unused bits decode alike: one is ours.
+  return b64url(bytes) === text ? bytes : null;
 }
 
 function nonceOf(token) {
@@ -109,9 +112,10 @@ export class LeaseIds {
       const plain = await this.#cipher.open(nonceOf(token), body);
       const [k, tok, context, value] = JSON.parse(decoder.decode(plain));
       if (tok !== Number(token) || !KINDS[k]) return null;
-      const lease = { kind: KINDS[k], value, context, token: tok };
-      // Canonical: exactly one spelling of an id is accepted.
-      return (await this.encode(lease)) === id ? lease : null;
+      // Canonical without sealing again: both parts are in their one base64url spelling, the
+      // token in the id is the sealed one, and GCM refuses any other ciphertext for this nonce
+      // (the plaintext, ours, has one spelling).
+      return { kind: KINDS[k], value, context, token: tok };
     } catch {
       return null;
     }
