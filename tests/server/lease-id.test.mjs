@@ -47,3 +47,18 @@ test("a lease has one id; altered, truncated or another pool's ids are no lease"
     assert.equal(await ids.decode(bad), null, bad);
   }
 });
+
+test("ids issued long ago (past the recent-ids memory) still decode, through the cipher", async () => {
+  const ids = await LeaseIds.create();
+  const first = { kind: "SESSION", value: "s-0", context: "c", token: 1 };
+  const firstId = await ids.encode(first);
+  for (let token = 2; token <= 5000; token++) await ids.encode({ kind: "SESSION", value: `s-${token}`, context: "c", token });
+  assert.deepEqual(await ids.decode(firstId), first);
+  // A decoded lease is a copy: changing it changes nothing for the next decode.
+  const again = await ids.decode(firstId);
+  again.value = "changed";
+  assert.deepEqual(await ids.decode(firstId), first);
+  const recent = await ids.decode(await ids.encode({ kind: "SESSION", value: "s-5001", context: "c", token: 5001 }));
+  recent.value = "changed";
+  assert.equal((await ids.decode(await ids.encode({ kind: "SESSION", value: "s-5001", context: "c", token: 5001 }))).value, "s-5001");
+});

@@ -6,7 +6,8 @@
 //
 // Where `node:crypto` exists (Node, and edge runtimes with Node compatibility) sealing is
 // synchronous; otherwise WebCrypto does the same AES-GCM asynchronously. Both give the same ids
-// for the same key.
+// for the same key. The last few thousand ids issued decode from memory (a release usually
+// follows its acquire closely), older ones through the cipher.
 
 const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
 const TAG = 16;
@@ -79,8 +80,13 @@ export async function webCipher(raw) {
   };
 }
 
+/** How many recently issued ids decode without the cipher (a release follows its acquire). */
+const RECENT = 4096;
+
 export class LeaseIds {
   #cipher;
+  /** id → lease, for ids this instance issued lately (insertion order: oldest first). */
+  #recent = new Map();
 
   /** Call `await LeaseIds.create()`: the key comes from the platform's crypto at that moment. */
   static async create() {
@@ -96,12 +102,21 @@ export class LeaseIds {
     const tokenBytes = new Uint8Array(8);
     new DataView(tokenBytes.buffer).setBigUint64(0, BigInt(lease.token));
     const sealed = this.#cipher.seal(nonceOf(lease.token), plain);
-    const join = (s) => `${b64url(tokenBytes)}.${b64url(s)}`;
+    const join = (s) => this.#remember(`${b64url(tokenBytes)}.${b64url(s)}`, lease);
     return sealed instanceof Promise ? sealed.then(join) : join(sealed);
+  }
+
+  #remember(id, lease) {
+    this.#recent.delete(id);
+    this.#recent.set(id, { kind: lease.kind, value: lease.value, context: lease.context, token: lease.token });
+    if (this.#recent.size > RECENT) this.#recent.delete(this.#recent.keys().next().value);
+    return id;
   }
 
   /** The lease an id stands for (kind, value, context, token), or null. */
   async decode(id) {
+    const known = this.#recent.get(id);
+    if (known) return { ...known };
     const [t, sealed, ...rest] = String(id).split(".");
     const tokenBytes = t && unb64url(t);
     const body = sealed && unb64url(sealed);
