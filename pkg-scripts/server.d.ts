@@ -30,10 +30,11 @@ export interface Handler {
 
 export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<Handler>;
 
-/** Serves a pool over node:http. Without tokens, only a loopback address is allowed. */
+/** Serves a pool over node:http. Without tokens, only a loopback address is allowed. Given a
+ * promise of the pool, it listens at once and answers 503 not-ready until the pool is open. */
 export declare function serve(
-  pool: PoolHost,
+  pool: PoolHost | Promise<PoolHost>,
   options?: HandlerOptions & { host?: string; port?: number; /** ms; default 10000 */ closeGraceMs?: number },
-): Promise<{ url: string; port: number; close(): Promise<void> }>;
+): Promise<{ url: string; port: number; /** the pool is in place */ ready: Promise<void>; close(): Promise<void> }>;
 
 export declare function isLoopback(host: string): boolean;

@@ -102,36 +102,44 @@ async function main(argv) {
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
 
-  let pool;
-  try {
-    pool = await openPool({ dir, checkpointMs, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
-  } catch (e) {
-    fail(e.message);
-  }
+  // Listen first and restore behind it: /healthz answers and /readyz says 503 until the pool
+  // is open.
+  const opening = openPool({ dir, checkpointMs, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
   let server;
   try {
-    server = await serve(pool, { host, port, tokens, bodyLimit });
+    server = await serve(opening, { host, port, tokens, bodyLimit });
   } catch (e) {
-    await pool.close();
+    await opening.then((p) => p.close(), () => {});
     fail(e.message);
   }
-  const stats = pool.stats();
-  process.stdout.write(
-    `repute: serving ${server.url} (data ${dir}, ${stats.registered} resources, revision ${stats.revision}, ` +
-      `${tokens.length ? `${tokens.length} tokens` : "no tokens: loopback only, all routes open"})\n`,
-  );
+  process.stdout.write(`repute: listening on ${server.url}; opening ${dir}\n`);
   let stopping = false;
   const stop = async (signal) => {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`repute: ${signal}: draining\n`);
     await server.close();
-    await pool.close();
+    const opened = await opening.catch(() => null); // a stop during the restore waits for it
+    await opened?.close();
     process.stdout.write("repute: stopped\n");
     process.exit(0);
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  let pool;
+  try {
+    pool = await opening;
+    await server.ready;
+  } catch (e) {
+    await server.close();
+    fail(e.message);
+  }
+  if (stopping) return;
+  const stats = pool.stats();
+  process.stdout.write(
+    `repute: serving ${server.url} (data ${dir}, ${stats.registered} resources, revision ${stats.revision}, ` +
+      `${tokens.length ? `${tokens.length} tokens` : "no tokens: loopback only, all routes open"})\n`,
+  );
 }
 
 await main(process.argv.slice(2));

@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
 import { serve } from "../../pkg-scripts/lib/http/node-server.js";
-import { createHandler } from "../../pkg-scripts/lib/http/handler.js";
 import { T0, startServer, call, assertProblem, resourcePath, tempDir, runServeToExit } from "./_http-support.mjs";
 import { rm } from "node:fs/promises";
 
@@ -50,19 +49,42 @@ test("GET /healthz and /readyz answer 200 with JSON once the pool is ready", asy
   });
 });
 
-test("/readyz is 503 and other routes are 503 not-ready with Retry-After while the host is not ready", async () => {
-  const host = { ready: false, observeRequest() {}, streamCut() {}, now: () => T0 };
-  const handle = await createHandler(host, {});
-  const ready = await handle(new Request("http://127.0.0.1/readyz"));
-  assert.equal(ready.status, 503);
-  assert.deepEqual(await ready.json(), { ready: false });
-  const health = await handle(new Request("http://127.0.0.1/healthz"));
-  assert.equal(health.status, 200);
-  const list = await handle(new Request("http://127.0.0.1/api/resources"));
-  assert.equal(list.status, 503);
-  assert.equal(list.headers.get("content-type"), "application/problem+json");
-  assert.equal(list.headers.get("retry-after"), "1");
-  assert.equal((await list.json()).type, "urn:repute:problem:not-ready");
+test("the server listens while the pool opens: /healthz 200, /readyz and the API 503 not-ready with Retry-After, then ready", async () => {
+  const dir = await tempDir("opening");
+  // The real openPool, started only when the test says so: the window is the test's to hold.
+  let go;
+  const opening = new Promise((r) => (go = r)).then(() =>
+    openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false, onError: () => {} }));
+  const server = await serve(opening, { host: "127.0.0.1", port: 0 });
+  try {
+    const ready = await call(server.url, "GET", "/readyz");
+    assert.equal(ready.status, 503);
+    assert.deepEqual(ready.json, { ready: false });
+    assert.equal((await call(server.url, "GET", "/healthz")).status, 200);
+    for (const [m, p, body] of [["GET", "/api/resources"], ["POST", "/api/leases", { context: "c" }], ["GET", "/metrics"]]) {
+      const r = await call(server.url, m, p, { body });
+      assertProblem(r, 503, "not-ready", `${m} ${p}`);
+      assert.equal(r.headers.get("retry-after"), "1");
+    }
+    go();
+    await server.ready;
+    assert.deepEqual((await call(server.url, "GET", "/readyz")).json, { ready: true });
+    assert.equal((await call(server.url, "POST", "/api/resources", { body: { kind: "PROXY", value: "p1" } })).status, 201);
+  } finally {
+    await server.close();
+    await (await opening).close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a pool that fails to open leaves the server not ready, and `ready` rejects with its error", async () => {
+  const server = await serve(Promise.reject(Object.assign(new Error("damaged"), { code: "X" })), { host: "127.0.0.1", port: 0 });
+  try {
+    await assert.rejects(server.ready, /damaged/);
+    assert.equal((await call(server.url, "GET", "/readyz")).status, 503);
+  } finally {
+    await server.close();
+  }
 });
 
 test("POST /api/resources registers: 201 {created:true}, then 200 {created:false}", async () => {

@@ -105,6 +105,9 @@ test("SIGTERM: exit 0 with a final snapshot; a restart restores resources, cells
 
   const second = await start(dir);
   assert.match(second.out.stdout, /7 resources/);
+  // It listened before restoring (so /readyz could say 503 meanwhile), on the same address.
+  const [, listening, serving] = /^repute: listening on (\S+); opening .*\nrepute: serving (\S+) /.exec(second.out.stdout) ?? [];
+  assert.ok(listening && listening === serving, second.out.stdout);
   const viewAfter = await resources(second.url);
   assert.deepEqual(viewAfter, withoutLeases(viewBefore), "resources, cells and blocks restored; no lease");
   const p1 = viewAfter.find((r) => r.value === "p1").cells[0];

@@ -74,6 +74,9 @@ function refuseRestOfBody(req, res, headers) {
   });
 }
 
+/** The host while the pool is being opened: not ready, counts nothing. */
+const STARTING = Object.freeze({ ready: false, now: () => Date.now(), observeRequest() {}, streamCut() {} });
+
 /** True for 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host) {
   if (host === "localhost") return true;
@@ -82,12 +85,15 @@ export function isLoopback(host) {
 }
 
 /**
- * Starts serving `pool` (a PoolHost). Options: `host` (default 127.0.0.1), `port` (0 picks
- * one), `tokens` (parsed token list; without any, only a loopback address is allowed),
- * handler options (`bodyLimit`, `heartbeatMs`, `streamQueue`), `closeGraceMs` (default 10 s).
- * Resolves to `{ url, port, close() }`; `close()` stops accepting, ends event streams, waits
- * up to `closeGraceMs` for requests in flight, then cuts what is left, and resolves — the
- * caller then closes the pool (final checkpoint).
+ * Starts serving `pool` (a PoolHost, or a promise of one: the server listens at once and
+ * answers 503 not-ready until it resolves, so `/readyz` tells a load balancer when the restore
+ * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
+ * list; without any, only a loopback address is allowed), handler options (`bodyLimit`,
+ * `heartbeatMs`, `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
+ * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
+ * pool's promise did); `close()` stops accepting, ends event streams, waits up to
+ * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
+ * closes the pool (final checkpoint).
  */
 export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, ...handlerOptions } = {}) {
   if (tokens.length === 0 && !isLoopback(host)) {
@@ -95,7 +101,14 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
       code: "INSECURE_BIND",
     });
   }
-  const handle = await createHandler(pool, { tokens, ...handlerOptions });
+  // Until the pool is open (`pool` may be a promise of it), a host that is not ready answers:
+  // /healthz 200, /readyz and the API 503 with Retry-After.
+  const options = { tokens, ...handlerOptions };
+  let handle = await createHandler(STARTING, options);
+  const ready = Promise.resolve(pool).then(async (p) => {
+    handle = await createHandler(p, options);
+  });
+  ready.catch(() => {}); // the caller sees it through `ready`
   const streams = new Set();
   let closing = false;
   const server = createServer({ keepAliveTimeout: 65000, requestTimeout: 30000 }, async (req, res) => {
@@ -140,6 +153,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
   return {
     url: `http://${shown}:${address.port}`,
     port: address.port,
+    ready,
     server,
     async close() {
       closing = true;
