@@ -16,6 +16,12 @@ use crate::types::{FailureType, PerFailure};
 /// Writes a JSON string literal.
 pub fn string(out: &mut String, s: &str) {
     out.push('"');
+    // Most strings (values, contexts, names) need no escape: one tight scan, one copy.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         let esc = match b {

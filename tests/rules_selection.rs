@@ -253,6 +253,31 @@ fn weights_are_score_minus_min_plus_floor_with_fresh_gaps_in_between() {
 }
 
 #[test]
+fn weights_are_exact_with_a_negative_score_sum_and_the_largest_floor() {
+    // Every cell negative (the sum of scores below zero) and explorationFloor at its maximum,
+    // 10^6: weights are then ~2^40 in fixed point and the candidates' summary subtracts a
+    // negative sum. a: −5, b: −5 (one TIMEOUT each), c fresh; min −5, unit = 10^6 + 5.
+    // Weights: a 10^6, b 10^6, c 10^6 + 5; total 3·10^6 + 5.
+    let mut h = Harness::with_patch(r#"{"explorationFloor": 1000000}"#);
+    for v in ["a", "b", "c"] {
+        h.reg(v);
+    }
+    h.fail("a", "x", FailureType::Timeout);
+    h.fail("b", "x", FailureType::Timeout);
+    let total = 3_000_005.0;
+    let cases = [
+        (999_999.5 / total, "a"),
+        (1_000_000.5 / total, "b"),
+        (1_999_999.5 / total, "b"),
+        (2_000_000.5 / total, "c"),
+        (3_000_004.5 / total, "c"),
+    ];
+    for (u, want) in cases {
+        assert_eq!(pick_value(&mut h, "x", u), want, "u = {u}");
+    }
+}
+
+#[test]
 fn canonical_order_spans_kinds_with_cells() {
     let mut h = Harness::new();
     h.pool.register(Kind::Session, "s").unwrap();

@@ -78,8 +78,10 @@ impl Summary for Agg {
 
 impl Agg {
     /// Total weight when a fresh candidate weighs `unit` and a cell weighs `score + unit`.
-    fn weight(&self, unit: i128) -> i128 {
-        i128::from(self.sum) + i128::from(self.selectable + self.gaps) * unit
+    /// (`sum` may be negative; the weight never is, and fits u64 — see `Candidates` — so
+    /// arithmetic modulo 2^64 gives it exactly.)
+    fn weight(&self, unit: u64) -> u64 {
+        (u64::from(self.selectable + self.gaps) * unit).wrapping_add(self.sum as u64)
     }
 }
 
@@ -287,35 +289,41 @@ pub enum Picked {
 }
 
 /// The candidate set of a context, summarised (weights in fixed point).
+///
+/// Weights are u64: a weight is at least `explorationFloor` (> 0), and the total is at most
+/// `maxResources × (explorationFloor + 200) × 2^20` ≤ 10^7 × (10^6 + 200) × 2^20 < 2^64 (the
+/// config's bounds). Partial sums with a negative score sum are taken modulo 2^64, which is
+/// exact because every true value lies in [0, 2^64). (On wasm32, u64 is native and i128 is
+/// not: this is most of the pick's arithmetic.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidates {
     pub count: u64,
     /// Weight of a fresh candidate: `explorationFloor − min`; a cell weighs `score + unit`.
-    pub unit: i128,
-    pub total: i128,
+    pub unit: u64,
+    pub total: u64,
 }
 
 impl Candidates {
     /// Every candidate fresh (score 0): `count` of them at `floor` each.
     pub fn fresh(count: u64, floor: f64) -> Candidates {
-        let unit = i128::from(fixed(floor).max(1));
-        Candidates { count, unit, total: i128::from(count) * unit }
+        let unit = fixed(floor).max(1) as u64;
+        Candidates { count, unit, total: count * unit }
     }
 
     /// The fixed-point target for draw `u`: a candidate is picked when its running weight
     /// exceeds it. `target = u × totalWeight` in floating point, as the spec says, then moved
     /// to fixed point exactly (a running weight `r` exceeds `t` iff `r > floor(t × 2^20)`).
-    pub fn target(&self, u: f64) -> i128 {
+    pub fn target(&self, u: f64) -> u64 {
         let total = self.total as f64 / SCALE;
-        ((u * total) * SCALE).floor() as i128
+        ((u * total) * SCALE).floor() as u64
     }
 }
 
 /// The smallest `j < len` with `base + (j + 1) × unit > target` (the last one if none): the
 /// position of a pick inside a run of equal weights.
-pub(crate) fn index_in_run(target: i128, base: i128, unit: i128, len: u32) -> u32 {
+pub(crate) fn index_in_run(target: u64, base: u64, unit: u64, len: u32) -> u32 {
     debug_assert!(len > 0 && unit > 0);
-    ((target - base).max(0) / unit).min(i128::from(len - 1)) as u32
+    (target.saturating_sub(base) / unit).min(u64::from(len - 1)) as u32
 }
 
 /// Sets every entry's gap and `counted` flag from the (synced) resource order; returns the
@@ -487,12 +495,12 @@ impl Context {
             return Candidates::fresh(count, floor);
         }
         let min = if fresh > 0 { agg.min.min(0) } else { agg.min };
-        let unit = i128::from(fixed(floor).max(1)) - i128::from(min);
-        Candidates { count, unit, total: i128::from(agg.sum) + i128::from(count) * unit }
+        let unit = (fixed(floor).max(1) - min) as u64;
+        Candidates { count, unit, total: (count * unit).wrapping_add(agg.sum as u64) }
     }
 
     /// The candidate whose running weight, in canonical order, first exceeds `target`.
-    pub fn pick(&self, reg: &Registry, sum: &Candidates, target: i128) -> Picked {
+    pub fn pick(&self, reg: &Registry, sum: &Candidates, target: u64) -> Picked {
         debug_assert!(sum.count > 0);
         let unit = sum.unit;
         let mut base = 0;
@@ -509,7 +517,7 @@ impl Context {
             for e in self.list.block_at(pos).entries.iter() {
                 let gap = e.gap();
                 if gap > 0 {
-                    let gw = i128::from(gap) * unit;
+                    let gw = u64::from(gap) * unit;
                     if target < base + gw {
                         let j = index_in_run(target, base, unit, gap);
                         return Picked::Fresh(reg.rank(e.res) - gap + j);
@@ -517,7 +525,7 @@ impl Context {
                     base += gw;
                 }
                 if e.candidate() {
-                    let ow = i128::from(e.score) + unit;
+                    let ow = unit.wrapping_add(i64::from(e.score) as u64);
                     if target < base + ow {
                         return Picked::Cell { res: e.res, cell: e.cell };
                     }
