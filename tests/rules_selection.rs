@@ -278,6 +278,24 @@ fn weights_are_exact_with_a_negative_score_sum_and_the_largest_floor() {
 }
 
 #[test]
+fn weights_are_exact_when_every_candidate_scores_above_zero() {
+    // No fresh candidate and every score positive: the shift `explorationFloor − min` is then
+    // negative (1 − 5 = −4), so the summary's unit wraps modulo 2^64 and must still give the
+    // true weights. a: +5, b: +10 (one and two successes); weights a 1, b 6; total 7.
+    let mut h = Harness::new();
+    for v in ["a", "b"] {
+        h.reg(v);
+    }
+    h.ok("a", "x");
+    h.ok("b", "x");
+    h.ok("b", "x");
+    let cases = [(0.5 / 7.0, "a"), (0.99 / 7.0, "a"), (1.01 / 7.0, "b"), (6.99 / 7.0, "b")];
+    for (u, want) in cases {
+        assert_eq!(pick_value(&mut h, "x", u), want, "u = {u}");
+    }
+}
+
+#[test]
 fn canonical_order_spans_kinds_with_cells() {
     let mut h = Harness::new();
     h.pool.register(Kind::Session, "s").unwrap();

@@ -81,7 +81,7 @@ impl Agg {
     /// (`sum` may be negative; the weight never is, and fits u64 — see `Candidates` — so
     /// arithmetic modulo 2^64 gives it exactly.)
     fn weight(&self, unit: u64) -> u64 {
-        (u64::from(self.selectable + self.gaps) * unit).wrapping_add(self.sum as u64)
+        u64::from(self.selectable + self.gaps).wrapping_mul(unit).wrapping_add(self.sum as u64)
     }
 }
 
@@ -496,7 +496,7 @@ impl Context {
         }
         let min = if fresh > 0 { agg.min.min(0) } else { agg.min };
         let unit = (fixed(floor).max(1) - min) as u64;
-        Candidates { count, unit, total: (count * unit).wrapping_add(agg.sum as u64) }
+        Candidates { count, unit, total: count.wrapping_mul(unit).wrapping_add(agg.sum as u64) }
     }
 
     /// The candidate whose running weight, in canonical order, first exceeds `target`.
