@@ -12,7 +12,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use repute::{Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
+use repute::{Pool, SeededRandom};
+
+#[path = "common/workload.rs"]
+mod workload;
+use workload::{CycleState, T0, build};
 
 struct Counting;
 
@@ -40,90 +44,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-const CONTEXTS: usize = 10;
-const T0: f64 = 1_700_000_000_000.0;
-
-fn config(max_cells: u32) -> Config {
-    let json = format!(r#"{{"maxResources": 1000000, "maxCells": {max_cells}}}"#);
-    Config::from_patch(&ConfigPatch::from_json(&json).unwrap()).unwrap()
-}
-
-fn contexts() -> Vec<String> {
-    (0..CONTEXTS).map(|i| format!("target-{i:02}.example")).collect()
-}
-
-fn value(i: usize) -> String {
-    format!("http://proxy-{i:06}.pool.example.net:8080")
-}
-
-/// An outcome drawn from the realistic mix.
-fn outcome(r: u64) -> Outcome {
-    let latency_ms = Some(50.0 + (r % 900) as f64);
-    let failure = match r % 1000 {
-        0..850 => None,
-        850..910 => Some(FailureType::Timeout),
-        910..950 => Some(FailureType::ConnectionReset),
-        950..980 => Some(FailureType::Slow),
-        980..995 => Some(FailureType::Blocked),
-        _ => Some(FailureType::TlsHandshake),
-    };
-    match failure {
-        None => Outcome::Success { latency_ms },
-        Some(failure) => Outcome::Failure { failure, latency_ms },
-    }
-}
-
-/// A pool of `n` resources with a cell in each context, `window` outcomes per cell.
-fn build(n: usize, window: usize) -> (Pool, ManualClock) {
-    let clock = ManualClock::new(T0);
-    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), clock.clone(), 42).unwrap();
-    let ctxs = contexts();
-    let mut rng = SeededRandom::new(7);
-    for i in 0..n {
-        pool.register(Kind::Proxy, &value(i)).unwrap();
-    }
-    for i in 0..n {
-        for ctx in &ctxs {
-            for _ in 0..window {
-                let o = match outcome(rng.next_u64()) {
-                    Outcome::Failure { latency_ms, .. } => Outcome::Success { latency_ms },
-                    ok => ok,
-                };
-                pool.report(Kind::Proxy, &value(i), ctx, o).unwrap();
-            }
-        }
-    }
-    pool.drain_events().unwrap();
-    (pool, clock)
-}
-
-struct CycleState {
-    pool: Pool,
-    clock: ManualClock,
-    ctxs: Vec<String>,
-    rng: SeededRandom,
-    i: usize,
-}
-
-impl CycleState {
-    fn cycle(&mut self) {
-        self.i += 1;
-        self.clock.advance(1.0);
-        let ctx = &self.ctxs[self.i % CONTEXTS];
-        let lease = self.pool.acquire(ctx).unwrap().expect("a candidate");
-        let o = outcome(self.rng.next_u64());
-        self.pool.report(lease.kind, &lease.value, ctx, o).unwrap();
-        self.pool.release(&lease).unwrap();
-        if self.i.is_multiple_of(4096) {
-            self.pool.drain_events().unwrap();
-        }
-    }
-}
-
 #[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
 fn cycle(bencher: divan::Bencher, n: usize) {
-    let (pool, clock) = build(n, 1);
-    let state = RefCell::new(CycleState { pool, clock, ctxs: contexts(), rng: SeededRandom::new(9), i: 0 });
+    let state = RefCell::new(CycleState::new(n));
     // Warm up so that cooldowns, half-open trials and recoveries are all in play.
     for _ in 0..20_000 {
         state.borrow_mut().cycle();

@@ -40,6 +40,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Pool as HttpPool } from "undici";
+import { mulberry32 } from "./lib/mulberry32.js";
 
 const BIN = fileURLToPath(new URL("./bin/repute.js", import.meta.url));
 const SAMPLE_MS = 30_000;
@@ -72,18 +73,8 @@ const WARMUP = num("warmup");
 const SOAK_MIN = opt.soak === undefined ? null : num("soak");
 const DURATION = SOAK_MIN === null ? num("duration") : SOAK_MIN * 60;
 
-/** mulberry32: seeded, so every run sends the same outcome mix. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = prng(1);
+/** Seeded, so every run sends the same outcome mix. */
+const rand = mulberry32(1);
 
 /** The engine benchmark's outcome mix, with latencies. */
 function outcome() {

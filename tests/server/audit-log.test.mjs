@@ -11,6 +11,7 @@ import { mkdir, mkdtemp, rm, rmdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { AuditLog } from "../../pkg-scripts/lib/host/audit-log.js";
+import { mulberry32 } from "../../pkg-scripts/lib/mulberry32.js";
 
 const root = await mkdtemp(path.join(os.tmpdir(), "repute-audit-"));
 after(() => rm(root, { recursive: true, force: true }));
@@ -27,15 +28,6 @@ const seqsOf = (page) => page.events.map((e) => e.seq);
 const files = (dir) => readdirSync(path.join(dir, "audit")).sort();
 const firstSeqOf = (name) => Number(name.slice(6, 22));
 
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Reads everything after `after` page by page; checks each page's `next`. */
 async function readAll(log, after = 0, limit = 37) {

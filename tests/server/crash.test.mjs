@@ -29,6 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "undici";
+import { mulberry32 } from "../../pkg-scripts/lib/mulberry32.js";
 
 const BIN = fileURLToPath(new URL("../../pkg-scripts/bin/repute.js", import.meta.url));
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -45,18 +46,7 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const killDelays = prng(SEED);
+const killDelays = mulberry32(SEED);
 const pick = (xs, r) => xs[Math.floor(r() * xs.length)];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -159,7 +149,7 @@ async function worker(url, state, r) {
  */
 async function operator(url, state, known, trial) {
   const client = new Client(url, { pipelining: 1 });
-  const rand = prng(SEED + trial * 7919);
+  const rand = mulberry32(SEED + trial * 7919);
   let n = 0;
   try {
     while (!state.stop) {
@@ -244,7 +234,7 @@ test(`kill -9 under load and checkpointing, then restart: nothing acknowledged i
     const where = `trial ${trial} (seed ${SEED})`;
     const state = { stop: false, maxToken, cycles: 0, acked: 0, inflight: null, revisionFloor };
     const loops = [];
-    for (let w = 0; w < WORKERS; w++) loops.push(worker(url, state, prng(SEED + trial * 101 + w)));
+    for (let w = 0; w < WORKERS; w++) loops.push(worker(url, state, mulberry32(SEED + trial * 101 + w)));
     loops.push(operator(url, state, known, trial));
 
     await sleep(300 + Math.floor(killDelays() * 1200));

@@ -25,6 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Pool, openPool } from "repute";
+import { manualTimers } from "./_manual-timers.mjs";
 
 const T0 = 1_700_000_000_000;
 const SEED = 7;
@@ -1038,29 +1039,6 @@ test("SIGTERM and SIGINT in a child: a final snapshot is written, the lock relea
 
 // --- the prober --------------------------------------------------------------------------------
 
-/** Timers fired by hand (the prober's `setTimer` / `clearTimer`). */
-function manualTimers() {
-  const pending = new Set();
-  return {
-    pending,
-    setTimer(cb, ms) {
-      const timer = { cb, ms };
-      pending.add(timer);
-      return timer;
-    },
-    clearTimer(timer) {
-      pending.delete(timer);
-    },
-    fire(ms) {
-      const due = [...pending].filter((x) => x.ms === ms);
-      for (const x of due) {
-        pending.delete(x);
-        x.cb();
-      }
-      return due.length;
-    },
-  };
-}
 
 test("with a prober, halfOpenCauses defaults to BLOCKED unless config sets it; without one, the engine default", async () => {
   const probes = { PROXY: async () => ({ ok: true }) };

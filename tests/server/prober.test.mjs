@@ -8,6 +8,7 @@ import http from "node:http";
 import net from "node:net";
 import { Pool } from "repute";
 import { httpProbe, redactCredentials, startProber } from "../../pkg-scripts/lib/host/prober.js";
+import { manualTimers } from "./_manual-timers.mjs";
 
 const T0 = 1_700_000_000_000;
 const TIMEOUT = { ok: false, failure: "TIMEOUT" };
@@ -31,30 +32,6 @@ const eventTypes = (pool) => pool.drainEvents().map((e) => e.type).filter((t) =>
 const cell = (pool, value, context = "ctx") =>
   pool.resources({ context }).find((r) => r.value === value).cells.find((c) => c.context === context);
 
-/** Timers the test fires by hand: `setTimer`/`clearTimer` for the prober, `fire(ms)` to run them. */
-function manualTimers() {
-  const pending = new Set();
-  return {
-    pending,
-    setTimer(cb, ms) {
-      const timer = { cb, ms };
-      pending.add(timer);
-      return timer;
-    },
-    clearTimer(timer) {
-      pending.delete(timer);
-    },
-    /** Runs (once) every pending timer of delay `ms`. */
-    fire(ms) {
-      const due = [...pending].filter((x) => x.ms === ms);
-      for (const x of due) {
-        pending.delete(x);
-        x.cb();
-      }
-      return due.length;
-    },
-  };
-}
 
 /** A prober that never runs rounds on its own: tests call runOnce. */
 function prober(pool, options) {

@@ -13,6 +13,7 @@ import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promi
 import os from "node:os";
 import path from "node:path";
 import { SnapshotStore } from "../../pkg-scripts/lib/host/snapshot-store.js";
+import { mulberry32 } from "../../pkg-scripts/lib/mulberry32.js";
 
 const STORE_URL = new URL("../../pkg-scripts/lib/host/snapshot-store.js", import.meta.url).href;
 const root = await mkdtemp(path.join(os.tmpdir(), "repute-snap-"));
@@ -26,15 +27,6 @@ function snap(revision, tag = "", cells = 3) {
   return JSON.stringify({ format: "repute-snapshot", version: 1, revision, takenAt: 1_700_000_000_000, cells: list });
 }
 
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test("round trip: write, read back the same text, the previous one becomes the backup", async () => {
   const dir = newDir();
