@@ -61,6 +61,16 @@ export async function startServer({ config, tokens = [], serveOptions = {}, pool
   };
 }
 
+/** Runs `fn(server)` against a fresh `startServer(options)` and always closes it. */
+export async function withServer(options, fn) {
+  const s = await startServer(options);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 /**
  * One request. `body`: an object (sent as JSON) or a string (sent as is, with content-type
  * application/json unless `headers` says otherwise). Resolves to

@@ -33,6 +33,13 @@ const SCRIPT = [
 const normalize = (text) => text.replace(/"leaseId":"[^"]+"/g, '"leaseId":"…"');
 const HEADERS = ["content-type", "retry-after", "allow", "www-authenticate"];
 
+/** The fetch/Request init of one SCRIPT step (JSON unless the body is already text). */
+function requestInit(method, body) {
+  if (body === undefined) return { method };
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return { method, body: text, headers: { "content-type": "application/json" } };
+}
+
 async function viaWeb() {
   const dir = await tempDir("web");
   const pool = await openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false, onError: () => {} });
@@ -40,11 +47,7 @@ async function viaWeb() {
     const handle = await createHandler(pool);
     const out = [];
     for (const [method, path, body] of SCRIPT) {
-      const init = { method };
-      if (body !== undefined) {
-        init.body = typeof body === "string" ? body : JSON.stringify(body);
-        init.headers = { "content-type": "application/json" };
-      }
+      const init = requestInit(method, body);
       const res = await handle(new Request(`http://pool.local${path}`, init));
       assert.ok(res instanceof Response);
       out.push([res.status, HEADERS.map((h) => res.headers.get(h)), normalize(await res.text())]);
@@ -61,11 +64,7 @@ async function viaNode() {
   try {
     const out = [];
     for (const [method, path, body] of SCRIPT) {
-      const init = { method };
-      if (body !== undefined) {
-        init.body = typeof body === "string" ? body : JSON.stringify(body);
-        init.headers = { "content-type": "application/json" };
-      }
+      const init = requestInit(method, body);
       const res = await fetch(s.url + path, init);
       out.push([res.status, HEADERS.map((h) => res.headers.get(h)), normalize(await res.text())]);
     }

@@ -9,20 +9,11 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
 import { serve } from "../../pkg-scripts/lib/http/node-server.js";
-import { T0, startServer, call, assertProblem, resourcePath, tempDir, runServeToExit } from "./_http-support.mjs";
+import { T0, withServer, call, assertProblem, resourcePath, tempDir, runServeToExit } from "./_http-support.mjs";
 import { rm } from "node:fs/promises";
 
 const JSON_TYPE = "application/json";
 
-/** Runs `fn(server)` against a fresh server and always closes it. */
-async function withServer(options, fn) {
-  const s = await startServer(options);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 const register = (s, kind, value) => call(s.url, "POST", "/api/resources", { body: { kind, value } });
 const acquire = (s, context) => call(s.url, "POST", "/api/leases", { body: { context } });

@@ -9,16 +9,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
-import { startServer, call, openStream, resourcePath } from "./_http-support.mjs";
+import { startServer, withServer, call, openStream, resourcePath } from "./_http-support.mjs";
 
-async function withServer(options, fn) {
-  const s = await startServer(options);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
 
 /** Some HTTP operations, each emitting at least one event. */
 async function activity(s, tag, rounds = 1) {
