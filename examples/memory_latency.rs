@@ -4,7 +4,7 @@
 //! `cargo run --release --example memory_latency`
 
 fn main() {
-    for mb in [1usize, 4, 16, 64, 256] {
+    for mb in [1usize, 2, 4, 6, 8, 16, 64, 256] {
         let n = mb * 1024 * 1024 / 64;
         // One random cycle through all nodes (Sattolo), one node per 64-byte line.
         let mut next: Vec<usize> = (0..n).collect();
