@@ -70,6 +70,8 @@ pub struct Registry {
     /// Canonical order and availability counts (see `index/order.rs`).
     pub(crate) order: OrderIndex,
     live: u32,
+    /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
+    pub(crate) hint: u32,
     /// Resources with a lease; with a block.
     leased: usize,
     blocked: usize,
@@ -89,6 +91,16 @@ impl Registry {
     }
 
     pub fn find(&self, kind: Kind, value: &str) -> Option<u32> {
+        // A lease's value is the registry's own string: when `value` is that very string (same
+        // address and length, so the same bytes, since the registry keeps it alive and
+        // unchanged) no hashing is needed. Report and release after acquire take this path.
+        if let Some(Some(r)) = self.slots.get(self.hint as usize)
+            && r.kind == kind
+            && std::ptr::eq(r.value.as_ptr(), value.as_ptr())
+            && r.value.len() == value.len()
+        {
+            return Some(self.hint);
+        }
         self.by_key[kind.index()].get(value).copied()
     }
 

@@ -438,3 +438,36 @@ fn several_expiries_in_one_call_are_stamped_with_their_own_instants_in_order() {
         ]
     );
 }
+
+#[test]
+fn a_lease_outlives_its_resource_being_removed_and_registered_again() {
+    // Report and release find a resource by the lease's own string without hashing; an equal
+    // copy of the string, a re-registered value and a reused slot must all still be told apart.
+    let mut h = Harness::new();
+    h.reg("p");
+    h.reg("q");
+    let old = h.pool.acquire_resource(Kind::Proxy, "p", "x").unwrap().expect("free");
+    let value = old.value.to_string();
+    assert!(h.pool.deregister(Kind::Proxy, &value).unwrap());
+    // The lease's string is still alive (the lease holds it) but names nothing registered.
+    assert!(matches!(
+        h.pool.report(old.kind, &old.value, "x", repute::Outcome::success()),
+        Err(Error::UnknownResource(_))
+    ));
+    assert!(!h.pool.release(&old).unwrap());
+    h.reg(&value); // reuses the freed slot
+    let fresh = h.pool.acquire_resource(Kind::Proxy, &value, "x").unwrap().expect("free again");
+    assert!(fresh.token > old.token);
+    assert!(!h.pool.release(&old).unwrap(), "the old lease does not release the new one");
+    assert_eq!(h.pool.renew(&old).unwrap(), None);
+    // By the lease's string and by an equal copy alike.
+    h.pool.report(fresh.kind, &fresh.value, "x", repute::Outcome::success()).unwrap();
+    h.pool.report(Kind::Proxy, &value.clone(), "x", repute::Outcome::success()).unwrap();
+    assert_eq!(h.cell(&value, "x").score, 10.0);
+    // Same string, other kind: not this resource.
+    assert!(matches!(
+        h.pool.report(Kind::Account, &fresh.value, "x", repute::Outcome::success()),
+        Err(Error::UnknownResource(_))
+    ));
+    assert!(h.pool.release(&fresh).unwrap());
+}
