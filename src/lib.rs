@@ -33,6 +33,7 @@ pub mod events;
 pub mod index;
 pub mod json;
 pub mod json_path;
+pub mod packed;
 pub mod pool;
 pub mod random;
 pub mod redact;

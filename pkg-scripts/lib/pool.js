@@ -48,6 +48,41 @@ function latency(v) {
 }
 
 /** An outcome as [code, latency]: {ok: true, latencyMs?} or {ok: false, failure, latencyMs?}. */
+/** Numbers per event in a packed drain. */
+const EVENT_FIELDS = 10;
+
+/**
+ * The PoolEvent objects of a packed drain (layout in src/packed.rs): `[events, strings,
+ * string lengths…, then per event seq, at, type, kind, value, context, cause, until,
+ * permanent, token]`, strings by index into `text` cut at those lengths, -1 for absent. Keys
+ * in the order of the engine's event JSON.
+ */
+function unpackEvents(nums, text) {
+  const count = nums[0];
+  const n = nums[1];
+  const table = new Array(n);
+  for (let i = 0, pos = 0; i < n; i++) {
+    const end = pos + nums[2 + i];
+    table[i] = text.slice(pos, end);
+    pos = end;
+  }
+  const events = new Array(count);
+  for (let i = 0, o = 2 + n; i < count; i++, o += EVENT_FIELDS) {
+    const e = { seq: nums[o], type: table[nums[o + 2]], at: nums[o + 1] };
+    if (nums[o + 3] >= 0) {
+      e.kind = table[nums[o + 3]];
+      e.value = table[nums[o + 4]];
+    }
+    if (nums[o + 5] >= 0) e.context = table[nums[o + 5]];
+    if (nums[o + 6] >= 0) e.cause = table[nums[o + 6]];
+    if (nums[o + 7] >= 0) e.until = nums[o + 7];
+    if (nums[o + 8] === 1) e.permanent = true;
+    if (nums[o + 9] >= 0) e.token = nums[o + 9];
+    events[i] = e;
+  }
+  return events;
+}
+
 function outcomeOf(o) {
   if (!isPlainObject(o)) throw invalid("outcome must be an object");
   for (const k in o) {
@@ -277,7 +312,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     drainEvents() {
-      return JSON.parse(this.#raw.drainEvents(this.#now()));
+      const numbers = this.#raw.drainEvents(this.#now());
+      return unpackEvents(numbers, this.#raw.drainedStrings());
     }
 
     resources(filter) {

@@ -414,6 +414,38 @@ test("stats() has every documented field as a non-negative integer, consistent w
   assert.equal(s.revision, JSON.parse(pool.snapshot()).revision);
 });
 
+test("drainEvents() objects print as the engine's event JSON: key order, redaction, any Unicode", () => {
+  // The engine hands events over packed (numbers plus a string table cut by UTF-16 lengths);
+  // this pins what hosts write to logs and streams with JSON.stringify.
+  let t = T;
+  const pool = new Pool({ seed: 1, now: () => t });
+  const crab = "http://🦀:s3cret@proxy-é.example.net:8080";
+  pool.register("PROXY", crab);
+  pool.register("SESSION", "tab-𝄞");
+  const lease = pool.acquireResource("PROXY", crab, "checkout-ü");
+  pool.report("PROXY", crab, "checkout-ü", { ok: false, failure: "TIMEOUT" });
+  pool.report("PROXY", crab, "checkout-ü", { ok: false, failure: "TIMEOUT" });
+  pool.release(lease);
+  pool.block("SESSION", "tab-𝄞", { permanent: true });
+  t += 5;
+  assert.equal(pool.acquire("checkout-ü"), null);
+  const shown = "http://🦀:***@proxy-é.example.net:8080";
+  assert.deepEqual(
+    pool.drainEvents().map((e) => JSON.stringify(e)),
+    [
+      `{"seq":1,"type":"RESOURCE_REGISTERED","at":${T},"kind":"PROXY","value":"${shown}"}`,
+      `{"seq":2,"type":"RESOURCE_REGISTERED","at":${T},"kind":"SESSION","value":"tab-𝄞"}`,
+      `{"seq":3,"type":"RESOURCE_LEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","until":${T + 30_000},"token":1}`,
+      `{"seq":4,"type":"RESOURCE_COOLED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","cause":"TIMEOUT","until":${T + 120_000}}`,
+      `{"seq":5,"type":"LEASE_RELEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","token":1}`,
+      `{"seq":6,"type":"RESOURCE_BLOCKLISTED","at":${T},"kind":"SESSION","value":"tab-𝄞","permanent":true}`,
+      `{"seq":7,"type":"ACQUISITION_REJECTED","at":${T + 5},"context":"checkout-ü"}`,
+    ],
+  );
+  assert.deepEqual(pool.drainEvents(), []);
+  pool.free();
+});
+
 test("drainEvents() returns PoolEvents in seq order from 1, each once", () => {
   const { pool, lease } = fixture();
   pool.release(lease);
