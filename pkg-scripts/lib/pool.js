@@ -83,32 +83,37 @@ function unpackEvents(nums, text) {
   return events;
 }
 
-function outcomeOf(o) {
+/** The outcome's code (0 success, 1..5 the failure types); its latency is `latency(o.latencyMs)`. */
+function outcomeCode(o) {
   if (!isPlainObject(o)) throw invalid("outcome must be an object");
   for (const k in o) {
     if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid(`outcome has an unknown field ${k}`);
   }
   if (o.ok === true) {
     if ("failure" in o) throw invalid("a successful outcome has no failure");
-    return [0, latency(o.latencyMs)];
+    return 0;
   }
   if (o.ok !== false) throw invalid("outcome.ok must be true or false");
   const code = FAILURE.get(o.failure);
   if (code === undefined) {
     throw invalid("outcome.failure must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW");
   }
-  return [code, latency(o.latencyMs)];
+  return code;
 }
 
-/** Checks a lease given back by its holder; returns its fields as the engine wants them. */
-function leaseOf(lease) {
+function leaseNumber(name, v) {
+  if (!Number.isSafeInteger(v) || v < 0) throw invalid(`lease.${name} must be a non-negative integer`);
+}
+
+/** Checks a lease's object and numbers; returns its kind code (strings are checked by the caller). */
+function leaseKind(lease) {
   if (!isPlainObject(lease)) throw invalid("lease must be an object");
-  const { kind, value, context, token, leasedAt, expiresAt } = lease;
-  for (const [name, v] of [["token", token], ["leasedAt", leasedAt], ["expiresAt", expiresAt]]) {
-    if (!Number.isSafeInteger(v) || v < 0) throw invalid(`lease.${name} must be a non-negative integer`);
-  }
+  const { kind, token, leasedAt, expiresAt } = lease;
+  leaseNumber("token", token);
+  leaseNumber("leasedAt", leasedAt);
+  leaseNumber("expiresAt", expiresAt);
   if (token < 1) throw invalid("lease.token must be a positive integer");
-  return [kindCode(kind), text("lease.value", value), text("lease.context", context), token];
+  return kindCode(kind);
 }
 
 /** A config (partial) as JSON text for the engine, or undefined. Values JSON cannot carry
@@ -217,8 +222,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     acquire(context) {
-      text("context", context);
-      const id = this.#context(context);
+      const id = this.#contextOf(context, "context") ?? this.#context(context);
       const t = this.#now();
       const h = id === NO_CONTEXT ? this.#raw.acquireNamed(t, context) : this.#raw.acquire(t, id);
       return h === 0 ? null : this.#lease(h, context);
@@ -254,22 +258,29 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     report(kind, value, context, outcome) {
       const k = kindCode(kind);
-      text("value", value);
-      text("context", context);
-      const [code, ms] = outcomeOf(outcome);
+      const h = this.#handleOf(k, value, "value");
+      const known = this.#contextOf(context, "context");
+      const code = outcomeCode(outcome);
+      const ms = latency(outcome.latencyMs);
       const t = this.#now();
-      const h = this.#handles[k].get(value);
       if (h !== undefined) {
-        const id = this.#context(context);
+        const id = known ?? this.#context(context);
         if (id !== NO_CONTEXT && this.#raw.reportHandle(t, h, id, code, ms)) return;
       }
       this.#raw.report(t, k, value, context, code, ms);
     }
 
     renew(lease) {
-      const [k, value, context, token] = leaseOf(lease);
+      const k = leaseKind(lease);
+      const { value, context, token } = lease;
+      const h = this.#handleOf(k, value, "lease.value");
+      const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
-      let renewed = this.#byHandle(k, value, context, (h, id) => this.#raw.renewHandle(t, h, id, token));
+      let renewed = -1;
+      if (h !== undefined) {
+        const id = known ?? this.#context(context);
+        if (id !== NO_CONTEXT) renewed = this.#raw.renewHandle(t, h, id, token);
+      }
       if (renewed < 0) renewed = this.#raw.renew(t, k, value, context, token) ? 1 : 0;
       if (renewed === 0) return null;
       const r = this.#raw;
@@ -277,18 +288,33 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     release(lease) {
-      const [k, value, context, token] = leaseOf(lease);
+      const k = leaseKind(lease);
+      const { value, context, token } = lease;
+      const h = this.#handleOf(k, value, "lease.value");
+      const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
-      const released = this.#byHandle(k, value, context, (h, id) => this.#raw.releaseHandle(t, h, id, token));
-      return released < 0 ? this.#raw.release(t, k, value, context, token) : released === 1;
+      if (h !== undefined) {
+        const id = known ?? this.#context(context);
+        const released = id === NO_CONTEXT ? -1 : this.#raw.releaseHandle(t, h, id, token);
+        if (released >= 0) return released === 1;
+      }
+      return this.#raw.release(t, k, value, context, token);
     }
 
-    /** Runs `call(handle, contextId)` when both are known: 1 or 0 from it, -1 otherwise. */
-    #byHandle(k, value, context, call) {
+    /** `value`'s handle when a lease has named it (so it is a well-formed string already),
+     * else `undefined` once `value` is checked to be one. */
+    #handleOf(k, value, name) {
       const h = this.#handles[k].get(value);
-      if (h === undefined) return -1;
-      const id = this.#context(context);
-      return id === NO_CONTEXT ? -1 : call(h, id);
+      if (h === undefined) text(name, value);
+      return h;
+    }
+
+    /** The context's id when interned (a well-formed string already), else `undefined` once
+     * `context` is checked to be one. */
+    #contextOf(context, name) {
+      const id = this.#contexts.get(context);
+      if (id === undefined) text(name, context);
+      return id;
     }
 
     block(kind, value, how) {
