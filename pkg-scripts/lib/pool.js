@@ -182,6 +182,10 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** Resource handle → its value string, and per kind value → handle. */
     #values = new Map();
     #handles = [new Map(), new Map(), new Map()];
+    /** The last lease's kind code, value and handle: report and release usually name it. */
+    #lastKind = -1;
+    #lastValue = undefined;
+    #lastHandle = 0;
 
     constructor(options, raw) {
       if (options === RESTORING) {
@@ -217,6 +221,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       if (removed) {
         this.#values.clear();
         for (const m of this.#handles) m.clear();
+        this.#lastKind = -1;
       }
       return removed;
     }
@@ -246,6 +251,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
         this.#values.set(h, value);
         this.#handles[kind].set(value, h);
       }
+      this.#lastKind = kind;
+      this.#lastValue = value;
+      this.#lastHandle = h;
       return {
         kind: KINDS[kind],
         value,
@@ -304,6 +312,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** `value`'s handle when a lease has named it (so it is a well-formed string already),
      * else `undefined` once `value` is checked to be one. */
     #handleOf(k, value, name) {
+      if (k === this.#lastKind && value === this.#lastValue) return this.#lastHandle;
       const h = this.#handles[k].get(value);
       if (h === undefined) text(name, value);
       return h;
