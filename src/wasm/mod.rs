@@ -11,7 +11,8 @@
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
 //! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
 //! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A resource handle is the
-//! address of its value string, kept alive by this facade; 0 means "no lease".
+//! address of its value string, kept alive by this facade (as the last lease's, then, once the
+//! JS side has read the value, in `handles`); 0 means "no lease".
 
 mod host;
 
@@ -116,9 +117,18 @@ impl RawPool {
             return 0.0;
         };
         let handle = lease.value.as_ptr() as usize as u32;
-        self.handles.entry(handle).or_insert_with(|| (lease.kind, Rc::clone(&lease.value)));
         self.last = Some(lease);
         f64::from(handle)
+    }
+
+    /// The resource a handle names: the last lease's (the usual case), or one whose value the
+    /// JS side has read (`leaseValue` keeps it).
+    fn resource(&self, handle: f64) -> Option<(Kind, Rc<str>)> {
+        let handle = handle as u32;
+        match &self.last {
+            Some(l) if l.value.as_ptr() as usize as u32 == handle => Some((l.kind, Rc::clone(&l.value))),
+            _ => self.handles.get(&handle).cloned(),
+        }
     }
 
     fn lease(&self) -> &Lease {
@@ -132,12 +142,10 @@ impl RawPool {
     /// The lease `(handle, context id, token)` names, or `None` when a number is stale.
     fn held_by_ids(&self, handle: f64, context: u32, token: f64) -> Result<Option<Lease>, Error> {
         let token = token_of(token)?;
-        let (Some((kind, value)), Some(context)) =
-            (self.handles.get(&(handle as u32)), self.context_name(context))
-        else {
+        let (Some((kind, value)), Some(context)) = (self.resource(handle), self.context_name(context)) else {
             return Ok(None);
         };
-        Ok(Some(Lease { kind: *kind, value: Rc::clone(value), context, token, leased_at: 0, expires_at: 0 }))
+        Ok(Some(Lease { kind, value, context, token, leased_at: 0, expires_at: 0 }))
     }
 
     fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
@@ -257,9 +265,7 @@ impl RawPool {
         latency: f64,
     ) -> JsResult<bool> {
         let o = outcome(code, latency).map_err(js_error)?;
-        let (Some((k, value)), Some(name)) =
-            (self.handles.get(&(handle as u32)).cloned(), self.context_name(context))
-        else {
+        let (Some((k, value)), Some(name)) = (self.resource(handle), self.context_name(context)) else {
             return Ok(false);
         };
         self.at(now).report(k, &value, &name, o).map_err(js_error)?;
@@ -378,9 +384,17 @@ impl RawPool {
         self.lease().kind as u8
     }
 
+    /// The lease's value; from now on its handle names the resource (the JS side caches it
+    /// and sends the handle instead), so the value is kept here to keep the handle unique.
     #[wasm_bindgen(js_name = leaseValue)]
-    pub fn lease_value(&self) -> String {
-        self.lease().value.to_string()
+    pub fn lease_value(&mut self) -> String {
+        let (kind, value) = {
+            let l = self.lease();
+            (l.kind, Rc::clone(&l.value))
+        };
+        let text = value.to_string();
+        self.handles.entry(value.as_ptr() as usize as u32).or_insert((kind, value));
+        text
     }
 
     #[wasm_bindgen(js_name = leaseToken)]

@@ -446,6 +446,36 @@ test("drainEvents() objects print as the engine's event JSON: key order, redacti
   pool.free();
 });
 
+test("report, renew and release reach the right resource whichever lease came last, also after re-registration", () => {
+  // The wrapper names resources by cached handles (the last lease's, or any it has seen);
+  // none of that may change which resource a call reaches.
+  const pool = new Pool({ seed: 3, now: () => T });
+  pool.register("PROXY", "a");
+  pool.register("PROXY", "b");
+  const a1 = pool.acquireResource("PROXY", "a", "x");
+  assert.equal(pool.release(a1), true);
+  const b = pool.acquireResource("PROXY", "b", "x"); // the last lease is now b's
+  const a2 = pool.acquireResource("PROXY", "a", "y"); // and now a's again
+  pool.report("PROXY", "b", "x", { ok: true });
+  pool.report("PROXY", "a", "x", { ok: false, failure: "SLOW" });
+  const score = (v, ctx) => pool.resources({ context: ctx }).find((r) => r.value === v).cells[0].score;
+  assert.equal(score("b", "x"), 5);
+  assert.equal(score("a", "x"), -2);
+  assert.equal(pool.release(a1), false, "a's first lease is over");
+  assert.notEqual(pool.renew(b), null);
+  assert.equal(pool.release(b), true);
+  assert.equal(pool.deregister("PROXY", "a"), true);
+  assert.equal(pool.release(a2), false, "gone with its resource");
+  pool.register("PROXY", "a");
+  const a3 = pool.acquireResource("PROXY", "a", "y");
+  assert.ok(a3.token > a2.token);
+  assert.equal(pool.release(a2), false, "an old lease does not release the new one");
+  pool.report("PROXY", "a", "y", { ok: true });
+  assert.equal(score("a", "y"), 5, "a new resource: its cells start afresh");
+  assert.equal(pool.release(a3), true);
+  pool.free();
+});
+
 test("drainEvents() returns PoolEvents in seq order from 1, each once", () => {
   const { pool, lease } = fixture();
   pool.release(lease);
