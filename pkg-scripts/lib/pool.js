@@ -3,8 +3,8 @@
 // A thin wrapper over the WebAssembly `RawPool`: it checks JavaScript types (a wrong type is
 // an `Error` with code `INVALID_ARGUMENT`, thrown before anything reaches the engine), turns
 // kinds and outcomes into small codes, builds result objects from scalars on the hot path
-// (acquire, report, renew, release) and parses JSON text for bulk results. Every rule lives
-// in the engine.
+// (acquire, report, renew, release), unpacks drained events (numbers plus a string table) and
+// parses JSON text for other bulk results. Every rule lives in the engine.
 
 const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
 // Maps, not object literals: "toString" or "__proto__" must not pass for a kind.
