@@ -533,6 +533,25 @@ fn next_change_at_is_the_latest_of_lease_block_and_half_open_cooldown() {
 }
 
 #[test]
+fn next_change_at_follows_lease_and_block_changes_that_leave_availability_alone() {
+    // The answer is cached until something that can move it changes. Unblocking a leased
+    // resource, or releasing a blocked one, changes the answer without making the resource
+    // available: the cache must not outlive either. (Found by the model test.)
+    let mut h = Harness::new();
+    h.reg("a");
+    let lease = h.pool.acquire_resource(Kind::Proxy, "a", "x").unwrap().unwrap(); // T + 30 s
+    h.pool.block(Kind::Proxy, "a", BlockSpec::Permanent).unwrap();
+    assert_eq!(h.pool.next_change_at("y").unwrap(), None, "permanently blocked");
+    h.pool.unblock(Kind::Proxy, "a").unwrap();
+    assert_eq!(h.pool.next_change_at("y").unwrap(), Some(T + 30_000), "unblocked, still leased");
+
+    h.block_secs("a", 10.0); // until T + 10 s, shorter than the lease
+    assert_eq!(h.pool.next_change_at("y").unwrap(), Some(T + 30_000), "the lease ends last");
+    assert!(h.pool.release(&lease).unwrap());
+    assert_eq!(h.pool.next_change_at("y").unwrap(), Some(T + 10_000), "released, still blocked");
+}
+
+#[test]
 fn next_change_at_is_the_earliest_over_resources() {
     let mut h = Harness::new();
     h.reg("a");

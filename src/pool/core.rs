@@ -142,8 +142,11 @@ impl Core {
     }
 
     /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
-    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`).
+    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`). `readiness`
+    /// moves even when availability stays: a leased resource unblocked, or a blocked one
+    /// released, changes when it may next be a candidate.
     pub fn sync_avail(&mut self, slot: u32) {
+        self.readiness += 1;
         self.set_avail(slot, self.reg.get(slot).unclaimed());
     }
 
