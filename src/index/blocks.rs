@@ -1,11 +1,13 @@
-//! An ordered sequence split into small blocks, with a segment tree of block summaries: the
+//! An ordered sequence split into small blocks, with a tree of block summaries: the
 //! cache-friendly ordered index both the resource order and every context's cells are built on.
 //!
 //! Entries live inline in blocks of at most `MAX_BLOCK` (so a scan touches a few contiguous
-//! cache lines); a segment tree over the blocks' summaries, in sequence order, answers prefix
-//! and "where does the running total cross x" questions in O(log blocks) over a small array.
+//! cache lines); a tree over the blocks' summaries (`summary_tree.rs`), in sequence order,
+//! answers prefix and "where does the running total cross x" questions in O(log blocks).
 //! Entries move when blocks split or shift; the owner keeps back-pointers up to date through
 //! the `relocate` callbacks. This module knows nothing of resources, cells or weights.
+
+use super::summary_tree::SummaryTree;
 
 /// A summary that combines associatively (sums, counts, minimums).
 pub trait Summary: Copy + PartialEq + std::fmt::Debug {
@@ -106,9 +108,8 @@ pub struct BlockList<E: Entry> {
     order: Vec<u32>,
     /// Block id → position in `order`.
     pos_of: Vec<u32>,
-    /// Segment tree over positions: leaves at `cap..2cap`.
-    tree: Vec<E::Sum>,
-    cap: usize,
+    /// Summaries of the blocks in sequence order, and of runs of them.
+    tree: SummaryTree<E::Sum>,
     len: usize,
     /// Ids of blocks that left the sequence, for reuse.
     free: Vec<u32>,
@@ -149,8 +150,7 @@ impl<E: Entry> BlockList<E> {
             blocks,
             order: (0..n as u32).collect(),
             pos_of: (0..n as u32).collect(),
-            tree: Vec::new(),
-            cap: 0,
+            tree: SummaryTree::build(vec![E::Sum::EMPTY]),
             len: entries.len(),
             free: Vec::new(),
             stale_tree: false,
@@ -215,36 +215,22 @@ impl<E: Entry> BlockList<E> {
     /// The summary of the whole sequence.
     pub fn total(&self) -> E::Sum {
         debug_assert!(!self.stale_tree, "read of a stale tree");
-        self.tree[1]
+        self.tree.total()
     }
 
     /// The summary of blocks at positions `0..pos`.
     pub fn prefix(&self, pos: usize) -> E::Sum {
         debug_assert!(!self.stale_tree, "read of a stale tree");
-        // Walk up from the leaf, adding every left sibling on the way.
-        let mut acc = E::Sum::EMPTY;
-        let mut i = pos + self.cap;
-        while i > 1 {
-            if i & 1 == 1 {
-                acc = self.tree[i - 1].combine(&acc);
-            }
-            i >>= 1;
-        }
-        acc
+        self.tree.prefix(pos)
     }
 
     /// Descends to the block in which a running total first crosses a target: `inside` is
     /// shown each left part in turn and answers whether the target lies within it, folding the
     /// part into its own running total when it does not. Returns the block position, or `None`
     /// when the target lies beyond every block (the running total then holds all of them).
-    pub fn descend(&self, mut inside: impl FnMut(&E::Sum) -> bool) -> Option<usize> {
+    pub fn descend(&self, inside: impl FnMut(&E::Sum) -> bool) -> Option<usize> {
         debug_assert!(!self.stale_tree, "read of a stale tree");
-        let mut i = 1;
-        while i < self.cap {
-            i = if inside(&self.tree[2 * i]) { 2 * i } else { 2 * i + 1 };
-        }
-        let pos = i - self.cap;
-        if pos < self.order.len() && inside(&self.tree[i]) { Some(pos) } else { None }
+        self.tree.descend(inside)
     }
 
     fn resummarise(&mut self, block: u32) {
@@ -257,24 +243,12 @@ impl<E: Entry> BlockList<E> {
         if self.stale_tree {
             return; // the rebuild will read the block's summary
         }
-        let mut i = self.pos_of[block as usize] as usize + self.cap;
-        self.tree[i] = self.blocks[block as usize].sum;
-        while i > 1 {
-            i >>= 1;
-            self.tree[i] = self.tree[2 * i].combine(&self.tree[2 * i + 1]);
-        }
+        self.tree.set(self.pos_of[block as usize] as usize, self.blocks[block as usize].sum);
     }
 
     fn rebuild_tree(&mut self) {
         self.stale_tree = false;
-        self.cap = self.order.len().next_power_of_two().max(1);
-        self.tree = vec![E::Sum::EMPTY; 2 * self.cap];
-        for (p, &id) in self.order.iter().enumerate() {
-            self.tree[self.cap + p] = self.blocks[id as usize].sum;
-        }
-        for i in (1..self.cap).rev() {
-            self.tree[i] = self.tree[2 * i].combine(&self.tree[2 * i + 1]);
-        }
+        self.tree = SummaryTree::build(self.order.iter().map(|&id| self.blocks[id as usize].sum).collect());
     }
 
     /// Inserts `e` at `index` of block `block`, splitting a full block first.
@@ -430,15 +404,14 @@ impl<E: Entry> BlockList<E> {
             if b.sum != compute(&b.entries) {
                 return Err(format!("block {p} summary stale"));
             }
-            if self.pos_of[id as usize] as usize != p || self.tree[self.cap + p] != b.sum {
+            if self.pos_of[id as usize] as usize != p || *self.tree.leaf(p) != b.sum {
                 return Err(format!("block {p} position or tree leaf stale"));
             }
         }
-        for i in 1..self.cap {
-            if self.tree[i] != self.tree[2 * i].combine(&self.tree[2 * i + 1]) {
-                return Err("segment tree node stale".into());
-            }
+        if self.tree.leaves() != self.order.len() {
+            return Err("summary tree has the wrong number of leaves".into());
         }
+        self.tree.verify()?;
         if self.iter().count() != self.len {
             return Err("length differs".into());
         }
@@ -449,6 +422,6 @@ impl<E: Entry> BlockList<E> {
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * std::mem::size_of::<Block<E>>()
             + (self.order.capacity() + self.pos_of.capacity()) * 4
-            + self.tree.capacity() * std::mem::size_of::<E::Sum>()
+            + self.tree.heap_bytes()
     }
 }
