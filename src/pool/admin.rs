@@ -36,7 +36,7 @@ impl Core {
 
     /// Removes the resource, its cells, its block and its lease.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
-        self.readiness += 1;
+        self.next_change_forget(Some(slot));
         self.end_lease_and_block(slot);
         self.set_avail(slot, false);
         let ids: Vec<u32> = self.ctxs.ids().collect();
@@ -53,6 +53,7 @@ impl Core {
             }
             if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
+                self.next_change_forget(None);
             }
         }
         // Every index is at the log's end, so no entry will be read again (and none may
@@ -78,7 +79,6 @@ impl Core {
     }
 
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
-        self.readiness += 1;
         if let Some(Block::Until(old)) = self.reg.set_block(slot, Some(block)) {
             self.expiries.remove_block(old, slot);
         }

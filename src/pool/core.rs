@@ -11,6 +11,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::expiry::Expiries;
+use super::next_change::NextChange;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent};
 use crate::index::avail_log::AvailLog;
@@ -87,11 +88,8 @@ pub struct Core {
     pub(crate) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
     pub(crate) dirty: bool,
-    /// Moves whenever something changes that can make a resource a candidate sooner or later
-    /// (availability, a lease's expiry, a block, a cell's state): keys `next_change_at`'s cache.
-    pub(crate) readiness: u64,
-    /// The last `next_change_at` answer computed by scanning: (context, readiness, answer).
-    pub(crate) next_change: Option<(Rc<str>, u64, Option<Millis>)>,
+    /// The last `next_change_at` answer, kept exact as resources change (`next_change.rs`).
+    pub(crate) next_change: Option<NextChange>,
 }
 
 impl Core {
@@ -108,7 +106,6 @@ impl Core {
             revision: 0,
             now,
             dirty: false,
-            readiness: 0,
             next_change: None,
         }
     }
@@ -142,12 +139,12 @@ impl Core {
     }
 
     /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
-    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`). `readiness`
-    /// moves even when availability stays: a leased resource unblocked, or a blocked one
-    /// released, changes when it may next be a candidate.
+    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`). The last
+    /// `next_change_at` answer hears of it even when availability stays (a leased resource
+    /// unblocked, a blocked one released): when it may next be a candidate has changed.
     pub fn sync_avail(&mut self, slot: u32) {
-        self.readiness += 1;
         self.set_avail(slot, self.reg.get(slot).unclaimed());
+        self.next_change_touched(slot);
     }
 
     /// Sets `slot`'s availability, logging a change.
@@ -156,7 +153,6 @@ impl Core {
         if r.avail != avail {
             r.avail = avail;
             self.log.record(&mut self.reg, slot);
-            self.readiness += 1;
         }
     }
 
@@ -190,8 +186,8 @@ impl Core {
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
         let slot = self.cells.get(id);
         let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
-        let ctx = slot.ctx;
+        let (ctx, res) = (slot.ctx, slot.res);
         self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
-        self.readiness += 1;
+        self.next_change_touched(res);
     }
 }

@@ -141,7 +141,7 @@ impl Core {
         if moved {
             self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
             self.lease_ended();
-            self.readiness += 1;
+            self.next_change_touched(slot);
         }
         Some(renewed)
     }

@@ -14,6 +14,7 @@ mod core;
 mod expiry;
 mod invariants;
 mod leases;
+mod next_change;
 mod reports;
 mod views;
 

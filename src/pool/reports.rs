@@ -87,6 +87,7 @@ impl Core {
             Some(c) => c,
             None => {
                 self.sync_order();
+                self.next_change_forget(None);
                 self.ctxs.add(Context::new(Rc::from(context), &self.reg, &self.log))
             }
         };

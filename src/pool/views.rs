@@ -1,5 +1,5 @@
-//! Read-side views: the dashboard (`resources`), `stats`, `dueForRecoveryProbe` and
-//! `nextChangeAt`. Nothing here changes state.
+//! Read-side views: the dashboard (`resources`), `stats` and `dueForRecoveryProbe` (for
+//! `nextChangeAt`, see `next_change.rs`). Nothing here changes state.
 //!
 //! Output order is canonical: resources by (kind, value bytes), cells by context bytes.
 
@@ -191,52 +191,5 @@ impl Core {
             ))
         });
         out
-    }
-
-    /// `now` if `context` has a candidate; else the earliest instant at which some resource
-    /// becomes one by time alone; `None` if none can.
-    pub(crate) fn next_change_at(&mut self, context: &str, now: Millis) -> Option<Millis> {
-        let (ctx, sum) = self.candidates(context);
-        if sum.count > 0 {
-            return Some(now);
-        }
-        // With no candidate the answer depends on the state alone, so a saturated pool asked
-        // again and again (every rejected acquire of an HTTP host) scans once per change.
-        if let Some((c, epoch, answer)) = &self.next_change
-            && **c == *context
-            && *epoch == self.readiness
-        {
-            return *answer;
-        }
-        let answer = self.scan_next_change(ctx, now);
-        self.next_change = Some((Rc::from(context), self.readiness, answer));
-        answer
-    }
-
-    fn scan_next_change(&self, ctx: Option<u32>, now: Millis) -> Option<Millis> {
-        let half_open = self.cfg.half_open_causes;
-        let mut best: Option<Millis> = None;
-        for slot in self.reg.live_slots() {
-            let r = self.reg.get(slot);
-            let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
-            match r.block {
-                Some(Block::Permanent) => continue,
-                Some(Block::Until(u)) => at = at.max(u),
-                None => {}
-            }
-            if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
-                let c = &self.cells.get(id).cell;
-                if c.state == State::Cooling {
-                    match c.cooldown_cause {
-                        Some(cause) if half_open.contains(cause) => {
-                            at = at.max(c.cooldown_until.unwrap_or(now));
-                        }
-                        _ => continue,
-                    }
-                }
-            }
-            best = Some(best.map_or(at, |b| b.min(at)));
-        }
-        best
     }
 }

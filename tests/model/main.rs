@@ -253,6 +253,8 @@ struct Run {
     grants: Vec<RefGrant>,
     held: HashMap<Key, u64>,
     max_token: u64,
+    /// State checks so far (their parity orders the `nextChangeAt` questions).
+    checks: usize,
 }
 
 impl Run {
@@ -270,6 +272,7 @@ impl Run {
             grants: Vec::new(),
             held: HashMap::new(),
             max_token: 0,
+            checks: 0,
         }
     }
 
@@ -566,7 +569,14 @@ impl Run {
                 "probe-due and candidate"
             );
         }
-        for ctx in &self.world.contexts {
+        // The order alternates, so the context asked last before an operation is asked first
+        // after it: that answer comes from the one kept and updated through the operation.
+        self.checks += 1;
+        let mut asked: Vec<&String> = self.world.contexts.iter().collect();
+        if self.checks % 2 == 1 {
+            asked.reverse();
+        }
+        for ctx in asked {
             prop_assert_eq!(
                 pool.next_change_at(ctx).unwrap(),
                 self.reference.next_change_at(ctx),

@@ -1,0 +1,121 @@
+//! `nextChangeAt`: `now` when a context has a candidate, else the earliest instant at which a
+//! resource becomes one by time alone (its lease ends, its temporary block ends, its half-open
+//! cooldown here ends — the latest of those that apply), `None` when none can.
+//!
+//! Answering from scratch scans every resource. Hosts ask on every rejected acquire (an HTTP
+//! host's `Retry-After`), so the last answer is kept with the resource that gives it, and each
+//! change to one resource updates it in O(1): a change to another resource can only bring the
+//! minimum down to that resource's instant; a change to the one that gives it forgets it (the
+//! next question scans again). Candidates are left out: the answer is read only when there
+//! are none.
+
+use std::rc::Rc;
+
+use super::core::Core;
+use crate::registry::Block;
+use crate::types::{Millis, State};
+
+/// The last answer for one context.
+#[derive(Debug, Clone)]
+pub struct NextChange {
+    context: Rc<str>,
+    /// The context's id then (`None`: no cells). Adding or removing a context forgets the
+    /// answer, so the id stays valid.
+    ctx: Option<u32>,
+    answer: Option<Millis>,
+    /// The resource whose instant is `answer`.
+    argmin: Option<u32>,
+}
+
+impl Core {
+    /// `nextChangeAt(context)` at `now` (applied).
+    pub(crate) fn next_change_at(&mut self, context: &str, now: Millis) -> Option<Millis> {
+        let (ctx, sum) = self.candidates(context);
+        if sum.count > 0 {
+            return Some(now);
+        }
+        if let Some(n) = &self.next_change
+            && *n.context == *context
+        {
+            return n.answer;
+        }
+        let (answer, argmin) = self.scan_next_change(ctx, now);
+        self.next_change = Some(NextChange { context: Rc::from(context), ctx, answer, argmin });
+        answer
+    }
+
+    /// When resource `slot` may next be a candidate of context `ctx` by time alone: the latest
+    /// of its lease's end, its temporary block's end and its half-open cooldown's end there;
+    /// `None` when only an operator or a probe can make it one.
+    fn resource_next_change(&self, slot: u32, ctx: Option<u32>, now: Millis) -> Option<Millis> {
+        let r = self.reg.get(slot);
+        let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
+        match r.block {
+            Some(Block::Permanent) => return None,
+            Some(Block::Until(u)) => at = at.max(u),
+            None => {}
+        }
+        if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
+            let c = &self.cells.get(id).cell;
+            if c.state == State::Cooling {
+                match c.cooldown_cause {
+                    Some(cause) if self.cfg.half_open_causes.contains(cause) => {
+                        at = at.max(c.cooldown_until.unwrap_or(now));
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        Some(at)
+    }
+
+    /// The earliest instant over every resource, and the resource giving it.
+    fn scan_next_change(&self, ctx: Option<u32>, now: Millis) -> (Option<Millis>, Option<u32>) {
+        let mut best: (Option<Millis>, Option<u32>) = (None, None);
+        for slot in self.reg.live_slots() {
+            if let Some(at) = self.resource_next_change(slot, ctx, now)
+                && best.0.is_none_or(|b| at < b)
+            {
+                best = (Some(at), Some(slot));
+            }
+        }
+        best
+    }
+
+    /// Resource `slot` changed (its lease, its block, or one of its cells; already applied):
+    /// keeps the last answer exact.
+    #[inline]
+    pub(crate) fn next_change_touched(&mut self, slot: u32) {
+        if self.next_change.is_some() {
+            self.update_next_change(slot);
+        }
+    }
+
+    #[inline(never)]
+    fn update_next_change(&mut self, slot: u32) {
+        let Some(n) = &self.next_change else { return };
+        if n.argmin == Some(slot) {
+            self.next_change = None;
+            return;
+        }
+        // A resource whose instant is now is a candidate: while it is one the answer is not
+        // read, and it cannot stop being one without another change to it (which comes here).
+        let Some(at) = self.resource_next_change(slot, n.ctx, self.now).filter(|&at| at > self.now) else {
+            return;
+        };
+        if n.answer.is_none_or(|a| at < a)
+            && let Some(n) = &mut self.next_change
+        {
+            n.answer = Some(at);
+            n.argmin = Some(slot);
+        }
+    }
+
+    /// Forgets the last answer: resource `slot` is leaving (when it gave the answer), or
+    /// (`None`) the context table changed.
+    pub(crate) fn next_change_forget(&mut self, slot: Option<u32>) {
+        if slot.is_none() || self.next_change.as_ref().is_some_and(|n| n.argmin == slot) {
+            self.next_change = None;
+        }
+    }
+}
