@@ -88,8 +88,9 @@ pub struct Core {
     pub(crate) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
     pub(crate) dirty: bool,
-    /// The last `next_change_at` answer, kept exact as resources change (`next_change.rs`).
-    pub(crate) next_change: Option<NextChange>,
+    /// The last contexts' `next_change_at` answers, kept exact as resources change
+    /// (`next_change.rs`).
+    pub(crate) next_change: Vec<NextChange>,
 }
 
 impl Core {
@@ -106,7 +107,7 @@ impl Core {
             revision: 0,
             now,
             dirty: false,
-            next_change: None,
+            next_change: Vec::new(),
         }
     }
 
@@ -140,7 +141,7 @@ impl Core {
 
     /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
     /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`). The last
-    /// `next_change_at` answer hears of it even when availability stays (a leased resource
+    /// `next_change_at` answers hear of it even when availability stays (a leased resource
     /// unblocked, a blocked one released): when it may next be a candidate has changed.
     pub fn sync_avail(&mut self, slot: u32) {
         self.set_avail(slot, self.reg.get(slot).unclaimed());

@@ -3,11 +3,11 @@
 //! cooldown here ends — the latest of those that apply), `None` when none can.
 //!
 //! Answering from scratch scans every resource. Hosts ask on every rejected acquire (an HTTP
-//! host's `Retry-After`), so the last answer is kept with the resource that gives it, and each
-//! change to one resource updates it in O(1): a change to another resource can only bring the
-//! minimum down to that resource's instant; a change to the one that gives it forgets it (the
-//! next question scans again). Candidates are left out: the answer is read only when there
-//! are none.
+//! host's `Retry-After`), so the answers of the last few contexts asked are kept, each with the
+//! resource that gives it, and each change to one resource updates them in O(1) apiece: a
+//! change to another resource can only bring a minimum down to that resource's instant; a
+//! change to the one that gives it forgets that answer (the next question scans again).
+//! Candidates are left out: an answer is read only when there are none.
 
 use std::rc::Rc;
 
@@ -15,7 +15,10 @@ use super::core::Core;
 use crate::registry::Block;
 use crate::types::{Millis, State};
 
-/// The last answer for one context.
+/// Contexts whose answers are kept (the most recently asked).
+pub const KEPT: usize = 16;
+
+/// The kept answer for one context.
 #[derive(Debug, Clone)]
 pub struct NextChange {
     context: Rc<str>,
@@ -34,13 +37,14 @@ impl Core {
         if sum.count > 0 {
             return Some(now);
         }
-        if let Some(n) = &self.next_change
-            && *n.context == *context
-        {
+        if let Some(n) = self.next_change.iter().find(|n| *n.context == *context) {
             return n.answer;
         }
         let (answer, argmin) = self.scan_next_change(ctx, now);
-        self.next_change = Some(NextChange { context: Rc::from(context), ctx, answer, argmin });
+        if self.next_change.len() == KEPT {
+            self.next_change.remove(0);
+        }
+        self.next_change.push(NextChange { context: Rc::from(context), ctx, answer, argmin });
         answer
     }
 
@@ -83,39 +87,41 @@ impl Core {
     }
 
     /// Resource `slot` changed (its lease, its block, or one of its cells; already applied):
-    /// keeps the last answer exact.
+    /// keeps the kept answers exact.
     #[inline]
     pub(crate) fn next_change_touched(&mut self, slot: u32) {
-        if self.next_change.is_some() {
+        if !self.next_change.is_empty() {
             self.update_next_change(slot);
         }
     }
 
     #[inline(never)]
     fn update_next_change(&mut self, slot: u32) {
-        let Some(n) = &self.next_change else { return };
-        if n.argmin == Some(slot) {
-            self.next_change = None;
-            return;
-        }
-        // A resource whose instant is now is a candidate: while it is one the answer is not
-        // read, and it cannot stop being one without another change to it (which comes here).
-        let Some(at) = self.resource_next_change(slot, n.ctx, self.now).filter(|&at| at > self.now) else {
-            return;
-        };
-        if n.answer.is_none_or(|a| at < a)
-            && let Some(n) = &mut self.next_change
-        {
-            n.answer = Some(at);
-            n.argmin = Some(slot);
-        }
+        let mut kept = std::mem::take(&mut self.next_change);
+        kept.retain_mut(|n| {
+            if n.argmin == Some(slot) {
+                return false;
+            }
+            // A resource whose instant is now is a candidate: while it is one the answer is
+            // not read, and it cannot stop being one without another change to it (which
+            // comes here).
+            if let Some(at) = self.resource_next_change(slot, n.ctx, self.now).filter(|&at| at > self.now)
+                && n.answer.is_none_or(|a| at < a)
+            {
+                n.answer = Some(at);
+                n.argmin = Some(slot);
+            }
+            true
+        });
+        self.next_change = kept;
     }
 
-    /// Forgets the last answer: resource `slot` is leaving (when it gave the answer), or
-    /// (`None`) the context table changed.
+    /// Forgets kept answers: those resource `slot` gives (it is leaving), or (`None`) all of
+    /// them (the context table changed).
     pub(crate) fn next_change_forget(&mut self, slot: Option<u32>) {
-        if slot.is_none() || self.next_change.as_ref().is_some_and(|n| n.argmin == slot) {
-            self.next_change = None;
+        match slot {
+            None => self.next_change.clear(),
+            Some(_) => self.next_change.retain(|n| n.argmin != slot),
         }
     }
 }
