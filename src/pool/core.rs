@@ -145,7 +145,7 @@ impl Core {
     /// unblocked, a blocked one released): when it may next be a candidate has changed.
     pub fn sync_avail(&mut self, slot: u32) {
         self.set_avail(slot, self.reg.get(slot).unclaimed());
-        self.next_change_touched(slot);
+        self.next_change_touched(slot, None);
     }
 
     /// Sets `slot`'s availability, logging a change.
@@ -189,6 +189,6 @@ impl Core {
         let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
         let (ctx, res) = (slot.ctx, slot.res);
         self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
-        self.next_change_touched(res);
+        self.next_change_touched(res, Some(ctx));
     }
 }

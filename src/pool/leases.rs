@@ -141,7 +141,7 @@ impl Core {
         if moved {
             self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
             self.lease_ended();
-            self.next_change_touched(slot);
+            self.next_change_touched(slot, None);
         }
         Some(renewed)
     }

@@ -86,19 +86,23 @@ impl Core {
         best
     }
 
-    /// Resource `slot` changed (its lease, its block, or one of its cells; already applied):
-    /// keeps the kept answers exact.
+    /// Resource `slot` changed (already applied): its lease or block (`cell_ctx` `None`), or
+    /// only its cell in context `cell_ctx`, which no other context's answer depends on. Keeps
+    /// the kept answers exact.
     #[inline]
-    pub(crate) fn next_change_touched(&mut self, slot: u32) {
+    pub(crate) fn next_change_touched(&mut self, slot: u32, cell_ctx: Option<u32>) {
         if !self.next_change.is_empty() {
-            self.update_next_change(slot);
+            self.update_next_change(slot, cell_ctx);
         }
     }
 
     #[inline(never)]
-    fn update_next_change(&mut self, slot: u32) {
+    fn update_next_change(&mut self, slot: u32, cell_ctx: Option<u32>) {
         let mut kept = std::mem::take(&mut self.next_change);
         kept.retain_mut(|n| {
+            if cell_ctx.is_some() && n.ctx != cell_ctx {
+                return true;
+            }
             if n.argmin == Some(slot) {
                 return false;
             }
