@@ -66,16 +66,24 @@ impl Expiries {
 }
 
 impl Core {
+    /// Sorts `(slot, token)` pairs by the slots' canonical order, then token.
+    fn sort_canonical(&self, v: &mut [(u32, u64)]) {
+        v.sort_unstable_by(|a, b| self.reg.order_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    }
+
     /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
     /// before leases, each group in canonical key order (slots are not canonical).
     pub(crate) fn process_expiries(&mut self, now: Millis) {
         while let Some(at) = self.expiries.next_due(now) {
-            let mut blocks: Vec<u32> = Vec::new();
+            // Blocks carry token 0. Both lists sort with one comparator (one copy of the sort
+            // in the WebAssembly module), unstably: keys are unique (a slot has one block
+            // entry per instant, and its stale lease entries differ by token).
+            let mut blocks: Vec<(u32, u64)> = Vec::new();
             while let Some(&(t, slot)) = self.expiries.blocks.first()
                 && t == at
             {
                 self.expiries.blocks.pop_first();
-                blocks.push(slot);
+                blocks.push((slot, 0));
             }
             let mut leases: Vec<(u32, u64)> = Vec::new();
             while let Some(&(t, slot, token)) = self.expiries.leases.front()
@@ -84,9 +92,9 @@ impl Core {
                 self.expiries.leases.pop_front();
                 leases.push((slot, token));
             }
-            blocks.sort_by(|&a, &b| self.reg.order_cmp(a, b));
-            leases.sort_by(|a, b| self.reg.order_cmp(a.0, b.0));
-            for slot in blocks {
+            self.sort_canonical(&mut blocks);
+            self.sort_canonical(&mut leases);
+            for (slot, _) in blocks {
                 let old = self.reg.set_block(slot, None);
                 debug_assert_eq!(old, Some(Block::Until(at)));
                 self.expired(EventType::BlockExpired, at, slot, None);

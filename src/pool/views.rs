@@ -183,7 +183,8 @@ impl Core {
                 })
             })
             .collect();
-        out.sort_by(|a, b| {
+        // (kind, value, context) is unique per cell: unstable gives the same order.
+        out.sort_unstable_by(|a, b| {
             (a.kind, a.value.as_bytes(), a.context.as_bytes()).cmp(&(
                 b.kind,
                 b.value.as_bytes(),
