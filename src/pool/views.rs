@@ -96,7 +96,7 @@ impl Core {
             by_res[self.cells.get(id).res as usize].push(id);
         }
         for list in &mut by_res {
-            list.sort_unstable_by(|&a, &b| {
+            crate::index::sort_ids(list, &|a, b| {
                 let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
                 name(a).cmp(name(b))
             });

@@ -19,6 +19,7 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
 use crate::events::EventBuffer;
 use crate::index::cells::Context;
+use crate::index::sort_ids;
 use crate::json_path;
 use crate::pool::Core;
 use crate::registry::Block;
@@ -257,11 +258,20 @@ fn cell_in(
 /// cell for one resource in one context.
 fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     // Canonical order by integer ranks: contexts by name bytes, resources by their order.
-    let mut names: Vec<Rc<str>> = placed.iter().map(|p| Rc::clone(&p.1)).collect();
-    names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    names.dedup_by(|a, b| Rc::ptr_eq(a, b));
-    let name_rank: FxHashMap<*const u8, u32> =
-        names.iter().enumerate().map(|(i, n)| (n.as_ptr(), i as u32)).collect();
+    // (Equal names share one `Rc`: `validate_cells` interns them.)
+    let mut name_rank: FxHashMap<*const u8, u32> = FxHashMap::default();
+    let mut names: Vec<&str> = Vec::new();
+    for p in &placed {
+        name_rank.entry(p.1.as_ptr()).or_insert_with(|| {
+            names.push(&p.1);
+            0
+        });
+    }
+    let mut by_name: Vec<u32> = (0..names.len() as u32).collect();
+    sort_ids(&mut by_name, &|a, b| names[a as usize].as_bytes().cmp(names[b as usize].as_bytes()));
+    for (rank, &i) in by_name.iter().enumerate() {
+        name_rank.insert(names[i as usize].as_ptr(), rank as u32);
+    }
     let mut res_rank = vec![0u32; core.reg.slots.len()];
     for (i, slot) in core.reg.in_order().into_iter().enumerate() {
         res_rank[slot as usize] = i as u32;
