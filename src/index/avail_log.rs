@@ -8,6 +8,13 @@
 //! replay finds each resource's first entry in its window and counts its changes without
 //! touching the resource itself. The log is bounded: a context whose cursor falls off the front
 //! rebuilds its index instead of replaying.
+//!
+//! A change that undoes a resource's previous one before any reader has read that one removes
+//! it instead of adding an entry: a lease released before any index caught up leaves no trace
+//! (the common cycle acquire → report → release then costs readers nothing). Readers take
+//! their cursor from `observe`, which remembers how far any of them has read.
+
+use std::cell::Cell;
 
 use crate::registry::{NO_SEQ, Registry};
 
@@ -24,6 +31,8 @@ pub struct Entry {
 pub struct AvailLog {
     entries: Vec<Entry>,
     base: u64,
+    /// The furthest cursor any reader has taken (entries at or after it are unread).
+    observed: Cell<u64>,
 }
 
 /// Entries kept before the oldest half is dropped.
@@ -40,8 +49,29 @@ impl AvailLog {
         self.base
     }
 
-    /// Records that `slot` changed availability (the caller already changed it).
+    /// The cursor of a reader that has caught up: `end()`, remembered as read.
+    pub fn observe(&self) -> u64 {
+        let end = self.end();
+        self.observed.set(self.observed.get().max(end));
+        end
+    }
+
+    /// Records that `slot` changed availability (the caller already changed it). When the
+    /// last entry is `slot`'s previous change and no reader has read it, the two cancel: the
+    /// entry goes and nothing is added.
     pub fn record(&mut self, reg: &mut Registry, slot: u32) {
+        if let Some(last) = self.entries.last()
+            && last.slot == slot
+            && self.end() - 1 >= self.observed.get()
+        {
+            let prev = last.prev;
+            self.entries.pop();
+            reg.get_mut(slot).last_toggle = prev;
+            if prev != NO_SEQ && prev >= self.base {
+                self.entries[(prev - self.base) as usize].next = NO_SEQ;
+            }
+            return;
+        }
         if self.entries.len() >= CAPACITY {
             let drop = CAPACITY / 2;
             self.entries.drain(..drop);
@@ -65,6 +95,7 @@ impl AvailLog {
         }
         self.base = self.end();
         self.entries.clear();
+        self.observe();
     }
 
     /// The resources whose availability, seen from a cursor at `from`, has changed by now:
@@ -85,5 +116,53 @@ impl AvailLog {
             }
             (changes % 2 == 1).then_some(e.slot)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Kind;
+
+    fn setup() -> (AvailLog, Registry, u32, u32) {
+        let mut reg = Registry::new();
+        let (a, b) = (reg.add(Kind::Proxy, "a"), reg.add(Kind::Proxy, "b"));
+        (AvailLog::default(), reg, a, b)
+    }
+
+    #[test]
+    fn a_change_undone_before_anyone_reads_leaves_no_entry() {
+        let (mut log, mut reg, a, b) = setup();
+        log.record(&mut reg, a);
+        let cursor = log.observe();
+        log.record(&mut reg, b); // lease
+        log.record(&mut reg, b); // release, unread: both go
+        assert_eq!(log.end(), cursor);
+        assert_eq!(log.changed_since(cursor).count(), 0);
+        // The resource's chain is intact: its next change links to its earlier one.
+        log.record(&mut reg, a);
+        assert_eq!(log.end(), cursor + 1);
+        assert_eq!(log.changed_since(0).collect::<Vec<_>>(), Vec::<u32>::new(), "a: twice, even");
+    }
+
+    #[test]
+    fn a_change_read_in_between_stays() {
+        let (mut log, mut reg, a, _) = setup();
+        log.record(&mut reg, a);
+        let cursor = log.observe();
+        log.record(&mut reg, a);
+        assert_eq!(log.end(), cursor + 1, "the first entry was read: the second is kept");
+        assert_eq!(log.changed_since(cursor).collect::<Vec<_>>(), vec![a]);
+    }
+
+    #[test]
+    fn only_the_newest_entry_of_the_same_resource_cancels() {
+        let (mut log, mut reg, a, b) = setup();
+        let cursor = log.observe();
+        log.record(&mut reg, a);
+        log.record(&mut reg, b);
+        log.record(&mut reg, a); // a's entry is not the newest: kept
+        assert_eq!(log.end(), cursor + 3);
+        assert_eq!(log.changed_since(cursor).collect::<Vec<_>>(), vec![b]);
     }
 }

@@ -359,7 +359,7 @@ fn fill_gaps(entries: &mut [Slot], reg: &Registry) -> u32 {
 
 impl Context {
     pub fn new(name: Rc<str>, reg: &Registry, log: &AvailLog) -> Context {
-        Context { name, list: BlockList::default(), tail: reg.available(), cursor: log.end() }
+        Context { name, list: BlockList::default(), tail: reg.available(), cursor: log.observe() }
     }
 
     /// Cells in this context.
@@ -388,7 +388,7 @@ impl Context {
                 self.adjust_gap(at, if avail { 1 } else { -1 });
             }
         }
-        self.cursor = log.end();
+        self.cursor = log.observe();
     }
 
     /// Recomputes every gap and flag from the resource order.
@@ -396,7 +396,7 @@ impl Context {
         let mut entries: Vec<Slot> = self.list.iter().copied().collect();
         self.tail = fill_gaps(&mut entries, reg);
         self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
-        self.cursor = log.end();
+        self.cursor = log.observe();
     }
 
     /// Builds the sequence from cells given in canonical order (restore).
@@ -412,7 +412,7 @@ impl Context {
             .collect();
         self.tail = fill_gaps(&mut entries, reg);
         self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
-        self.cursor = log.end();
+        self.cursor = log.observe();
     }
 
     /// The first cell whose resource comes after resource `slot`, or `None`.

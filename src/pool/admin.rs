@@ -60,7 +60,7 @@ impl Core {
         // outlive the slot, which is about to be reused).
         self.sync_order();
         self.log.clear(&mut self.reg);
-        self.reg.order.cursor = self.log.end();
+        self.reg.order.cursor = self.log.observe();
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
         self.reg.order_remove(slot);
         self.reg.take(slot);
@@ -69,12 +69,12 @@ impl Core {
 
     /// Drops the resource's lease and block together with their queue entries.
     fn end_lease_and_block(&mut self, slot: u32) {
-        let leased = self.reg.set_lease(slot, None).is_some();
+        let lease = self.reg.set_lease(slot, None);
         if let Some(Block::Until(until)) = self.reg.set_block(slot, None) {
             self.expiries.remove_block(until, slot);
         }
-        if leased {
-            self.lease_ended();
+        if let Some(rec) = lease {
+            self.lease_ended(rec.expires_at, slot, rec.token);
         }
     }
 

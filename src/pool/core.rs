@@ -173,7 +173,7 @@ impl Core {
                 self.reg.set_order_avail(slot, avail);
             }
         }
-        self.reg.order.cursor = self.log.end();
+        self.reg.order.cursor = self.log.observe();
     }
 
     /// Brings context `id`'s index up to date with the availability log.

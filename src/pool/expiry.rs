@@ -21,8 +21,8 @@ pub struct Expiries {
     /// Leases by expiry: (expiry, resource slot, token). Every lease lasts `leaseTtlMs` from
     /// its grant or renewal and time only moves forward, so pushing at the back keeps the queue
     /// in time order. A released or renewed lease leaves its entry behind (`stale` counts
-    /// them); entries are checked against the live lease when due, and the queue is compacted
-    /// when stale entries outnumber live ones.
+    /// them) unless it is the newest; entries are checked against the live lease when due,
+    /// and the queue is compacted when stale entries outnumber live ones.
     leases: VecDeque<(Millis, u32, u64)>,
     stale: usize,
     /// Temporary blocks: (expiry, resource slot).
@@ -40,9 +40,16 @@ impl Expiries {
         self.leases.push_back((at, slot, token));
     }
 
-    /// Notes that a queued lease ended early (released, renewed, or its resource removed).
-    pub fn lease_ended(&mut self) {
-        self.stale += 1;
+    /// Notes that the queued lease `(at, slot, token)` ended early (released, renewed, or its
+    /// resource removed). The entry goes at once when it is the newest (a lease released
+    /// before any other was granted: the usual acquire → report → release); otherwise it stays
+    /// behind, counted stale.
+    pub fn lease_ended(&mut self, at: Millis, slot: u32, token: u64) {
+        if self.leases.back() == Some(&(at, slot, token)) {
+            self.leases.pop_back();
+        } else {
+            self.stale += 1;
+        }
     }
 
     pub fn add_block(&mut self, at: Millis, slot: u32) {
@@ -125,9 +132,10 @@ impl Core {
         live.is_some_and(|l| l.token == token && l.expires_at == at)
     }
 
-    /// Records that a queued lease ended early, compacting the queue when it is mostly stale.
-    pub(crate) fn lease_ended(&mut self) {
-        self.expiries.lease_ended();
+    /// Records that the queued lease `(at, slot, token)` ended early, compacting the queue
+    /// when it is mostly stale.
+    pub(crate) fn lease_ended(&mut self, at: Millis, slot: u32, token: u64) {
+        self.expiries.lease_ended(at, slot, token);
         let queued = self.expiries.leases.len();
         if self.expiries.stale > 1024 && self.expiries.stale * 2 > queued {
             let mut q = std::mem::take(&mut self.expiries.leases);
@@ -163,5 +171,33 @@ impl Core {
         } else {
             self.expiries.probe_only.insert((until, id));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_ended_while_newest_leaves_the_queue_at_once() {
+        let mut q = Expiries::default();
+        q.add_lease(10, 1, 1);
+        q.add_lease(20, 2, 2);
+        q.lease_ended(20, 2, 2);
+        assert_eq!((q.leases.len(), q.stale), (1, 0));
+        q.lease_ended(10, 1, 1);
+        assert_eq!((q.leases.len(), q.stale), (0, 0));
+    }
+
+    #[test]
+    fn an_older_lease_ended_stays_behind_counted_stale() {
+        let mut q = Expiries::default();
+        q.add_lease(10, 1, 1);
+        q.add_lease(20, 2, 2);
+        q.lease_ended(10, 1, 1);
+        assert_eq!((q.leases.len(), q.stale), (2, 1));
+        // Same slot and expiry but another token (a later lease of the resource): not the one.
+        q.lease_ended(20, 2, 3);
+        assert_eq!((q.leases.len(), q.stale), (2, 2));
     }
 }

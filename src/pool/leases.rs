@@ -133,14 +133,14 @@ impl Core {
             return None;
         }
         let rec = r.lease.as_mut()?;
-        let moved = rec.expires_at != now + ttl;
+        let old = rec.expires_at;
         rec.expires_at = now + ttl;
         let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
-        // queues the new one and leaves the old one stale.
-        if moved {
+        // ends the old one and queues the new one.
+        if old != renewed.expires_at {
+            self.lease_ended(old, slot, renewed.token);
             self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
-            self.lease_ended();
             self.next_change_touched(slot, None);
         }
         Some(renewed)
@@ -151,8 +151,8 @@ impl Core {
         let Some(slot) = self.holder(lease, now) else {
             return false;
         };
-        self.reg.set_lease(slot, None);
-        self.lease_ended();
+        let rec = self.reg.set_lease(slot, None).expect("the holder has a lease");
+        self.lease_ended(rec.expires_at, slot, rec.token);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);
         e.context = Some(Rc::clone(&lease.context));
