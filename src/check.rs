@@ -40,7 +40,11 @@ pub fn float_in(path: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
 
 /// Blank means empty or only Unicode `White_Space` characters.
 pub fn is_blank(s: &str) -> bool {
-    s.chars().all(char::is_whitespace)
+    match s.as_bytes().first() {
+        // The usual case, decided by one byte: a printable ASCII character that is not a space.
+        Some(&b) if b.is_ascii_graphic() => false,
+        _ => s.chars().all(char::is_whitespace),
+    }
 }
 
 fn text(what: &str, s: &str, max: usize) -> Result<(), String> {
@@ -74,7 +78,7 @@ pub fn context_arg(s: &str) -> Result<()> {
 /// A host clock reading: finite, within [0, 2^52]; fractional milliseconds are floored.
 pub fn clock_reading(v: f64) -> Result<Millis> {
     if v.is_finite() && (0.0..=MAX_INSTANT as f64).contains(&v) {
-        Ok(v.floor() as Millis)
+        Ok(v as Millis) // truncation is the floor: v is not negative
     } else {
         Err(invalid_argument("the host clock returned a value that is not a finite number in [0, 2^52] ms"))
     }

@@ -15,6 +15,18 @@ const HAS_LAT: u64 = 1 << LAT_BITS;
 /// The largest latency kept, in microseconds: its milliseconds print and parse back exactly.
 const MAX_LAT_MICROS: u64 = 1 << 50;
 
+/// A latency in whole microseconds, rounded half away from zero and capped (`ms` ≥ 0).
+fn micros(ms: f64) -> u64 {
+    let us = ms * 1000.0;
+    let t = us as u64;
+    // Whole microseconds (the usual case) need no rounding call.
+    if t as f64 == us && t <= MAX_LAT_MICROS {
+        t
+    } else {
+        us.round().clamp(0.0, MAX_LAT_MICROS as f64) as u64
+    }
+}
+
 /// One remembered outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observation(u64);
@@ -25,7 +37,7 @@ impl Observation {
         let code = failure.map_or(0, |t| t.index() as u64 + 1);
         let lat = match latency_ms {
             None => 0,
-            Some(ms) => HAS_LAT | ((ms * 1000.0).round().clamp(0.0, MAX_LAT_MICROS as f64) as u64),
+            Some(ms) => HAS_LAT | micros(ms),
         };
         Observation((code << (LAT_BITS + 1)) | lat)
     }
@@ -110,7 +122,7 @@ impl Window {
         } else {
             let h = self.head as usize;
             self.slots_mut()[h] = obs;
-            self.head = ((h + 1) % capacity) as u16;
+            self.head = if h + 1 == capacity { 0 } else { (h + 1) as u16 };
         }
     }
 

@@ -33,7 +33,11 @@ pub const SCALE: f64 = (1u64 << 20) as f64;
 
 /// A score or floor in fixed point.
 pub fn fixed(v: f64) -> i64 {
-    (v * SCALE).round() as i64
+    let x = v * SCALE;
+    // Most scores are whole multiples of 2^-20 (all of them with the default config): those
+    // need no rounding call.
+    let t = x as i64;
+    if t as f64 == x { t } else { x.round() as i64 }
 }
 
 /// Summary of a run of cells.
@@ -315,7 +319,8 @@ impl Candidates {
     /// to fixed point exactly (a running weight `r` exceeds `t` iff `r > floor(t × 2^20)`).
     pub fn target(&self, u: f64) -> u64 {
         let total = self.total as f64 / SCALE;
-        ((u * total) * SCALE).floor() as u64
+        // Truncation is the floor here: the product is never negative.
+    ((u * total) * SCALE) as u64
     }
 }
 
