@@ -320,7 +320,7 @@ impl Candidates {
     pub fn target(&self, u: f64) -> u64 {
         let total = self.total as f64 / SCALE;
         // Truncation is the floor here: the product is never negative.
-    ((u * total) * SCALE) as u64
+        ((u * total) * SCALE) as u64
     }
 }
 
