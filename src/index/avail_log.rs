@@ -62,7 +62,8 @@ impl AvailLog {
     pub fn record(&mut self, reg: &mut Registry, slot: u32) {
         if let Some(last) = self.entries.last()
             && last.slot == slot
-            && self.end() - 1 >= self.observed.get()
+            && self.end() > self.observed.get()
+        // the newest entry (end − 1) is unread
         {
             let prev = last.prev;
             self.entries.pop();
