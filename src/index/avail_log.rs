@@ -60,10 +60,10 @@ impl AvailLog {
     /// last entry is `slot`'s previous change and no reader has read it, the two cancel: the
     /// entry goes and nothing is added.
     pub fn record(&mut self, reg: &mut Registry, slot: u32) {
+        // `end() > observed`: the newest entry, `end() - 1`, is unread.
         if let Some(last) = self.entries.last()
             && last.slot == slot
             && self.end() > self.observed.get()
-        // the newest entry (end − 1) is unread
         {
             let prev = last.prev;
             self.entries.pop();
