@@ -32,12 +32,17 @@ pub struct Expiries {
     cooldowns: BinaryHeap<Reverse<(Millis, u32)>>,
     /// Probe-only cooling cells: (until, cell id).
     pub(crate) probe_only: BTreeSet<(Millis, u32)>,
+    /// Nothing in the three queues above comes due before this instant: a lower bound,
+    /// lowered by every addition and recomputed after each processing (a removal may leave it
+    /// early, which costs one look at the queues). Most calls then see no queue at all.
+    due_from: Millis,
 }
 
 impl Expiries {
     pub fn add_lease(&mut self, at: Millis, slot: u32, token: u64) {
         debug_assert!(self.leases.back().is_none_or(|b| b.0 <= at), "lease expiries arrive in order");
         self.leases.push_back((at, slot, token));
+        self.due_from = self.due_from.min(at);
     }
 
     /// Notes that the queued lease `(at, slot, token)` ended early (released, renewed, or its
@@ -54,6 +59,7 @@ impl Expiries {
 
     pub fn add_block(&mut self, at: Millis, slot: u32) {
         self.blocks.insert((at, slot));
+        self.due_from = self.due_from.min(at);
     }
 
     pub fn remove_block(&mut self, at: Millis, slot: u32) {
@@ -62,6 +68,15 @@ impl Expiries {
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
         self.cooldowns.push(Reverse((until, cell)));
+        self.due_from = self.due_from.min(until);
+    }
+
+    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
+    fn earliest(&self) -> Millis {
+        let b = self.blocks.first().map(|d| d.0);
+        let l = self.leases.front().map(|d| d.0);
+        let c = self.cooldowns.peek().map(|Reverse(d)| d.0);
+        b.into_iter().chain(l).chain(c).min().unwrap_or(Millis::MAX)
     }
 
     /// The earliest instant at or before `now` at which a lease or block ends.
@@ -81,6 +96,9 @@ impl Core {
     /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
     /// before leases, each group in canonical key order (slots are not canonical).
     pub(crate) fn process_expiries(&mut self, now: Millis) {
+        if now < self.expiries.due_from {
+            return;
+        }
         while let Some(at) = self.expiries.next_due(now) {
             // Blocks carry token 0. Both lists sort with one comparator (one copy of the sort
             // in the WebAssembly module), unstably: keys are unique (a slot has one block
@@ -124,6 +142,7 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
+        self.expiries.due_from = self.expiries.earliest();
     }
 
     /// Is `token`, expiring `at`, still the lease on `slot`?
