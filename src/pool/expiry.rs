@@ -71,19 +71,22 @@ impl Expiries {
         self.due_from = self.due_from.min(until);
     }
 
-    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
-    fn earliest(&self) -> Millis {
+    /// The earliest instant at which a queued lease or block ends.
+    fn next_end(&self) -> Option<Millis> {
         let b = self.blocks.first().map(|d| d.0);
         let l = self.leases.front().map(|d| d.0);
+        b.into_iter().chain(l).min()
+    }
+
+    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
+    fn earliest(&self) -> Millis {
         let c = self.cooldowns.peek().map(|Reverse(d)| d.0);
-        b.into_iter().chain(l).chain(c).min().unwrap_or(Millis::MAX)
+        self.next_end().into_iter().chain(c).min().unwrap_or(Millis::MAX)
     }
 
     /// The earliest instant at or before `now` at which a lease or block ends.
     fn next_due(&self, now: Millis) -> Option<Millis> {
-        let b = self.blocks.first().map(|d| d.0);
-        let l = self.leases.front().map(|d| d.0);
-        b.into_iter().chain(l).min().filter(|&t| t <= now)
+        self.next_end().filter(|&t| t <= now)
     }
 }
 
