@@ -47,7 +47,6 @@ function latency(v) {
   return v;
 }
 
-/** An outcome as [code, latency]: {ok: true, latencyMs?} or {ok: false, failure, latencyMs?}. */
 /** Numbers per event in a packed drain. */
 const EVENT_FIELDS = 10;
 
@@ -83,7 +82,8 @@ function unpackEvents(nums, text) {
   return events;
 }
 
-/** The outcome's code (0 success, 1..5 the failure types); its latency is `latency(o.latencyMs)`. */
+/** The code of an outcome {ok: true, latencyMs?} or {ok: false, failure, latencyMs?}: 0 success,
+ * 1..5 the failure types; its latency is `latency(o.latencyMs)`. */
 function outcomeCode(o) {
   if (!isPlainObject(o)) throw invalid("outcome must be an object");
   for (const k in o) {
@@ -271,10 +271,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
       const t = this.#now();
-      if (h !== undefined) {
-        const id = known ?? this.#context(context);
-        if (id !== NO_CONTEXT && this.#raw.reportHandle(t, h, id, code, ms)) return;
-      }
+      const id = this.#idFor(h, known, context);
+      if (id !== NO_CONTEXT && this.#raw.reportHandle(t, h, id, code, ms)) return;
       this.#raw.report(t, k, value, context, code, ms);
     }
 
@@ -284,11 +282,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const h = this.#handleOf(k, value, "lease.value");
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
-      let renewed = -1;
-      if (h !== undefined) {
-        const id = known ?? this.#context(context);
-        if (id !== NO_CONTEXT) renewed = this.#raw.renewHandle(t, h, id, token);
-      }
+      const id = this.#idFor(h, known, context);
+      let renewed = id === NO_CONTEXT ? -1 : this.#raw.renewHandle(t, h, id, token);
       if (renewed < 0) renewed = this.#raw.renew(t, k, value, context, token) ? 1 : 0;
       if (renewed === 0) return null;
       const r = this.#raw;
@@ -301,12 +296,15 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const h = this.#handleOf(k, value, "lease.value");
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
-      if (h !== undefined) {
-        const id = known ?? this.#context(context);
-        const released = id === NO_CONTEXT ? -1 : this.#raw.releaseHandle(t, h, id, token);
-        if (released >= 0) return released === 1;
-      }
-      return this.#raw.release(t, k, value, context, token);
+      const id = this.#idFor(h, known, context);
+      const released = id === NO_CONTEXT ? -1 : this.#raw.releaseHandle(t, h, id, token);
+      return released < 0 ? this.#raw.release(t, k, value, context, token) : released === 1;
+    }
+
+    /** The context id for a call by handle (`known`: the id if interned): `NO_CONTEXT` when the
+     * resource has no handle yet or the context table is full; the call then goes by name. */
+    #idFor(h, known, context) {
+      return h === undefined ? NO_CONTEXT : (known ?? this.#context(context));
     }
 
     /** `value`'s handle when a lease has named it (so it is a well-formed string already),
