@@ -5,20 +5,9 @@
 //   pkg-scripts/bench            (all sizes)     pkg-scripts/bench 10000     (one size)
 import { SessionPool } from "@crawlee/core";
 import { Pool } from "repute";
+import { cyclingPool, outcomes } from "./bench-workload.mjs";
 
-const CONTEXTS = Array.from({ length: 10 }, (_, i) => `target-${String(i).padStart(2, "0")}.example`);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-
-/** Outcome mix shared by both pools: 85 % success, the rest spread over the failure types. */
-function outcomes() {
-  const mix = [];
-  for (let i = 0; i < 1000; i++) {
-    const r = (i * 7919) % 1000;
-    const failure = r < 850 ? null : r < 910 ? "TIMEOUT" : r < 950 ? "CONNECTION_RESET" : r < 980 ? "SLOW" : r < 995 ? "BLOCKED" : "TLS_HANDSHAKE";
-    mix.push(failure === null ? { ok: true, latencyMs: 50 + (r % 900) } : { ok: false, failure, latencyMs: 50 + (r % 900) });
-  }
-  return mix;
-}
 
 /** Runs `cycle(i)` for SECONDS after a short warm-up; returns cycles per second. A cycle
  * that returns a promise is awaited; a synchronous one is not (awaiting would add a
@@ -39,23 +28,8 @@ async function rate(cycle, async = false) {
 }
 
 async function repute(n) {
-  let t = 1_700_000_000_000;
-  const pool = new Pool({ seed: 42, now: () => t, config: { maxResources: 1_000_000, maxCells: 10_000_000 } });
-  for (let i = 0; i < n; i++) {
-    const v = `http://proxy-${String(i).padStart(6, "0")}.pool.example.net:8080`;
-    pool.register("PROXY", v);
-    for (const c of CONTEXTS) pool.report("PROXY", v, c, { ok: true });
-  }
-  pool.drainEvents();
-  const mix = outcomes();
-  const r = await rate((i) => {
-    t += 1;
-    const ctx = CONTEXTS[i % 10];
-    const lease = pool.acquire(ctx);
-    pool.report(lease.kind, lease.value, ctx, mix[i % 1000]);
-    pool.release(lease);
-    if ((i & 65535) === 0) pool.drainEvents(); // a host drains events continuously
-  });
+  const { pool, cycle } = cyclingPool(Pool, n);
+  const r = await rate(cycle);
   pool.free();
   return r;
 }

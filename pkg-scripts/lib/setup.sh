@@ -45,3 +45,12 @@ ensure_chromium() {
       || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends chromium chromium-driver >/dev/null; }
   fi
 }
+
+# wasm-opt from the npm binaryen package (Debian's is too old to read current output), at -O3,
+# told the features rustc enables by default for wasm32-unknown-unknown. Arguments: input,
+# -o output, and any more flags.
+wasm_opt() {
+  "$root/pkg-scripts/node_modules/.bin/wasm-opt" -O3 \
+    --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+    --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue "$@"
+}
