@@ -94,7 +94,7 @@ impl Registry {
         // A lease's value is the registry's own string: when `value` is that very string (same
         // address and length, so the same bytes, since the registry keeps it alive and
         // unchanged) no hashing is needed. Report and release after acquire take this path.
-        if let Some(Some(r)) = self.slots.get(self.hint as usize)
+        if let Some(r) = self.try_get(self.hint)
             && r.kind == kind
             && std::ptr::eq(r.value.as_ptr(), value.as_ptr())
             && r.value.len() == value.len()
@@ -102,6 +102,11 @@ impl Registry {
             return Some(self.hint);
         }
         self.by_key[kind.index()].get(value).copied()
+    }
+
+    /// The resource in `slot`, if one is registered there.
+    pub fn try_get(&self, slot: u32) -> Option<&Resource> {
+        self.slots.get(slot as usize)?.as_ref()
     }
 
     pub fn get(&self, slot: u32) -> &Resource {

@@ -3,7 +3,8 @@
 //! and `LEASE_EXPIRED`, renew (now + ttl, same token), renew/release by a stale holder, double
 //! release, strictly increasing fencing tokens (also across snapshot → restore, where leases are
 //! dropped), `acquireResource` grants and refusals, `ACQUISITION_REJECTED` naming only the
-//! context, and `acquire` never creating a cell.
+//! context, `acquire` never creating a cell, and the resource handles hosts cache (valid until
+//! a deregistration).
 
 mod common;
 
@@ -470,4 +471,30 @@ fn a_lease_outlives_its_resource_being_removed_and_registered_again() {
         Err(Error::UnknownResource(_))
     ));
     assert!(h.pool.release(&fresh).unwrap());
+}
+
+#[test]
+fn resource_handles_name_a_resource_until_a_deregistration() {
+    // What hosts that cache resources by number rely on (the WebAssembly facade).
+    let mut h = Harness::new();
+    h.reg("a");
+    h.reg("b");
+    let ha = h.pool.resource_handle(Kind::Proxy, "a").expect("registered");
+    let hb = h.pool.resource_handle(Kind::Proxy, "b").expect("registered");
+    assert!(ha != 0 && hb != 0 && ha != hb);
+    assert_eq!(h.pool.resource_handle(Kind::Account, "a"), None, "kind is part of the name");
+    assert_eq!(h.pool.resource_handle(Kind::Proxy, "c"), None);
+    let lease = h.pool.acquire_resource(Kind::Proxy, "b", "x").unwrap().expect("free");
+    assert_eq!(h.pool.resource_handle(lease.kind, &lease.value), Some(hb), "the lease's own string");
+    let (kind, value) = h.pool.resource_by_handle(hb).expect("registered");
+    assert_eq!((kind, &**value), (Kind::Proxy, "b"));
+    assert_eq!(h.pool.resource_by_handle(0), None);
+    assert_eq!(h.pool.resource_by_handle(u32::MAX), None);
+    // Deregistering ends the handle; the next registration may take its number.
+    assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
+    assert_eq!(h.pool.resource_by_handle(ha), None);
+    h.reg("c");
+    assert_eq!(h.pool.resource_handle(Kind::Proxy, "c"), Some(ha), "the slot is reused");
+    assert_eq!(h.pool.resource_by_handle(ha).map(|(_, v)| &**v), Some("c"));
+    assert_eq!(h.pool.resource_by_handle(hb).map(|(_, v)| &**v), Some("b"), "others keep theirs");
 }

@@ -179,8 +179,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #now;
     /** Context name → the engine's id for it (hot path passes numbers, not strings). */
     #contexts = new Map();
-    /** Resource handle → its value string, and per kind value → handle. */
-    #values = new Map();
+    /** Resource handle → its value string (handles are small numbers: a dense array), and per
+     * kind value → handle. Every handle ends when a resource is deregistered. */
+    #values = [];
     #handles = [new Map(), new Map(), new Map()];
     /** The last lease's kind code, value and handle: report and release usually name it. */
     #lastKind = -1;
@@ -219,7 +220,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     deregister(kind, value) {
       const removed = this.#raw.deregister(this.#now(), kindCode(kind), text("value", value));
       if (removed) {
-        this.#values.clear();
+        this.#values = [];
         for (const m of this.#handles) m.clear();
         this.#lastKind = -1;
       }
@@ -245,10 +246,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lease(h, context) {
       const r = this.#raw;
       const kind = r.leaseKind();
-      let value = this.#values.get(h);
+      const values = this.#values;
+      let value = values[h];
       if (value === undefined) {
         value = r.leaseValue();
-        this.#values.set(h, value);
+        while (values.length <= h) values.push(undefined); // grows without holes
+        values[h] = value;
         this.#handles[kind].set(value, h);
       }
       this.#lastKind = kind;

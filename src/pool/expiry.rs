@@ -150,7 +150,7 @@ impl Core {
 
     /// Is `token`, expiring `at`, still the lease on `slot`?
     fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
-        let live = self.reg.slots.get(slot as usize).and_then(Option::as_ref).and_then(|r| r.lease.as_ref());
+        let live = self.reg.try_get(slot).and_then(|r| r.lease.as_ref());
         live.is_some_and(|l| l.token == token && l.expires_at == at)
     }
 

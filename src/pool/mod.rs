@@ -257,6 +257,22 @@ impl Pool {
         &self.core.cfg
     }
 
+    /// A number naming a registered resource, for hosts that cache resources between calls
+    /// (the WebAssembly facade names them by number instead of passing strings): never 0, and
+    /// it names the same resource until any resource is deregistered, after which it may name
+    /// another (a host forgets its handles then). Reads no clock and changes nothing.
+    #[doc(hidden)]
+    pub fn resource_handle(&self, kind: Kind, value: &str) -> Option<u32> {
+        self.core.reg.find(kind, value).map(|slot| slot + 1)
+    }
+
+    /// The resource a `resource_handle` names, if it is still registered.
+    #[doc(hidden)]
+    pub fn resource_by_handle(&self, handle: u32) -> Option<(Kind, &std::rc::Rc<str>)> {
+        let slot = handle.checked_sub(1)?;
+        self.core.reg.try_get(slot).map(|r| (r.kind, &r.value))
+    }
+
     /// The pure state, for benchmarks and diagnostics.
     pub fn core(&self) -> &Core {
         &self.core

@@ -11,8 +11,9 @@
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
 //! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
 //! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A resource handle is the
-//! address of its value string, kept alive by this facade (as the last lease's, then, once the
-//! JS side has read the value, in `handles`); 0 means "no lease".
+//! engine's `resource_handle`: a small number (its registry slot plus one, so the JS side keeps
+//! its values in a dense array) that names the resource until any resource is deregistered,
+//! when the JS side forgets every handle; 0 means "no lease".
 
 mod host;
 
@@ -82,8 +83,6 @@ pub struct RawPool {
     clock: ManualClock,
     /// The lease of the last call that returned one, read by the `lease*` getters.
     last: Option<Lease>,
-    /// Resources handed out in leases, by handle; holding the value keeps the handle unique.
-    handles: FxHashMap<u32, (Kind, Rc<str>)>,
     /// Interned context names, by id.
     contexts: Vec<Rc<str>>,
     context_ids: FxHashMap<Rc<str>, u32>,
@@ -97,7 +96,6 @@ impl RawPool {
             pool,
             clock,
             last: None,
-            handles: FxHashMap::default(),
             contexts: Vec::new(),
             context_ids: FxHashMap::default(),
             drained: String::new(),
@@ -116,19 +114,15 @@ impl RawPool {
             self.last = None;
             return 0.0;
         };
-        let handle = lease.value.as_ptr() as usize as u32;
+        // The lease's resource is registered: it was just granted or renewed.
+        let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
         self.last = Some(lease);
         f64::from(handle)
     }
 
-    /// The resource a handle names: the last lease's (the usual case), or one whose value the
-    /// JS side has read (`leaseValue` keeps it).
+    /// The resource a handle names, if it is still registered.
     fn resource(&self, handle: f64) -> Option<(Kind, Rc<str>)> {
-        let handle = handle as u32;
-        match &self.last {
-            Some(l) if l.value.as_ptr() as usize as u32 == handle => Some((l.kind, Rc::clone(&l.value))),
-            _ => self.handles.get(&handle).cloned(),
-        }
+        self.pool.resource_by_handle(handle as u32).map(|(kind, value)| (kind, Rc::clone(value)))
     }
 
     fn lease(&self) -> &Lease {
@@ -210,14 +204,11 @@ impl RawPool {
         self.at(now).register(k, value).map_err(js_error)
     }
 
-    /// Removing a resource forgets every handle (the JS side forgets its copies too).
+    /// Removing a resource ends every handle (its slot may name the next resource registered):
+    /// the JS side forgets its cached handles when this returns true.
     pub fn deregister(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
         let k = kind(kind_code).map_err(js_error)?;
-        let removed = self.at(now).deregister(k, value).map_err(js_error)?;
-        if removed {
-            self.handles.clear();
-        }
-        Ok(removed)
+        self.at(now).deregister(k, value).map_err(js_error)
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
@@ -384,17 +375,10 @@ impl RawPool {
         self.lease().kind as u8
     }
 
-    /// The lease's value; from now on its handle names the resource (the JS side caches it
-    /// and sends the handle instead), so the value is kept here to keep the handle unique.
+    /// The lease's value (the JS side caches it by the lease's handle).
     #[wasm_bindgen(js_name = leaseValue)]
-    pub fn lease_value(&mut self) -> String {
-        let (kind, value) = {
-            let l = self.lease();
-            (l.kind, Rc::clone(&l.value))
-        };
-        let text = value.to_string();
-        self.handles.entry(value.as_ptr() as usize as u32).or_insert((kind, value));
-        text
+    pub fn lease_value(&self) -> String {
+        self.lease().value.to_string()
     }
 
     #[wasm_bindgen(js_name = leaseToken)]

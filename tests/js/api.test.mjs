@@ -1375,6 +1375,30 @@ test("many register/lease/report/deregister cycles keep the caches right", () =>
   assert.equal(pool.stats().registered, 1);
 });
 
+test("thousands of resources leased in random order: each cached handle names its own resource", () => {
+  // Handles are small numbers and the wrapper keeps values in an array indexed by them; leases
+  // arriving in random order grow it out of order.
+  const N = 3000;
+  const pool = new Pool({ seed: 21, now: () => T, config: { leaseTtlMs: 3_600_000 } });
+  for (let i = 0; i < N; i++) pool.register("PROXY", `r${i}`);
+  const leases = [];
+  for (let l; (l = pool.acquire("c")) !== null; ) leases.push(l);
+  assert.equal(leases.length, N);
+  assert.equal(new Set(leases.map((l) => l.value)).size, N, "each resource once");
+  assert.notDeepEqual(leases.slice(0, 5).map((l) => l.value), ["r0", "r1", "r2", "r3", "r4"], "random order");
+  // Report on each through the hot path, interleaved so the last lease is rarely the one named.
+  for (let k = 0; k < N; k++) {
+    const l = leases[(k * 7) % N];
+    pool.report(l.kind, l.value, "c", { ok: false, failure: "SLOW", latencyMs: Number(l.value.slice(1)) });
+  }
+  for (const r of pool.resources({ context: "c" })) {
+    assert.deepEqual(r.cells.map((c) => [c.consecutiveFailures, c.p50LatencyMs]), [[1, Number(r.value.slice(1))]], r.value);
+  }
+  for (const l of leases) assert.equal(pool.release(l), true, l.value);
+  assert.equal(pool.stats().leased, 0);
+  pool.free();
+});
+
 test("more than 4096 distinct contexts still lease, renew, release and report correctly", () => {
   const N = 4300;
   const pool = new Pool({ seed: 9, now: () => T });
