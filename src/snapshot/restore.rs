@@ -259,18 +259,19 @@ fn cell_in(
 fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     // Canonical order by integer ranks: contexts by name bytes, resources by their order.
     // (Equal names share one `Rc`: `validate_cells` interns them.)
-    let mut name_rank: FxHashMap<*const u8, u32> = FxHashMap::default();
+    let mut name_index: FxHashMap<*const u8, u32> = FxHashMap::default();
     let mut names: Vec<&str> = Vec::new();
     for p in &placed {
-        name_rank.entry(p.1.as_ptr()).or_insert_with(|| {
+        name_index.entry(p.1.as_ptr()).or_insert_with(|| {
             names.push(&p.1);
-            0
+            names.len() as u32 - 1
         });
     }
     let mut by_name: Vec<u32> = (0..names.len() as u32).collect();
     sort_ids(&mut by_name, &|a, b| names[a as usize].as_bytes().cmp(names[b as usize].as_bytes()));
+    let mut name_rank = vec![0u32; names.len()];
     for (rank, &i) in by_name.iter().enumerate() {
-        name_rank.insert(names[i as usize].as_ptr(), rank as u32);
+        name_rank[i as usize] = rank as u32;
     }
     let mut res_rank = vec![0u32; core.reg.slots.len()];
     for (i, slot) in core.reg.in_order().into_iter().enumerate() {
@@ -279,7 +280,7 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     let mut keys: Vec<(u32, u32, u32)> = placed
         .iter()
         .enumerate()
-        .map(|(i, p)| (name_rank[&p.1.as_ptr()], res_rank[p.0 as usize], i as u32))
+        .map(|(i, p)| (name_rank[name_index[&p.1.as_ptr()] as usize], res_rank[p.0 as usize], i as u32))
         .collect();
     keys.sort_unstable();
     if keys.windows(2).any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1)) {
