@@ -306,3 +306,19 @@ test("pkg-scripts/test: a failed install stops the run with the step named", (t)
   assert.match(r.stderr, new RegExp(`setup: wasm-bindgen-cli ${WANT.replaceAll(".", "\\.")} failed\\nsetup: fix: cargo install wasm-bindgen-cli`));
   assert.doesNotMatch(m.log(), /cargo fmt/);
 });
+
+test("pkg-scripts/build when up to date skips wasm-bindgen and wasm-opt; a changed module rebuilds", (t) => {
+  const m = machine(t);
+  assert.equal(m.script("build").status, 0);
+  const again = m.script("build");
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, /package up to date/);
+  assert.doesNotMatch(m.log().split("cargo build").at(-1), /wasm-bindgen|wasm-opt/, "nothing after the second cargo build");
+  // cargo produced a different module: the package is made again.
+  const cargo = join(m.bin, "cargo");
+  writeFileSync(cargo, readFileSync(cargo, "utf8").replace("echo wasm > target/", "echo changed-wasm > target/"));
+  const changed = m.script("build");
+  assert.equal(changed.status, 0, changed.stderr);
+  assert.doesNotMatch(changed.stdout, /package up to date/);
+  assert.match(m.log().split("cargo build").at(-1), /wasm-bindgen --target web[\s\S]*wasm-opt -O3/);
+});
