@@ -10,3 +10,6 @@ export const Pool = makePool(RawPool);
 
 // The durable in-process host (snapshots, audit log, events, prober): see lib/host/open-pool.js.
 export { openPool, PoolHost } from "./lib/host/open-pool.js";
+// The recovery prober's ready-made HTTP probe through a proxy, and the credential masking the
+// host uses in its own messages.
+export { httpProbe, redactCredentials, ProbeError } from "./lib/host/prober.js";

@@ -330,3 +330,34 @@ export async function hostUsage(): Promise<void> {
 
 export type Server = typeof serve;
 export type Handler = typeof createHandler;
+
+// ----- the recovery prober's HTTP probe and credential masking ---------------------------------
+
+import { httpProbe, redactCredentials, ProbeError, type ProbeFn, type ProbeRequest } from "repute";
+
+export async function proberUsage(): Promise<void> {
+  const probe: ProbeFn = httpProbe({ targets: { "checkout-us": "https://shop.example/health" }, timeoutMs: 5_000, slowMs: 2_000 });
+  const fromMap: ProbeFn = httpProbe({ targets: new Map([["search-eu", "http://search.example/"]]) });
+  void fromMap;
+  const host = await openPool({ prober: { probes: { PROXY: probe }, intervalMs: 5_000, onError: (e, entry) => void [e, entry?.context] } });
+  await host.close();
+  const masked: string = redactCredentials("http://user:pass@proxy-1.example.net:8080");
+  void masked;
+  const custom: ProbeFn = async ({ lease, signal }: ProbeRequest) => (signal.aborted ? null : { ok: true, latencyMs: lease.token });
+  void custom;
+  try {
+    await probe({ kind: "PROXY", value: "http://proxy:8080", context: "checkout-us", lease: {} as Lease, signal: AbortSignal.timeout(1) });
+  } catch (e) {
+    if (e instanceof ProbeError && e.code === "PROBE_INCONCLUSIVE") void e.status;
+  }
+  // @ts-expect-error targets is required
+  httpProbe({});
+  // @ts-expect-error redactCredentials takes a string
+  redactCredentials(42);
+}
+
+// ----- the web entry declares the engine, not the Node runtime ---------------------------------
+
+// @ts-expect-error openPool is Node-only
+import { openPool as webOpenPool } from "../../pkg-scripts/web.js";
+void webOpenPool;

@@ -1,0 +1,179 @@
+// Types of the engine's `Pool` (SPEC §9), shared by both entries of the `repute` package:
+// repute.d.ts (Node) and web.d.ts (browsers, edge runtimes) each re-export these and add what
+// only their entry exports. Part of the contract: the test suite compiles a usage file against
+// them with `tsc --noEmit`, and checks that each entry declares exactly what it exports.
+
+export type Kind = "PROXY" | "ACCOUNT" | "SESSION";
+export type FailureType = "BLOCKED" | "TLS_HANDSHAKE" | "CONNECTION_RESET" | "TIMEOUT" | "SLOW";
+/** `BLOCKLISTED` is a view: the stored state shows again after unblock. */
+export type State = "HEALTHY" | "COOLING" | "RECOVERING" | "BLOCKLISTED";
+
+export type Outcome =
+  | { ok: true; latencyMs?: number }
+  | { ok: false; failure: FailureType; latencyMs?: number };
+
+export interface Lease {
+  kind: Kind;
+  value: string;
+  context: string;
+  /** Fencing token: increases for the life of the pool, across snapshots and restarts. */
+  token: number;
+  leasedAt: number;
+  expiresAt: number;
+}
+
+export interface Config {
+  coolAfter: number;
+  recoverAfter: number;
+  successReward: number;
+  penalties: Record<FailureType, number>;
+  cooldownBaseMs: Record<FailureType, number>;
+  /** 0..=21 */
+  maxBackoffExponent: number;
+  /** finite, > 0 */
+  explorationFloor: number;
+  leaseTtlMs: number;
+  windowSize: number;
+  halfOpenCauses: FailureType[];
+  maxResources: number;
+  maxCells: number;
+  eventBufferSize: number;
+}
+
+/** A partial config; nested maps may be partial too (`{penalties: {SLOW: 1}}`). */
+export type ConfigPatch = Partial<Omit<Config, "penalties" | "cooldownBaseMs">> & {
+  penalties?: Partial<Record<FailureType, number>>;
+  cooldownBaseMs?: Partial<Record<FailureType, number>>;
+};
+
+export type EventType =
+  | "RESOURCE_REGISTERED"
+  | "RESOURCE_DEREGISTERED"
+  | "RESOURCE_LEASED"
+  | "LEASE_RELEASED"
+  | "LEASE_EXPIRED"
+  | "RESOURCE_COOLED"
+  | "RESOURCE_RECOVERED"
+  | "RESOURCE_BLOCKLISTED"
+  | "RESOURCE_UNBLOCKED"
+  | "BLOCK_EXPIRED"
+  | "ACQUISITION_REJECTED";
+
+export interface PoolEvent {
+  seq: number;
+  type: EventType;
+  at: number;
+  kind?: Kind;
+  /** Credentials inside URL-like values are masked (`user:***@host`). */
+  value?: string;
+  context?: string;
+  /** Cooldown end, block end, or lease expiry. */
+  until?: number;
+  permanent?: boolean;
+  cause?: FailureType;
+  /** Lease events: the fencing token. */
+  token?: number;
+}
+
+export interface CellView {
+  context: string;
+  state: State;
+  score: number;
+  consecutiveFailures: number;
+  consecutiveSuccesses: number;
+  cooldownUntil: number | null;
+  cooldownCause: FailureType | null;
+  updatedAt: number;
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+}
+
+export interface ResourceView {
+  kind: Kind;
+  value: string;
+  blocked: { until: number } | { permanent: true } | null;
+  lease: Lease | null;
+  /** `[]` until a report creates a cell. */
+  cells: CellView[];
+}
+
+export interface ProbeDue {
+  kind: Kind;
+  value: string;
+  context: string;
+  cooldownUntil: number;
+}
+
+export interface Stats {
+  registered: number;
+  cells: number;
+  contexts: number;
+  leased: number;
+  blocked: number;
+  available: number;
+  revision: number;
+  fencingHighWater: number;
+  nextEventSeq: number;
+  eventsPending: number;
+  eventsDropped: number;
+  now: number;
+  /** Cells by stored state (a blocked resource's cells keep theirs). */
+  cellsByState: { HEALTHY: number; COOLING: number; RECOVERING: number };
+}
+
+export type PoolOptions = {
+  config?: ConfigPatch;
+  /** Host clock, epoch milliseconds (default `Date.now`). */
+  now?: () => number;
+} & (
+  | {
+      /** Host random source, [0, 1). Give this or `seed`, not both. */
+      random?: () => number;
+      seed?: never;
+    }
+  | {
+      /** Seed of the engine's own PRNG (deterministic). Without `random` or `seed`, one is
+       * taken from `crypto.getRandomValues` when the pool is made. */
+      seed?: number;
+      random?: never;
+    }
+);
+
+/** Errors are `Error`s with one of these codes; a failed call changes nothing. */
+export type ErrorCode =
+  | "INVALID_ARGUMENT"
+  | "INVALID_CONFIG"
+  | "INVALID_SNAPSHOT"
+  | "UNSUPPORTED_SNAPSHOT_VERSION"
+  | "CAPACITY_EXCEEDED"
+  | "UNKNOWN_RESOURCE";
+
+export interface ReputeError extends Error {
+  code: ErrorCode;
+}
+
+export declare class Pool {
+  constructor(options?: PoolOptions);
+  static restore(snapshotJson: string, options?: PoolOptions): Pool;
+  /** True when newly added. */
+  register(kind: Kind, value: string): boolean;
+  /** Removes the resource, its cells, its block. */
+  deregister(kind: Kind, value: string): boolean;
+  acquire(context: string): Lease | null;
+  acquireResource(kind: Kind, value: string, context: string): Lease | null;
+  report(kind: Kind, value: string, context: string, outcome: Outcome): void;
+  renew(lease: Lease): Lease | null;
+  release(lease: Lease): boolean;
+  block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): void;
+  unblock(kind: Kind, value: string): boolean;
+  /** Canonical JSON. */
+  snapshot(): string;
+  drainEvents(): PoolEvent[];
+  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  dueForRecoveryProbe(): ProbeDue[];
+  nextChangeAt(context: string): number | null;
+  stats(): Stats;
+  config(): Config;
+  /** Frees the engine's memory now instead of at garbage collection. */
+  free(): void;
+}
