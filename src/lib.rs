@@ -46,6 +46,12 @@ pub mod window;
 #[allow(unsafe_code)]
 mod wasm;
 
+// The README's Rust example compiles and runs as a doctest (`cargo test --doc`); its other code
+// blocks are `sh` and `js`, which rustdoc leaves alone.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 pub use clock::{Clock, ManualClock};
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};

@@ -36,3 +36,58 @@ test("the openPool example runs and leaves a snapshot in ./data", () => {
   const { dataWritten } = run(blocks[1]);
   assert.ok(dataWritten, "a snapshot on disk after close()");
 });
+
+// ----- the layout table -----------------------------------------------------------------------
+
+const repo = new URL("../../", import.meta.url).pathname;
+const tracked = execFileSync("git", ["ls-files"], { cwd: repo, encoding: "utf8" }).split("\n").filter(Boolean);
+/** Every tracked folder, as "a/b/". */
+const folders = new Set(tracked.flatMap((f) => f.split("/").slice(0, -1).map((_, i, parts) => `${parts.slice(0, i + 1).join("/")}/`)));
+
+/** The table's rows: the paths of the first column, and the names in backticks of the second. */
+function layoutRows() {
+  const section = readme.slice(readme.indexOf("## Layout"));
+  const rows = [...section.matchAll(/^\| (.+?) \| (.+) \|$/gm)].slice(1); // the header (the rule has no spaces)
+  const ticks = (cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+  return rows.map(([, paths, text]) => ({ paths: ticks(paths), names: ticks(text) }));
+}
+
+/** A tracked file or folder at `path` (a `*` in the last part matches any run of characters). */
+function exists(path) {
+  if (!path.includes("*")) return tracked.includes(path) || folders.has(path.endsWith("/") ? path : `${path}/`);
+  const re = new RegExp(`^${path.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+  return tracked.some((f) => re.test(f));
+}
+
+test("the README's layout table names only paths that exist", () => {
+  const rows = layoutRows();
+  assert.ok(rows.length >= 5, "the table has its rows");
+  for (const { paths, names } of rows) {
+    for (const p of paths) assert.ok(exists(p), `${p} (first column) is in the tree`);
+    // Names that look like paths (a folder, or a file with an extension), relative to the row's
+    // path or to the top; words like `start` or `cargo bench` are not checked.
+    for (const n of names.filter((n) => /^[\w*-][\w.*/-]*$/.test(n) && (n.includes("/") || /\.\w+$/.test(n)))) {
+      assert.ok([...paths, ""].some((p) => exists(p + n)), `${n} (described under ${paths.join(", ")}) is in the tree`);
+    }
+  }
+});
+
+test("the README's layout table names every folder at the top and under src/, tests/, pkg-scripts/", () => {
+  const rows = layoutRows();
+  const named = new Set();
+  const name = (path) => {
+    // a path names its folder and every folder above it (`lib/host/` names `lib/` too)
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) named.add(`${parts.slice(0, i).join("/")}/`);
+  };
+  for (const { paths, names } of rows) {
+    for (const p of paths) name(p);
+    for (const n of names) for (const p of paths) name(p + n);
+  }
+  const wanted = [...folders].filter((f) => {
+    const parts = f.split("/").filter(Boolean);
+    return !f.startsWith(".") && (parts.length === 1 || (parts.length === 2 && ["src", "tests", "pkg-scripts"].includes(parts[0])));
+  });
+  const missing = wanted.filter((f) => !named.has(f));
+  assert.deepEqual(missing, [], "every folder has a place in the table");
+});
