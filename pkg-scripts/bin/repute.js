@@ -4,9 +4,10 @@
 
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { openPool } from "../lib/host/open-pool.js";
-import { serve } from "../lib/http/node-server.js";
 import { parseTokens } from "../lib/http/auth.js";
+
+// The engine and the server are loaded after the arguments are read, so `--help` and argument
+// errors answer without the built WebAssembly module.
 
 const HELP = `repute — a reputation pool for crawler fleets
 
@@ -23,7 +24,18 @@ Options of serve (each also read from the environment variable in brackets):
                         refuses any address but loopback and every route is open to it
   --checkpoint-ms MS    snapshot interval                          [REPUTE_CHECKPOINT_MS] default 30000
   --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
+  --config FILE         JSON file of a partial pool config (SPEC §3: {"leaseTtlMs": 60000,
+                        "penalties": {"SLOW": 1}, ...}) [REPUTE_CONFIG holds the same JSON
+                        inline]; checked by the engine before the server starts; on a restart
+                        it overrides those fields of the snapshot's config
   --from-backup         start from the previous good snapshot (after a damaged one)
+
+Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, holding a lease):
+  --probe-targets FILE  JSON file {"context": "http(s) URL to fetch through the proxy", ...}
+                        [REPUTE_PROBE_TARGETS holds the same JSON inline]; without it no
+                        prober runs. With it, halfOpenCauses defaults to ["BLOCKED"]
+  --probe-interval-ms MS  time between probe rounds              [REPUTE_PROBE_INTERVAL_MS] default 5000
+  --probe-timeout-ms MS   one probe's deadline                   [REPUTE_PROBE_TIMEOUT_MS] default 10000
 
 Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
 final snapshot, close the audit log and exit. Tokens are never logged.
@@ -62,6 +74,24 @@ function tokensFrom(file, inline) {
   return tokens;
 }
 
+/** A JSON document from `--NAME FILE` or, without the flag, the environment variable `env`
+ * (inline JSON); undefined when neither is given. Not used for secrets: parse errors quote it. */
+function jsonOption(flag, file, env, inline) {
+  if (!file && !inline) return undefined;
+  const where = file ? `${flag} ${file}` : env;
+  let text;
+  try {
+    text = file ? readFileSync(file, "utf8") : inline;
+  } catch (e) {
+    fail(`cannot read ${where}: ${e.code ?? e.message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    fail(`${where} is not valid JSON: ${e.message}`);
+  }
+}
+
 function integer(name, raw) {
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) fail(`${name} must be a non-negative integer`);
@@ -83,6 +113,10 @@ async function main(argv) {
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
         "from-backup": { type: "boolean" },
+        config: { type: "string" },
+        "probe-targets": { type: "string" },
+        "probe-interval-ms": { type: "string" },
+        "probe-timeout-ms": { type: "string" },
       },
     });
   } catch (e) {
@@ -101,10 +135,42 @@ async function main(argv) {
   const tokens = tokensFrom(v.tokens, v.tokens ? undefined : env.REPUTE_TOKENS);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
+  const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
+  const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
+  const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
+  const timeoutMs = integer("--probe-timeout-ms", v["probe-timeout-ms"] ?? env.REPUTE_PROBE_TIMEOUT_MS ?? "10000");
+
+  const [{ Pool, openPool, httpProbe, redactCredentials }, { serve }] = await Promise.all([
+    import("../node.js"),
+    import("../lib/http/node-server.js"),
+  ]);
+  // The engine checks the config before anything listens: a bad field stops here, named.
+  if (config !== undefined) {
+    try {
+      new Pool({ config, seed: 0 }).free();
+    } catch (e) {
+      fail(`bad config in ${v.config ? `--config ${v.config}` : "REPUTE_CONFIG"}: ${e.message}`);
+    }
+  }
+  let prober;
+  if (targets !== undefined) {
+    let probe;
+    try {
+      probe = httpProbe({ targets, timeoutMs });
+    } catch (e) {
+      fail(`bad probe targets: ${e.message}`);
+    }
+    prober = {
+      probes: { PROXY: probe },
+      intervalMs: Math.max(1, intervalMs),
+      onError: (e, entry) =>
+        process.stderr.write(`repute: probe${entry ? ` of ${redactCredentials(entry.value)} in ${entry.context}` : ""}: ${redactCredentials(e?.message ?? e)}\n`),
+    };
+  }
 
   // Listen first and restore behind it: /healthz answers and /readyz says 503 until the pool
   // is open.
-  const opening = openPool({ dir, checkpointMs, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
+  const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
   let server;
   try {
     server = await serve(opening, { host, port, tokens, bodyLimit });

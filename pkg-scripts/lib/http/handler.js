@@ -5,7 +5,7 @@
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
-// host contract: { ready, now(), register, deregister, block, unblock, importSnapshot (async,
+// host contract: { ready, now(), config(), register, deregister, block, unblock, importSnapshot (async,
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
 // snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
@@ -217,6 +217,7 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
     }],
+    ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
