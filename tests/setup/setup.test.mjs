@@ -79,6 +79,7 @@ if [ "$1" = ci ]; then
     'in=$1; while [ $# -gt 0 ]; do [ "$1" = -o ] && cp "$in" "$2"; shift; done' > node_modules/.bin/wasm-opt
   printf '%s\\n' '#!${which("bash")}' 'echo "tsc $*" >> "$STANDIN_LOG"' > node_modules/.bin/tsc
   chmod +x node_modules/.bin/wasm-opt node_modules/.bin/tsc
+  mkdir -p node_modules/uplot/dist && touch node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css
 fi`),
   "apt-get": sh(`
 ${LOG}
@@ -110,6 +111,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   for (const s of SCRIPTS) copyFileSync(join(repo, "pkg-scripts", s), join(root, "pkg-scripts", s));
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
+  for (const f of ["web.js", "lib/pool.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
   for (const b of BASICS) symlinkSync(which(b), join(bin, b));
   for (const [name, body] of Object.entries(STANDINS)) {
     if (omit.includes(name)) continue;
@@ -275,8 +277,8 @@ function assertInstalledThen(log, then) {
   }
 }
 
-for (const [script, args, then] of [
-  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"]],
+for (const [script, args, then, made = []] of [
+  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
   ["bench", ["1000"], ["cargo build", "bench.mjs 1000"]],
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
@@ -287,6 +289,7 @@ for (const [script, args, then] of [
     const r = m.script(script, args);
     assert.equal(r.status, 0, `exit ${r.status}\n${r.stderr}`);
     assertInstalledThen(m.log(), then);
+    for (const f of made) assert.ok(existsSync(join(m.root, f)), `${f} made`);
   });
 }
 
