@@ -92,3 +92,60 @@ fn huge_latencies_are_capped_and_round_trip() {
     let cell = h.cell("p", "c");
     assert_eq!(cell.p95_latency_ms, Some((1u64 << 50) as f64 / 1000.0), "capped at 2^50 µs");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Found when the engine was tried against SPEC (issue 13)
+
+#[test]
+fn fractional_scores_survive_a_restore_exactly() {
+    let mut h = Harness::with_patch(r#"{"successReward":0.1}"#);
+    h.reg("a");
+    for _ in 0..10 {
+        h.ok("a", "c");
+    }
+    assert_eq!(h.cell("a", "c").score, 0.999_999_999_999_999_9);
+    let json = h.snapshot();
+    assert!(json.contains("\"score\":0.9999999999999999"), "{json}");
+    let mut pool = Pool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+    assert_eq!(pool.snapshot().unwrap(), json, "snapshot → restore → snapshot");
+}
+
+#[test]
+fn a_failed_acquire_ends_no_lease_and_no_block() {
+    let mut h = Harness::new();
+    for v in ["a", "b", "c"] {
+        h.reg(v);
+    }
+    let lease = h.pool.acquire_resource(Kind::Proxy, "a", "ctx").unwrap().unwrap();
+    h.block_secs("b", 10.0);
+    h.advance(30_000.0); // a's lease and b's block are both due now
+    h.events();
+    let before = h.snapshot();
+    let stats = h.pool.stats().unwrap();
+    h.draws.push(1.5);
+    let err = h.pool.acquire("ctx").unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    assert_eq!(h.draws.remaining(), 0, "the bad draw was read");
+    // Nothing ended: no event, same revision, the lease still held, the block still listed.
+    assert_eq!(h.pool.stats().unwrap(), stats, "stats unchanged");
+    assert_eq!(h.events(), vec![], "no LEASE_EXPIRED or BLOCK_EXPIRED");
+    assert_eq!(h.snapshot(), before);
+    // The next good call ends them, stamped with the instants they ended at.
+    h.draws.push(0.0);
+    let got = h.acquire("ctx").unwrap();
+    assert_ne!(got.token, lease.token);
+    let ended: Vec<_> = h.events().into_iter().map(|e| (e.ty.as_str(), e.at)).collect();
+    assert_eq!(&ended[..2], &[("BLOCK_EXPIRED", T0 as u64 + 10_000), ("LEASE_EXPIRED", T0 as u64 + 30_000)]);
+}
+
+#[test]
+fn config_and_snapshot_text_never_panic() {
+    // Once a panic: the error path sliced a key inside a multi-byte character.
+    for text in ["{\"\\é\":1}", "{\"é\\", "{\"\\", "[\"\\é", "{\"a\\\"é\":{\"\\ü\":2}}"] {
+        let r = std::panic::catch_unwind(|| repute::ConfigPatch::from_json(text).map(|_| ()));
+        assert!(matches!(r, Ok(Err(_))), "{text:?}: an error, not a panic");
+        let r =
+            std::panic::catch_unwind(|| Pool::restore(text, None, ManualClock::new(T0), || 0.0).map(|_| ()));
+        assert!(matches!(r, Ok(Err(_))), "{text:?}: an error, not a panic");
+    }
+}
