@@ -11,7 +11,8 @@ enum Frame {
     Array { index: usize },
 }
 
-/// The byte offset of 1-based `line` and `column` (in bytes) in `text`.
+/// The byte offset of 1-based `line` and `column` (in bytes) in `text` (not necessarily a
+/// character boundary).
 fn offset(text: &str, line: usize, column: usize) -> usize {
     let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (start + column).min(text.len())
@@ -47,7 +48,10 @@ pub fn path_at(text: &str, line: usize, column: usize) -> String {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
                 if expect_key && let Some(Frame::Object { key }) = stack.last_mut() {
-                    *key = Some(text[start..i.min(bytes.len())].to_owned());
+                    // Bytes, not `str` slicing: an escape skips two bytes and may end inside a
+                    // multi-byte character, and so may the error position itself.
+                    *key =
+                        Some(String::from_utf8_lossy(&bytes[start.min(i)..i.min(bytes.len())]).into_owned());
                     expect_key = false;
                 }
             }
