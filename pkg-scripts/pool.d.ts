@@ -30,7 +30,7 @@ export interface Config {
   cooldownBaseMs: Record<FailureType, number>;
   /** 0..=21 */
   maxBackoffExponent: number;
-  /** finite, > 0 */
+  /** finite, in [2^-20, 10^6]: 2^-20 is one unit of the fixed-point selection weights */
   explorationFloor: number;
   leaseTtlMs: number;
   windowSize: number;

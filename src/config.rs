@@ -12,6 +12,11 @@ use crate::error::{Error, Result};
 use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
 /// A complete, validated pool configuration.
+/// The smallest `explorationFloor`: one unit of the selection index's fixed-point weights
+/// (`index::cells::SCALE`), so every allowed floor is represented without being raised (a
+/// smaller one would be rounded up to this and change picks the spec's rule gives).
+pub const MIN_EXPLORATION_FLOOR: f64 = 1.0 / (1u64 << 20) as f64;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub cool_after: u32,
@@ -195,8 +200,10 @@ impl ConfigPatch {
         }
         if let Some(v) = self.exploration_floor {
             let path = p("explorationFloor");
-            if !(v.is_finite() && v > 0.0 && v <= 1e6) {
-                return Err(format!("{path} must be a finite number in (0, 1000000]"));
+            if !(v.is_finite() && (MIN_EXPLORATION_FLOOR..=1e6).contains(&v)) {
+                return Err(format!(
+                    "{path} must be a finite number in [2^-20, 1000000] (2^-20 = 9.5367431640625e-7)"
+                ));
             }
             c.exploration_floor = v;
         }

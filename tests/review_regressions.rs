@@ -117,25 +117,30 @@ fn a_failed_acquire_ends_no_lease_and_no_block() {
         h.reg(v);
     }
     let lease = h.pool.acquire_resource(Kind::Proxy, "a", "ctx").unwrap().unwrap();
+    h.at(20_000.0);
     h.block_secs("b", 10.0);
-    h.advance(30_000.0); // a's lease and b's block are both due now
+    // Any call, reads included, ends what is due at its reading: the state is taken just before.
+    h.at(29_999.0);
     h.events();
     let before = h.snapshot();
     let stats = h.pool.stats().unwrap();
+    h.at(30_000.0); // a's lease and b's block end now
     h.draws.push(1.5);
     let err = h.pool.acquire("ctx").unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert_eq!(h.draws.remaining(), 0, "the bad draw was read");
-    // Nothing ended: no event, same revision, the lease still held, the block still listed.
+    // Nothing ended and time did not move: read at the earlier instant, all is as before.
+    h.at(29_999.0);
     assert_eq!(h.pool.stats().unwrap(), stats, "stats unchanged");
     assert_eq!(h.events(), vec![], "no LEASE_EXPIRED or BLOCK_EXPIRED");
     assert_eq!(h.snapshot(), before);
+    h.at(30_000.0);
     // The next good call ends them, stamped with the instants they ended at.
     h.draws.push(0.0);
     let got = h.acquire("ctx").unwrap();
     assert_ne!(got.token, lease.token);
     let ended: Vec<_> = h.events().into_iter().map(|e| (e.ty.as_str(), e.at)).collect();
-    assert_eq!(&ended[..2], &[("BLOCK_EXPIRED", T0 as u64 + 10_000), ("LEASE_EXPIRED", T0 as u64 + 30_000)]);
+    assert_eq!(&ended[..2], &[("BLOCK_EXPIRED", T0 as u64 + 30_000), ("LEASE_EXPIRED", T0 as u64 + 30_000)]);
 }
 
 #[test]

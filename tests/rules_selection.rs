@@ -942,3 +942,23 @@ fn spec_probe_due(views: &[repute::ResourceView], now: u64, half_open: &[Failure
     });
     out
 }
+
+#[test]
+fn the_smallest_exploration_floor_picks_exactly_as_the_rule_says() {
+    // 2^-20 is the smallest floor allowed (one unit of the index's fixed point). A fresh
+    // resource (score 0) and one of score 5: weights f and 5 + f; the pick flips exactly where
+    // the running sum passes the target. (With a floor below 2^-20 — now refused — the index
+    // used to raise it and pick the fresh resource where the rule picks the other.)
+    let f = repute::config::MIN_EXPLORATION_FLOOR;
+    let mut h = Harness::with_patch(&format!(r#"{{"explorationFloor":{f}}}"#));
+    h.reg("a");
+    h.reg("b");
+    h.ok("b", "c");
+    let total = 5.0 + 2.0 * f;
+    for (u, want) in [(0.999 * f / total, "a"), (1.001 * f / total, "b"), (0.5, "b")] {
+        h.draws.push(u);
+        let lease = h.acquire("c").unwrap();
+        assert_eq!(&*lease.value, want, "u = {u}");
+        h.pool.release(&lease).unwrap();
+    }
+}

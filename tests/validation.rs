@@ -137,12 +137,12 @@ fn every_numeric_field_is_checked_at_and_beyond_its_bounds() {
 }
 
 #[test]
-fn exploration_floor_is_finite_positive_and_at_most_a_million() {
-    for ok in [1e-9, 0.5, 1.0, 1e6] {
+fn exploration_floor_is_finite_at_least_2_to_the_minus_20_and_at_most_a_million() {
+    for ok in [repute::config::MIN_EXPLORATION_FLOOR, 1e-6, 0.5, 1.0, 1e6] {
         let c = config(&patch_json("explorationFloor", ok)).unwrap();
         assert_eq!(c.exploration_floor, ok);
     }
-    for bad in [0.0, -0.0, -1.0, 1e6 + 0.001, 1e300] {
+    for bad in [0.0, -0.0, -1.0, 1e-7, 1e-9, 1e6 + 0.001, 1e300] {
         expect_invalid_config(
             config(&patch_json("explorationFloor", bad)),
             "explorationFloor",
@@ -680,11 +680,78 @@ fn malformed_snapshots_name_the_json_path() {
             Box::new(|v| v["config"]["windowSize"] = 1.into()),
         ),
         ("blank context", "cells[0].context", Box::new(|v| v["cells"][0]["context"] = " ".into())),
+        // Impossible states (a snapshot the engine never writes) are refused, with the path.
+        (
+            "cell without its cooldownUntil key",
+            "cells[0]: missing field `cooldownUntil`",
+            Box::new(|v| {
+                v["cells"][0].as_object_mut().unwrap().remove("cooldownUntil");
+            }),
+        ),
+        (
+            "cell without its cooldownCause key",
+            "cells[0]: missing field `cooldownCause`",
+            Box::new(|v| {
+                v["cells"][0].as_object_mut().unwrap().remove("cooldownCause");
+            }),
+        ),
+        (
+            "a permanent block with until: null",
+            "blocklist[0].until",
+            Box::new(|v| {
+                v["blocklist"][0] =
+                    serde_json::json!({"kind": "PROXY", "value": "q", "until": null, "permanent": true});
+            }),
+        ),
+        (
+            "a block with permanent: false",
+            "blocklist[0].permanent",
+            Box::new(|v| {
+                v["blocklist"][0] = serde_json::json!({"kind": "PROXY", "value": "q", "permanent": false});
+            }),
+        ),
+        (
+            "RECOVERING without a cooldown",
+            "cells[0]: a RECOVERING cell",
+            Box::new(|v| {
+                let c = &mut v["cells"][0];
+                c["state"] = "RECOVERING".into();
+                c["cooldownUntil"] = serde_json::Value::Null;
+                c["cooldownCause"] = serde_json::Value::Null;
+            }),
+        ),
+        (
+            "RECOVERING before its cooldown ended",
+            "cells[0].cooldownUntil",
+            Box::new(|v| v["cells"][0]["state"] = "RECOVERING".into()),
+        ),
+        (
+            "HEALTHY with a cooldown still running",
+            "cells[0].cooldownUntil",
+            Box::new(|v| v["cells"][0]["state"] = "HEALTHY".into()),
+        ),
     ];
     for (what, path, mutate) in cases {
         let mut v = base_snapshot();
         mutate(&mut v);
         expect_invalid_snapshot(restore_value(&v), path, what);
+    }
+}
+
+#[test]
+fn a_json_syntax_error_says_where() {
+    let text = base_snapshot().to_string();
+    let cut = text.find("\"cells\"").unwrap() + 20;
+    match restore_str(&format!("{}\n", &text[..cut])) {
+        Err(Error::InvalidSnapshot(msg)) => {
+            assert!(msg.contains("not valid JSON") && msg.contains("line 1 column"), "{msg}");
+            assert!(msg.starts_with("cells[0]"), "the path where it broke: {msg}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match restore_str("{\"format\": \"repute-snapshot\",\n \"version\": 1,\n oops}") {
+        Err(Error::InvalidSnapshot(msg)) => assert!(msg.contains("line 3 column 2"), "{msg}"),
+        other => panic!("{other:?}"),
     }
 }
 

@@ -31,6 +31,9 @@ use crate::types::State;
 /// Fixed-point scale of weights: 2^20 units per point.
 pub const SCALE: f64 = (1u64 << 20) as f64;
 
+// The smallest floor the config allows is exactly one unit.
+const _: () = assert!(crate::config::MIN_EXPLORATION_FLOOR * SCALE == 1.0);
+
 /// A score or floor in fixed point.
 pub fn fixed(v: f64) -> i64 {
     let x = v * SCALE;

@@ -88,6 +88,11 @@ impl Expiries {
     fn next_due(&self, now: Millis) -> Option<Millis> {
         self.next_end().filter(|&t| t <= now)
     }
+
+    /// Whether anything may come due at `now` (cheap: the lower bound only).
+    pub fn maybe_due(&self, now: Millis) -> bool {
+        now >= self.due_from
+    }
 }
 
 impl Core {
@@ -146,6 +151,74 @@ impl Core {
             }
         }
         self.expiries.due_from = self.expiries.earliest();
+    }
+
+    /// How many candidates context `ctx` (`None`: a context without cells) will have once the
+    /// expiries due at `now` are applied, given `count` candidates now, counted up to `limit`
+    /// — without applying them, so that `acquire` knows whether it needs a random draw before
+    /// anything changes (a bad draw then fails a call that changed nothing). Expiries only add
+    /// candidates (a lease, a block or a half-open cooldown ends), so this counts the resources
+    /// a due entry turns into one that the index does not count yet.
+    pub(crate) fn candidates_after(
+        &mut self,
+        ctx: Option<u32>,
+        mut count: u64,
+        now: Millis,
+        limit: u64,
+    ) -> u64 {
+        if count >= limit || !self.expiries.maybe_due(now) {
+            return count;
+        }
+        let q = &self.expiries;
+        let mut touched: Vec<u32> = q.blocks.iter().take_while(|b| b.0 <= now).map(|b| b.1).collect();
+        touched.extend(q.leases.iter().take_while(|l| l.0 <= now).map(|l| l.1));
+        if let Some(c) = ctx {
+            // The heap is read in order by popping what is due, then putting it back.
+            let mut due = Vec::new();
+            while let Some(&Reverse(d)) = self.expiries.cooldowns.peek()
+                && d.0 <= now
+            {
+                self.expiries.cooldowns.pop();
+                due.push(d);
+            }
+            for &(_, id) in &due {
+                if self.cells.is_live(id) && self.cells.get(id).ctx == c {
+                    touched.push(self.cells.get(id).res);
+                }
+            }
+            self.expiries.cooldowns.extend(due.into_iter().map(Reverse));
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for slot in touched {
+            if self.becomes_candidate(ctx, slot, now) {
+                count += 1;
+                if count >= limit {
+                    break;
+                }
+            }
+        }
+        count
+    }
+
+    /// Whether the expiries due at `now` make `slot` a candidate of `ctx` that the index does
+    /// not count now.
+    fn becomes_candidate(&self, ctx: Option<u32>, slot: u32, now: Millis) -> bool {
+        let Some(r) = self.reg.try_get(slot) else {
+            return false; // a stale entry of a removed resource
+        };
+        let free_then = r.lease.as_ref().is_none_or(|l| l.expires_at <= now)
+            && match r.block {
+                None => true,
+                Some(Block::Until(t)) => t <= now,
+                Some(Block::Permanent) => false,
+            };
+        let cell = ctx.and_then(|c| self.cells.find(slot, c));
+        let half_open = self.cfg.half_open_causes;
+        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell.selectable(now, half_open));
+        let counted_now = r.is_available()
+            && cell.is_none_or(|id| self.ctxs.get(self.cells.get(id).ctx).indexed_eligible(&self.cells, id));
+        free_then && eligible_then && !counted_now
     }
 
     /// Is `token`, expiring `at`, still the lease on `slot`?

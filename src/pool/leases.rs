@@ -44,21 +44,33 @@ impl Core {
         }
     }
 
-    /// `acquire(context)`. `draw` is called exactly once when there are two or more candidates.
+    /// `acquire(context)` at the clock reading `reading`, applying time passing itself: whether
+    /// the call needs a random draw (two or more candidates once the expiries due now are
+    /// applied) is worked out *before* they are, and `draw` is called then, exactly once when
+    /// needed; so a bad draw fails the call before anything has changed (SPEC §9).
     pub(crate) fn acquire(
         &mut self,
         context: &str,
-        now: Millis,
+        reading: Millis,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
-        let (ctx, sum) = self.candidates(context);
+        let now = self.now.max(reading);
+        let (mut ctx, mut sum) = self.candidates(context);
+        let due = self.expiries.maybe_due(now);
+        let count = if due { self.candidates_after(ctx, sum.count, now, 2) } else { sum.count };
+        let u = if count >= 2 { Some(draw()?) } else { None };
+        self.advance(reading);
+        if due {
+            (ctx, sum) = self.candidates(context);
+        }
+        debug_assert_eq!(sum.count >= 2, u.is_some(), "the draw was decided on the candidate count");
         if sum.count == 0 {
             let mut e = crate::events::PoolEvent::new(EventType::AcquisitionRejected, now);
             e.context = Some(self.context_name(ctx, context));
             self.emit(e);
             return Ok(None);
         }
-        let target = if sum.count == 1 { 0 } else { sum.target(draw()?) };
+        let target = u.map_or(0, |u| sum.target(u));
         let (slot, cell) = match ctx {
             Some(id) => match self.ctxs.get(id).pick(&self.reg, &sum, target) {
                 Picked::Cell { res, cell } => (res, cell),

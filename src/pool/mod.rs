@@ -3,11 +3,10 @@
 //! Every call reads the host clock exactly once (except `config`), validates its arguments and
 //! checks that it can succeed *before* anything changes, then applies time passing (expiries)
 //! and its own effect, and counts one revision step if durable content changed. A failed call
-//! changes nothing, with one exception: `acquire` learns whether it needs a random draw only
-//! after the clock reading is applied, so a host random source returning a value outside
-//! [0, 1) fails the call after time has passed (expiries due at that reading, which any next
-//! call would apply anyway, have happened). The only randomness is one draw per `acquire` with
-//! two or more candidates.
+//! changes nothing — `acquire` included: it works out whether it needs a random draw (two or
+//! more candidates once the expiries due now are applied) before applying them, and draws
+//! then, so a host random source returning a value outside [0, 1) fails a call that changed
+//! nothing. The only randomness is one draw per `acquire` with two or more candidates.
 
 mod admin;
 mod core;
@@ -135,8 +134,7 @@ impl Pool {
         let t = self.read_clock()?;
         check::context_arg(context)?;
         let random = &mut self.random;
-        let now = self.core.advance(t);
-        let out = self.core.acquire(context, now, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire(context, t, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }

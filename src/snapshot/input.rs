@@ -50,8 +50,12 @@ pub struct BlockIn<'a> {
     pub kind: Cow<'a, str>,
     #[serde(borrow)]
     pub value: Cow<'a, str>,
-    pub until: Option<f64>,
-    pub permanent: Option<bool>,
+    /// Left out (`None`), `null` (`Some(None)`), or an instant: only the first and last are
+    /// valid, which `restore.rs` checks (a permanent block has no `until` key at all).
+    #[serde(default, deserialize_with = "present")]
+    pub until: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "present")]
+    pub permanent: Option<Option<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -68,11 +72,45 @@ pub struct CellIn<'a> {
     pub consecutive_successes: f64,
     #[serde(borrow)]
     pub state: Cow<'a, str>,
+    /// Both keys are required, `null` when the cell never cooled (serde alone would take a
+    /// missing `Option` field for `null`).
+    #[serde(deserialize_with = "nullable")]
     pub cooldown_until: Option<f64>,
-    #[serde(borrow)]
-    pub cooldown_cause: Option<Cow<'a, str>>,
+    #[serde(deserialize_with = "nullable")]
+    pub cooldown_cause: Option<CauseIn>,
     pub updated_at: f64,
     pub window: WindowIn,
+}
+
+/// A field that must be present and may be `null`.
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::<T>::deserialize(d)
+}
+
+/// A field that may be left out; `Some(None)` when it is present as `null`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A failure type by its name (no allocation: the name is matched as it is read).
+pub struct CauseIn(pub FailureType);
+
+impl<'de> Deserialize<'de> for CauseIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CauseIn, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = CauseIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW or null")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CauseIn, E> {
+                FailureType::parse(s).map(CauseIn).ok_or_else(|| {
+                    E::custom("must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW")
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// The largest window a snapshot may hold (the `windowSize` limit).

@@ -23,7 +23,7 @@ use crate::index::sort_ids;
 use crate::json_path;
 use crate::pool::Core;
 use crate::registry::Block;
-use crate::types::{FailureType, Kind, Millis, State};
+use crate::types::{Kind, Millis, State};
 use crate::window::Window;
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -54,7 +54,22 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<()
 /// Reads `format` and `version` leniently, so that a document of another version gets the
 /// version error rather than complaints about its fields.
 fn check_header(json: &str) -> Result<()> {
-    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    let h: Header = serde_json::from_str(json).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            // Where it broke: the path being read and the position. serde_json's message
+            // quotes none of the text, which may hold credentials; the path is made of keys,
+            // masked all the same in case damage put a value where a key belongs.
+            let (line, column) = (e.line(), e.column());
+            let path = json_path::path_at(json, line, column);
+            let msg = e.to_string();
+            let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
+            let at =
+                if path.is_empty() { String::new() } else { format!("{}: ", crate::redact::redact(&path)) };
+            bad(format!("{at}not valid JSON ({msg}) at line {line} column {column}"))
+        } else {
+            bad(format!("not a JSON object: {e}"))
+        }
+    })?;
     check_format_version(
         h.format.as_ref().and_then(|f| f.as_str()),
         h.version.as_ref().and_then(|v| v.as_f64()),
@@ -142,14 +157,22 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             .find(kind, &b.value)
             .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
         let block = match (b.until, b.permanent) {
-            (Some(u), None) => {
+            (Some(Some(u)), None) => {
                 let until = int_in(&format!("blocklist[{i}].until"), u, 0, check::MAX_END).map_err(bad)?;
                 if until <= taken_at {
                     return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
                 }
                 Block::Until(until)
             }
-            (None, Some(true)) => Block::Permanent,
+            (None, Some(Some(true))) => Block::Permanent,
+            (Some(None), _) => {
+                return Err(bad(format!(
+                    "blocklist[{i}].until: must be an instant (a permanent block has no until key)"
+                )));
+            }
+            (_, Some(Some(false) | None)) => {
+                return Err(bad(format!("blocklist[{i}].permanent: must be true (or left out, with until)")));
+            }
             _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
         };
         if core.reg.set_block(slot, Some(block)).is_some() {
@@ -221,22 +244,34 @@ fn cell_in(
     let state =
         State::parse(&c.state).ok_or(("state", "must be HEALTHY, COOLING or RECOVERING".to_owned()))?;
     let until = c.cooldown_until.map(|u| int("cooldownUntil", u, check::MAX_END)).transpose()?;
-    let cause = match c.cooldown_cause.as_deref() {
-        None => None,
-        Some(s) => Some(FailureType::parse(s).ok_or((
-            "cooldownCause",
-            "must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW".to_owned(),
-        ))?),
-    };
+    let cause = c.cooldown_cause.as_ref().map(|c| c.0);
     if until.is_some() != cause.is_some() {
         return Err(("", "cooldownUntil and cooldownCause must both be set or both null".into()));
-    }
-    if state == State::Cooling && until.is_none() {
-        return Err(("", "a COOLING cell needs cooldownUntil and cooldownCause".into()));
     }
     let updated_at = int("updatedAt", c.updated_at, MAX_SAFE)?;
     if updated_at > taken_at {
         return Err(("updatedAt", "must not be after takenAt".into()));
+    }
+    // States the rules can reach (SPEC §3): COOLING has a cooldown; RECOVERING began with a
+    // success at or after its cooldown's end; HEALTHY keeps the last cooldown, which ended
+    // before the success that made it healthy.
+    match (state, until) {
+        (State::Cooling, None) => {
+            return Err(("", "a COOLING cell needs cooldownUntil and cooldownCause".into()));
+        }
+        (State::Recovering, None) => {
+            return Err((
+                "",
+                "a RECOVERING cell needs the cooldownUntil and cooldownCause it recovers from".into(),
+            ));
+        }
+        (State::Recovering | State::Healthy, Some(u)) if u > updated_at => {
+            return Err((
+                "cooldownUntil",
+                format!("a {} cell's cooldown must have ended by updatedAt", c.state),
+            ));
+        }
+        _ => {}
     }
     if c.window.len > stored_cap {
         return Err(("window", format!("holds more than windowSize = {stored_cap} outcomes")));
