@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
 use crate::error::{Error, Result};
+use crate::json_number::some_exact;
 use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
 /// A complete, validated pool configuration.
@@ -58,8 +59,11 @@ impl Default for Config {
 const MAX_MS_FIELD: u64 = 1 << 31;
 
 /// Reads a field that is present as `Some`: an explicit `null` is an error (naming the field)
-/// rather than "use the default", which would silently ignore a bad value.
-fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+/// rather than "use the default", which would silently ignore a bad value. (Snapshot input
+/// uses it too.)
+pub(crate) fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
 }
 
@@ -67,15 +71,15 @@ fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<O
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerFailurePatch {
-    #[serde(rename = "BLOCKED", default, deserialize_with = "some")]
+    #[serde(rename = "BLOCKED", default, deserialize_with = "some_exact")]
     pub blocked: Option<f64>,
-    #[serde(rename = "TLS_HANDSHAKE", default, deserialize_with = "some")]
+    #[serde(rename = "TLS_HANDSHAKE", default, deserialize_with = "some_exact")]
     pub tls_handshake: Option<f64>,
-    #[serde(rename = "CONNECTION_RESET", default, deserialize_with = "some")]
+    #[serde(rename = "CONNECTION_RESET", default, deserialize_with = "some_exact")]
     pub connection_reset: Option<f64>,
-    #[serde(rename = "TIMEOUT", default, deserialize_with = "some")]
+    #[serde(rename = "TIMEOUT", default, deserialize_with = "some_exact")]
     pub timeout: Option<f64>,
-    #[serde(rename = "SLOW", default, deserialize_with = "some")]
+    #[serde(rename = "SLOW", default, deserialize_with = "some_exact")]
     pub slow: Option<f64>,
 }
 
@@ -100,7 +104,7 @@ pub struct ConfigPatch {
     pub cool_after: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub recover_after: Option<f64>,
-    #[serde(default, deserialize_with = "some")]
+    #[serde(default, deserialize_with = "some_exact")]
     pub success_reward: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub penalties: Option<PerFailurePatch>,
@@ -108,7 +112,7 @@ pub struct ConfigPatch {
     pub cooldown_base_ms: Option<PerFailurePatch>,
     #[serde(default, deserialize_with = "some")]
     pub max_backoff_exponent: Option<f64>,
-    #[serde(default, deserialize_with = "some")]
+    #[serde(default, deserialize_with = "some_exact")]
     pub exploration_floor: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub lease_ttl_ms: Option<f64>,

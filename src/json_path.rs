@@ -48,10 +48,13 @@ pub fn path_at(text: &str, line: usize, column: usize) -> String {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
                 if expect_key && let Some(Frame::Object { key }) = stack.last_mut() {
-                    // Bytes, not `str` slicing: an escape skips two bytes and may end inside a
-                    // multi-byte character, and so may the error position itself.
-                    *key =
-                        Some(String::from_utf8_lossy(&bytes[start.min(i)..i.min(bytes.len())]).into_owned());
+                    // An escape skips two bytes and may end inside a multi-byte character, and
+                    // so may the error position itself: cut at a character boundary.
+                    let mut end = i.min(bytes.len());
+                    while !text.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    *key = Some(text[start.min(end)..end].to_owned());
                     expect_key = false;
                 }
             }
@@ -75,12 +78,20 @@ pub fn path_at(text: &str, line: usize, column: usize) -> String {
     path
 }
 
+/// The path where a serde_json error in `text` happened, and its message without the position.
+pub fn locate(text: &str, e: &serde_json::Error) -> (String, String) {
+    let path = path_at(text, e.line(), e.column());
+    let mut msg = e.to_string();
+    if let Some((m, _)) = msg.rsplit_once(" at line ") {
+        msg.truncate(m.len());
+    }
+    (path, msg)
+}
+
 /// `path: message` for a serde_json error in `text` (the message without its position).
 pub fn describe(text: &str, e: &serde_json::Error) -> String {
-    let path = path_at(text, e.line(), e.column());
-    let msg = e.to_string();
-    let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
-    if path.is_empty() { msg.to_owned() } else { format!("{path}: {msg}") }
+    let (path, msg) = locate(text, e);
+    if path.is_empty() { msg } else { format!("{path}: {msg}") }
 }
 
 #[cfg(test)]

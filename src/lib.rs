@@ -32,6 +32,7 @@ pub mod error;
 pub mod events;
 pub mod index;
 pub mod json;
+pub mod json_number;
 pub mod json_path;
 pub mod packed;
 pub mod pool;

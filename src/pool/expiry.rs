@@ -8,8 +8,7 @@
 //! expiry only re-indexes the cell (being due for recovery is derived, not an event). Also holds
 //! the set of probe-only cooling cells that `dueForRecoveryProbe` reads.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use super::core::Core;
 use crate::events::EventType;
@@ -28,8 +27,10 @@ pub struct Expiries {
     /// Temporary blocks: (expiry, resource slot).
     blocks: BTreeSet<(Millis, u32)>,
     /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
-    /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless.
-    cooldowns: BinaryHeap<Reverse<(Millis, u32)>>,
+    /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless. An
+    /// ordered set like the others (one copy of its code in the module), read in order
+    /// without being taken apart.
+    cooldowns: BTreeSet<(Millis, u32)>,
     /// Probe-only cooling cells: (until, cell id).
     pub(crate) probe_only: BTreeSet<(Millis, u32)>,
     /// Nothing in the three queues above comes due before this instant: a lower bound,
@@ -67,7 +68,7 @@ impl Expiries {
     }
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
-        self.cooldowns.push(Reverse((until, cell)));
+        self.cooldowns.insert((until, cell));
         self.due_from = self.due_from.min(until);
     }
 
@@ -80,7 +81,7 @@ impl Expiries {
 
     /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
     fn earliest(&self) -> Millis {
-        let c = self.cooldowns.peek().map(|Reverse(d)| d.0);
+        let c = self.cooldowns.first().map(|d| d.0);
         self.next_end().into_iter().chain(c).min().unwrap_or(Millis::MAX)
     }
 
@@ -141,11 +142,11 @@ impl Core {
                 self.expired(EventType::LeaseExpired, at, slot, Some(token));
             }
         }
-        while let Some(&Reverse((until, id))) = self.expiries.cooldowns.peek() {
+        while let Some(&(until, id)) = self.expiries.cooldowns.first() {
             if until > now {
                 break;
             }
-            self.expiries.cooldowns.pop();
+            self.expiries.cooldowns.pop_first();
             if self.cells.is_live(id) {
                 self.refresh_cell(id, now);
             }
@@ -159,43 +160,28 @@ impl Core {
     /// anything changes (a bad draw then fails a call that changed nothing). Expiries only add
     /// candidates (a lease, a block or a half-open cooldown ends), so this counts the resources
     /// a due entry turns into one that the index does not count yet.
-    pub(crate) fn candidates_after(
-        &mut self,
-        ctx: Option<u32>,
-        mut count: u64,
-        now: Millis,
-        limit: u64,
-    ) -> u64 {
+    #[inline(never)] // cold: only when something is due; kept out of `acquire`
+    pub(crate) fn candidates_after(&self, ctx: Option<u32>, mut count: u64, now: Millis, limit: u64) -> u64 {
         if count >= limit || !self.expiries.maybe_due(now) {
             return count;
         }
         let q = &self.expiries;
-        let mut touched: Vec<u32> = q.blocks.iter().take_while(|b| b.0 <= now).map(|b| b.1).collect();
-        touched.extend(q.leases.iter().take_while(|l| l.0 <= now).map(|l| l.1));
-        if let Some(c) = ctx {
-            // The heap is read in order by popping what is due, then putting it back.
-            let mut due = Vec::new();
-            while let Some(&Reverse(d)) = self.expiries.cooldowns.peek()
-                && d.0 <= now
-            {
-                self.expiries.cooldowns.pop();
-                due.push(d);
+        let blocks = q.blocks.iter().take_while(|b| b.0 <= now).map(|b| b.1);
+        let leases = q.leases.iter().take_while(|l| l.0 <= now).map(|l| l.1);
+        let cooldowns = q.cooldowns.iter().take_while(|d| d.0 <= now).filter_map(|&(_, id)| {
+            let c = self.cells.is_live(id).then(|| self.cells.get(id))?;
+            (Some(c.ctx) == ctx).then_some(c.res)
+        });
+        // A resource may be named by several due entries: count it once (at most `limit`
+        // are ever counted, so a short list does).
+        let mut counted: Vec<u32> = Vec::new();
+        for slot in blocks.chain(leases).chain(cooldowns) {
+            if count >= limit {
+                break;
             }
-            for &(_, id) in &due {
-                if self.cells.is_live(id) && self.cells.get(id).ctx == c {
-                    touched.push(self.cells.get(id).res);
-                }
-            }
-            self.expiries.cooldowns.extend(due.into_iter().map(Reverse));
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for slot in touched {
-            if self.becomes_candidate(ctx, slot, now) {
+            if !counted.contains(&slot) && self.becomes_candidate(ctx, slot, now) {
+                counted.push(slot);
                 count += 1;
-                if count >= limit {
-                    break;
-                }
             }
         }
         count

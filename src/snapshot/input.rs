@@ -11,7 +11,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
-use crate::config::ConfigPatch;
+use crate::config::{ConfigPatch, some};
+use crate::json_number::{Exact, exact};
 use crate::types::FailureType;
 use crate::window::Observation;
 
@@ -50,12 +51,12 @@ pub struct BlockIn<'a> {
     pub kind: Cow<'a, str>,
     #[serde(borrow)]
     pub value: Cow<'a, str>,
-    /// Left out (`None`), `null` (`Some(None)`), or an instant: only the first and last are
-    /// valid, which `restore.rs` checks (a permanent block has no `until` key at all).
-    #[serde(default, deserialize_with = "present")]
-    pub until: Option<Option<f64>>,
-    #[serde(default, deserialize_with = "present")]
-    pub permanent: Option<Option<bool>>,
+    /// Left out, or present with a value: `null` is refused (a permanent block has no
+    /// `until` key at all).
+    #[serde(default, deserialize_with = "some")]
+    pub until: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
+    pub permanent: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -67,6 +68,7 @@ pub struct CellIn<'a> {
     pub value: Cow<'a, str>,
     #[serde(borrow)]
     pub context: Cow<'a, str>,
+    #[serde(deserialize_with = "exact")]
     pub score: f64,
     pub consecutive_failures: f64,
     pub consecutive_successes: f64,
@@ -85,11 +87,6 @@ pub struct CellIn<'a> {
 /// A field that must be present and may be `null`.
 fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     Option::<T>::deserialize(d)
-}
-
-/// A field that may be left out; `Some(None)` when it is present as `null`.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }
 
 /// A failure type by its name (no allocation: the name is matched as it is read).
@@ -180,8 +177,9 @@ impl<'de> Deserialize<'de> for ObsIn {
                         )
                     })?),
                 };
-                let latency: Option<f64> =
+                let latency: Option<Exact> =
                     seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let latency = latency.map(|l| l.0);
                 if latency.is_some_and(|l| !(l.is_finite() && l >= 0.0)) {
                     return Err(de::Error::custom("latencyMs must be a non-negative number or null"));
                 }

@@ -30,11 +30,60 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidSnapshot(msg.into())
 }
 
-/// Only what is needed to tell a version mismatch from a malformed document.
+/// Only what is needed to tell a version mismatch from a malformed document (other fields are
+/// skipped, whatever they hold).
 #[derive(Deserialize)]
 struct Header {
-    format: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
+    format: Option<Loose>,
+    version: Option<Loose>,
+}
+
+/// Any JSON value, kept only when it is a string or a number. (Not `serde_json::Value`: that
+/// would bring its map and tree code into the module for one error path.)
+enum Loose {
+    Str(String),
+    Num(f64),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Loose {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Loose, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E>(self, s: &str) -> std::result::Result<Loose, E> {
+                Ok(Loose::Str(s.to_owned()))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Num(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Num(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Num(v as f64))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Loose, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Loose, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Loose, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Loose, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The format and version checks, shared by the lenient header read and the full parse.
@@ -59,21 +108,23 @@ fn check_header(json: &str) -> Result<()> {
             // Where it broke: the path being read and the position. serde_json's message
             // quotes none of the text, which may hold credentials; the path is made of keys,
             // masked all the same in case damage put a value where a key belongs.
-            let (line, column) = (e.line(), e.column());
-            let path = json_path::path_at(json, line, column);
-            let msg = e.to_string();
-            let msg = msg.rsplit_once(" at line ").map_or(msg.as_str(), |(m, _)| m);
+            let (path, msg) = json_path::locate(json, &e);
             let at =
                 if path.is_empty() { String::new() } else { format!("{}: ", crate::redact::redact(&path)) };
-            bad(format!("{at}not valid JSON ({msg}) at line {line} column {column}"))
+            bad(format!("{at}not valid JSON ({msg}) at line {} column {}", e.line(), e.column()))
         } else {
             bad(format!("not a JSON object: {e}"))
         }
     })?;
-    check_format_version(
-        h.format.as_ref().and_then(|f| f.as_str()),
-        h.version.as_ref().and_then(|v| v.as_f64()),
-    )
+    let format = match &h.format {
+        Some(Loose::Str(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let version = match h.version {
+        Some(Loose::Num(v)) => Some(v),
+        _ => None,
+    };
+    check_format_version(format, version)
 }
 
 /// Parses the document; a failure names the JSON path, unless the document is of another
@@ -157,20 +208,15 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             .find(kind, &b.value)
             .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
         let block = match (b.until, b.permanent) {
-            (Some(Some(u)), None) => {
+            (Some(u), None) => {
                 let until = int_in(&format!("blocklist[{i}].until"), u, 0, check::MAX_END).map_err(bad)?;
                 if until <= taken_at {
                     return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
                 }
                 Block::Until(until)
             }
-            (None, Some(Some(true))) => Block::Permanent,
-            (Some(None), _) => {
-                return Err(bad(format!(
-                    "blocklist[{i}].until: must be an instant (a permanent block has no until key)"
-                )));
-            }
-            (_, Some(Some(false) | None)) => {
+            (None, Some(true)) => Block::Permanent,
+            (_, Some(false)) => {
                 return Err(bad(format!("blocklist[{i}].permanent: must be true (or left out, with until)")));
             }
             _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
