@@ -344,7 +344,7 @@ async function nextRequestOnSameConnection(head, body, status) {
     const first = await c.next(5000);
     assert.match(first ?? "", new RegExp(`^HTTP/1\\.1 ${status} `), `first response: ${first}`);
     const keepAlive = !/\r\nconnection: close\r\n/i.test(first);
-    c.write("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    c.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     const second = await c.next(2000);
     if (second === null) {
       assert.ok(c.state.closed, `the connection${keepAlive ? " (announced keep-alive)" : ""} neither answered the next request nor closed within 2 s`);
@@ -358,7 +358,7 @@ async function nextRequestOnSameConnection(head, body, status) {
 
 const MiB = 1024 * 1024;
 const big = "x".repeat(MiB);
-const post = (headers) => `POST /api/resources HTTP/1.1\r\nHost: t\r\n${headers}\r\n`;
+const post = (headers) => `POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`;
 
 test("after a refused request with a small body (401), the keep-alive connection serves the next request", async () => {
   const body = JSON.stringify({ kind: "PROXY", value: "x".repeat(1000) });
@@ -389,7 +389,7 @@ test(
       const sock = net.connect(own.server.port, "127.0.0.1");
       await once(sock, "connect");
       sock.on("error", () => {});
-      sock.write(`POST /api/resources HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${MiB}\r\n\r\n`);
+      sock.write(`POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${MiB}\r\n\r\n`);
       sock.write(big);
       await once(sock, "data"); // the 415/413/… answer arrived
       sock.destroy();

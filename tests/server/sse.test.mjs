@@ -304,11 +304,11 @@ async function rawStreamClient(port, { reconnect }) {
       state.ends++;
       if (reconnect) {
         state.streams++;
-        sock.write("GET /api/events/stream HTTP/1.1\r\nHost: t\r\n\r\n");
+        sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
       }
     }
   });
-  sock.write("GET /api/events/stream HTTP/1.1\r\nHost: t\r\n\r\n");
+  sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   return { sock, state };
 }
 

@@ -15,6 +15,8 @@ import { Auth } from "./auth.js";
 import { HttpProblem, problemOf, problemReply } from "./problems.js";
 import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
+import { requestTarget } from "./request-target.js";
+import { originGuard } from "./origin-guard.js";
 
 const JSON_TYPE = "application/json";
 const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
@@ -38,18 +40,6 @@ function json(status, body, headers = {}) {
 
 function toResponse({ status, headers, body }) {
   return new Response(body, { status, headers });
-}
-
-/**
- * The path of `url` as sent, not URL-normalized: a value "." or ".." is addressed as %2E or
- * %2E%2E, which the WHATWG URL parser would resolve away. (A platform that normalizes before
- * the handler — a web `Request` — cannot address those two values by path.)
- */
-function rawPath(url) {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  return end < 0 ? url.slice(start) : url.slice(start, start + end);
 }
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
@@ -126,10 +116,15 @@ function nonNegativeInt(name, raw, fallback) {
 
 /**
  * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
- * (bytes, default 64 KiB), `heartbeatMs` and `streamQueue` (SSE), `onStreamCut()`.
+ * (bytes, default 64 KiB), `heartbeatMs` and `streamQueue` (SSE), `loopbackOnly`
+ * (origin-guard.js; default: when there are no tokens).
  */
-export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000 } = {}) {
+export async function createHandler(
+  host,
+  { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000, loopbackOnly = tokens.length === 0 } = {},
+) {
   const onStreamCut = () => host.streamCut();
+  const guard = originGuard({ loopbackOnly });
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
   const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
@@ -248,8 +243,9 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     let name = "unmatched";
     let out;
     try {
-      const url = new URL(request.url);
-      const parts = segments(rawPath(request.url));
+      const { path, url } = requestTarget(request);
+      guard(request);
+      const parts = segments(path);
       const { route, allowed } = match(request.method, parts);
       if (!route) {
         throw allowed.length > 0

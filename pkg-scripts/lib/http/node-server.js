@@ -9,9 +9,10 @@ import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
 
 /**
- * What the handler reads of a request (method, url, headers.get, body as an async iterable of
- * bytes, text(), signal), straight from node:http. Building a full web `Request` per call was a
- * third of the server's time under load; the handler accepts anything of this shape.
+ * What the handler reads of a request (method, url, the raw target, headers.get, body as an
+ * async iterable of bytes, text(), signal), straight from node:http. Building a full web
+ * `Request` per call was a third of the server's time under load; the handler accepts anything
+ * of this shape. The target is passed as sent: the handler routes on it alone (never on Host).
  */
 class NodeRequest {
   #req;
@@ -22,7 +23,8 @@ class NodeRequest {
     this.#req = req;
     this.#res = res;
     this.method = req.method;
-    this.url = `http://${req.headers.host ?? "localhost"}${req.url}`;
+    this.target = req.url;
+    this.url = `http://localhost${req.url.startsWith("/") ? req.url : "/"}`;
     const raw = req.headers;
     this.headers = {
       get(name) {
@@ -88,8 +90,9 @@ export function isLoopback(host) {
  * Starts serving `pool` (a PoolHost, or a promise of one: the server listens at once and
  * answers 503 not-ready until it resolves, so `/readyz` tells a load balancer when the restore
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
- * list; without any, only a loopback address is allowed), handler options (`bodyLimit`,
- * `heartbeatMs`, `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
+ * list; without any, only a loopback address is allowed, and only loopback Host and Origin
+ * values are served: see origin-guard.js), handler options (`bodyLimit`, `heartbeatMs`,
+ * `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
@@ -103,7 +106,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
   }
   // Until the pool is open (`pool` may be a promise of it), a host that is not ready answers:
   // /healthz 200, /readyz and the API 503 with Retry-After.
-  const options = { tokens, ...handlerOptions };
+  const options = { tokens, loopbackOnly: tokens.length === 0, ...handlerOptions };
   let handle = await createHandler(STARTING, options);
   const ready = Promise.resolve(pool).then(async (p) => {
     handle = await createHandler(p, options);
