@@ -10,6 +10,7 @@ import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
 import { startServer, call, assertProblem, resourcePath } from "./_http-support.mjs";
+import { duplicateKeyPath } from "../../pkg-scripts/lib/http/strict-json.js";
 
 const TOKENS = { operator: "op-token-aaaaaaaaaaaaaaaa", worker: "wk-token-bbbbbbbbbbbbbbbb", viewer: "vw-token-cccccccccccccccc" };
 const LIMIT = 64 * 1024;
@@ -83,6 +84,12 @@ const CORPUS = [
   ["value an array", reg({ kind: "PROXY", value: ["x"] }), 400, "bad-request"],
   ["value an object", reg({ kind: "PROXY", value: { v: "x" } }), 400, "bad-request"],
   ["value null", reg({ kind: "PROXY", value: null }), 400, "bad-request"],
+  // --- duplicate keys (JSON.parse would let the last win; snapshots and configs refuse them)
+  ["duplicate key", reg('{"kind":"PROXY","value":"x","value":"y"}'), 400, "bad-request"],
+  ["duplicate key spelled with an escape", reg('{"kind":"PROXY","value":"x","v\\u0061lue":"y"}'), 400, "bad-request"],
+  ["duplicate key, the same value twice", lease('{"context":"c","context":"c"}'), 400, "bad-request"],
+  ["duplicate key inside the outcome", { method: "POST", path: "/api/outcomes", body: '{"kind":"PROXY","value":"p1","context":"c","outcome":{"ok":true,"ok":false}}' }, 400, "bad-request"],
+  ["duplicate __proto__ key", reg('{"kind":"PROXY","value":"x","__proto__":1,"__proto__":2}'), 400, "bad-request"],
   // --- blank, over-long and ill-formed values
   ["empty value", reg({ kind: "PROXY", value: "" }), 400, "invalid-argument"],
   ["whitespace value", reg({ kind: "PROXY", value: "  \t " }), 400, "invalid-argument"],
@@ -148,6 +155,9 @@ const CORPUS = [
   ["both seconds and permanent", block("?seconds=10&permanent=true"), 400, "bad-request"],
   ["neither seconds nor permanent", block(""), 400, "bad-request"],
   ["unknown block parameter", block("?seconds=10&reason=x"), 400, "bad-request"],
+  ["seconds given twice", block("?seconds=1&seconds=2"), 400, "bad-request"],
+  ["seconds given twice, the same", block("?seconds=5&seconds=5"), 400, "bad-request"],
+  ["permanent given twice", block("?permanent=true&permanent=true"), 400, "bad-request"],
   ["block an unregistered resource", block("?seconds=10", "ghost"), 404, "unknown-resource"],
   ["unblock with a parameter", { method: "DELETE", path: resourcePath("PROXY", "p3", "/block?force=1") }, 400, "bad-request"],
   ["deregister with a parameter", { method: "DELETE", path: resourcePath("PROXY", "p2", "?cascade=true") }, 400, "bad-request"],
@@ -159,6 +169,9 @@ const CORPUS = [
   ["after=abc", get("/api/events?after=abc"), 400, "bad-request"],
   ["after of 17 digits", get("/api/events?after=12345678901234567"), 400, "bad-request"],
   ["unknown events parameter", get("/api/events?before=3"), 400, "bad-request"],
+  ["after given twice", get("/api/events?after=1&after=2"), 400, "bad-request"],
+  ["stream after given twice", get("/api/events/stream?after=1&after=1"), 400, "bad-request"],
+  ["context filter given twice", get("/api/resources?context=a&context=b"), 400, "bad-request"],
   ["stream Last-Event-ID abc", get("/api/events/stream", { "last-event-id": "abc" }), 400, "bad-request"],
   ["stream after=-5", get("/api/events/stream?after=-5"), 400, "bad-request"],
   ["stream unknown parameter", get("/api/events/stream?limit=3"), 400, "bad-request"],
@@ -276,6 +289,34 @@ test("every bad request gets its exact 4xx as problem+json, and the snapshot doe
   assert.equal((await op("POST", `/api/leases/${heldId}/renewal`)).status, 200);
   const metrics = (await op("GET", "/metrics")).text;
   assert.doesNotMatch(metrics, /status="5\d\d"/);
+});
+
+test("a duplicate key is refused naming its path, as the engine refuses one in a snapshot", async () => {
+  const op = (m, p, body) => call(s.url, m, p, { body, token: TOKENS.operator });
+  const named = [
+    ['{"kind":"PROXY","value":"x","value":"y"}', "/api/resources", "value"],
+    ['{"kind":"PROXY","value":"p1","context":"c","outcome":{"ok":false,"failure":"SLOW","failure":"BLOCKED"}}', "/api/outcomes", "outcome.failure"],
+  ];
+  for (const [body, path, field] of named) {
+    const res = await op("POST", path, body);
+    assertProblem(res, 400, "bad-request");
+    assert.equal(res.json.detail, `${field}: duplicate field`);
+  }
+  const snapshot = (await op("GET", "/api/snapshot")).text.replace('"revision":', '"revision":1,"revision":');
+  const refused = await op("PUT", "/api/snapshot", snapshot);
+  assertProblem(refused, 400, "invalid-snapshot");
+  assert.match(refused.json.detail, /^revision: duplicate field/);
+  // Keys in different objects, or equal strings that are values, are no duplicates.
+  for (const [text, want] of [
+    ['{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"a","d":["a","a"]}', null],
+    ['{"x":"\\"}","x":1}', "x"],
+    ['{"a":[{"b":1},{"b":2,"c":{"d":1,"d":2}}]}', "a[1].c.d"],
+    ['[{"k":1},{"k":1,"k":2}]', "[1].k"],
+    ['{"\\u00e9":1,"\u00e9":2}', "\u00e9"],
+    ['{"{[,":1,"]}":2,"{[,":3}', "{[,"],
+  ]) {
+    assert.equal(duplicateKeyPath(text), want, text);
+  }
 });
 
 /** Raw HTTP/1.1 on one socket: returns { write(text), next(ms) → one response or null, state }. */

@@ -17,6 +17,7 @@ import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
 import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
+import { duplicateKeyPath } from "./strict-json.js";
 
 const JSON_TYPE = "application/json";
 const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
@@ -77,12 +78,17 @@ async function body(request, limit, fields) {
     }
   }
   let value;
+  let text;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size)));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size));
+    value = JSON.parse(text);
   } catch {
+
     throw bad("the body is not valid UTF-8 JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
+  const duplicate = duplicateKeyPath(text);
+  if (duplicate !== null) throw bad(`${duplicate}: duplicate field`);
   for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
@@ -104,7 +110,12 @@ function text(name, v) {
 }
 
 function query(url, allowed) {
-  for (const k of url.searchParams.keys()) if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+  const seen = new Set();
+  for (const k of url.searchParams.keys()) {
+    if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+    if (seen.has(k)) throw bad(`query parameter ${JSON.stringify(k)} is given more than once`);
+    seen.add(k);
+  }
   return url.searchParams;
 }
 
