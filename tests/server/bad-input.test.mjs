@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
-import { startServer, call, assertProblem, resourcePath } from "./_http-support.mjs";
+import { startServer, call, assertProblem, resourcePath, rawConnection, rawRequest } from "./_http-support.mjs";
 import { duplicateKeyPath } from "../../pkg-scripts/lib/http/strict-json.js";
 
 const TOKENS = { operator: "op-token-aaaaaaaaaaaaaaaa", worker: "wk-token-bbbbbbbbbbbbbbbb", viewer: "vw-token-cccccccccccccccc" };
@@ -319,51 +319,78 @@ test("a duplicate key is refused naming its path, as the engine refuses one in a
   }
 });
 
-/** Raw HTTP/1.1 on one socket: returns { write(text), next(ms) → one response or null, state }. */
-async function rawConnection(port) {
-  const sock = net.connect(port, "127.0.0.1");
-  await new Promise((r, j) => sock.once("connect", r).once("error", j));
-  let buf = Buffer.alloc(0);
-  const state = { closed: false };
-  sock.on("data", (d) => (buf = Buffer.concat([buf, d])));
-  sock.on("close", () => (state.closed = true));
-  sock.on("error", () => {});
-  /** Length of the first complete response in `buf` (content-length or chunked), or -1. */
-  const complete = () => {
-    const headEnd = buf.indexOf("\r\n\r\n");
-    if (headEnd < 0) return -1;
-    const head = buf.subarray(0, headEnd).toString("latin1");
-    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-    if (length) {
-      const total = headEnd + 4 + Number(length[1]);
-      return buf.length >= total ? total : -1;
+test("a request target that is not origin-form, or a request node:http cannot parse, is a 400 problem (never a 500)", async () => {
+  const port = s.server.port;
+  const auth = `Authorization: Bearer ${TOKENS.operator}\r\n`;
+  const before = (await call(s.url, "GET", "/api/snapshot", { token: TOKENS.operator })).text;
+  for (const [name, text, status] of [
+    ["absolute-form", `GET http://127.0.0.1:${port}/api/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\n`, 400],
+    ["absolute-form to another host", `GET http://evil.example/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["asterisk-form", `OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["asterisk on GET", `GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["a fragment", `GET /healthz#top HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["raw UTF-8 in the path", `GET /api/resources/PROXY/\u00e9t\u00e9 HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\n`, 400],
+    ["a space in the target", `GET /api/snap shot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["a control character in the target", `GET /healthz\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["not HTTP at all", "HELLO\r\n\r\n", 400],
+    ["a header without a colon", `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nbroken\r\n\r\n`, 400],
+    ["headers over 16 KiB", `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"x".repeat(20000)}\r\n\r\n`, 431],
+  ]) {
+    const res = await rawRequest(port, text);
+    assertProblem(res, status, undefined, name);
+    assert.doesNotMatch(res.text, /"format"/, `${name}: no snapshot`);
+  }
+  assert.equal((await call(s.url, "GET", "/api/snapshot", { token: TOKENS.operator })).text, before);
+  const metrics = (await call(s.url, "GET", "/metrics", { token: TOKENS.operator })).text;
+  assert.doesNotMatch(metrics, /status="5\d\d"/);
+});
+
+test("a request whose body does not arrive in time gets a 408 problem, counted as status 408 (not 500)", async () => {
+  const own = await startServer({ serveOptions: { requestTimeoutMs: 300 } });
+  try {
+    const res = await rawRequest(
+      own.server.port,
+      `POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"kind":`,
+      10000,
+    );
+    assertProblem(res, 408, "request-timeout");
+    let metrics;
+    // The handler, still reading that body, records the request when it learns it timed out.
+    for (let i = 0; i < 100 && !/route="register",method="POST",status="408"/.test(metrics); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      metrics = await own.pool.metrics();
     }
-    if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
-      const end = buf.indexOf("\r\n0\r\n\r\n", headEnd);
-      return end < 0 ? -1 : end + 7;
-    }
-    return headEnd + 4; // no body
+    assert.match(metrics, /repute_http_request_duration_seconds_count\{route="register",method="POST",status="408"\} 1/);
+    assert.doesNotMatch(metrics, /status="5\d\d"/);
+    assert.equal(own.pool.resources().length, 0);
+  } finally {
+    await own.close();
+  }
+});
+
+test("a client that sends its whole oversized chunked upload (8 MiB) before reading still gets its 413", async () => {
+  // Like many clients (urllib, requests): send everything, then read the answer. Destroying the
+  // socket under the upload made the client's writes fail (EPIPE) and lose the answer.
+  const sock = net.connect(s.server.port, "127.0.0.1");
+  await once(sock, "connect");
+  const errors = [];
+  sock.on("error", (e) => errors.push(e.code));
+  let text = "";
+  sock.setEncoding("utf8");
+  sock.on("data", (d) => (text += d));
+  const closed = once(sock, "close");
+  const write = async (chunk) => {
+    if (!sock.write(chunk)) await Promise.race([once(sock, "drain"), closed]).catch(() => {}); // an error is in `errors`
   };
-  return {
-    state,
-    write: (t) => sock.write(t),
-    /** Waits for a complete response or the socket's close. */
-    async next(ms) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const end = complete();
-        if (end >= 0) {
-          const res = buf.subarray(0, end).toString("utf8");
-          buf = buf.subarray(end);
-          return res;
-        }
-        if (state.closed || Date.now() > deadline) return null;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
-    destroy: () => sock.destroy(),
-  };
-}
+  await write(`POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\n${AUTH}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  const chunk = `10000\r\n${"x".repeat(0x10000)}\r\n`;
+  for (let sent = 0; sent < 8 * MiB && !sock.destroyed; sent += 0x10000) await write(chunk);
+  await write("0\r\n\r\n");
+  await closed;
+  assert.deepEqual(errors, [], "the upload was cut");
+  assert.match(text, /^HTTP\/1\.1 413 /);
+  assert.match(text, /urn:repute:problem:body-too-large/);
+});
 
 const chunkedBody = (bytes) => {
   let body = "";

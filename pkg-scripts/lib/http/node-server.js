@@ -7,6 +7,19 @@ import { createServer } from "node:http";
 import { Readable } from "node:stream";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
+import { answerClientError, isLingering, refuseRestOfBody, unreadable } from "./node-connection.js";
+
+/**
+ * The body's chunks. Leaving early (a 413 half-way) must not destroy the request — that would
+ * cut the socket before the answer is written — so the rest is left to `refuseRestOfBody`.
+ */
+async function* chunksOf(req) {
+  try {
+    yield* req.iterator({ destroyOnReturn: false });
+  } catch {
+    throw unreadable(req);
+  }
+}
 
 /**
  * What the handler reads of a request (method, url, the raw target, headers.get, body as an
@@ -35,12 +48,12 @@ class NodeRequest {
   }
 
   get body() {
-    return this.method === "GET" || this.method === "HEAD" ? null : this.#req;
+    return this.method === "GET" || this.method === "HEAD" ? null : chunksOf(this.#req);
   }
 
   async text() {
     const chunks = [];
-    for await (const c of this.#req) chunks.push(c);
+    for await (const c of chunksOf(this.#req)) chunks.push(c);
     return Buffer.concat(chunks).toString("utf8");
   }
 
@@ -52,28 +65,6 @@ class NodeRequest {
     }
     return this.#controller.signal;
   }
-}
-
-/** How long a refused request's client may go on sending its body before its socket is cut. */
-const UNREAD_BODY_GRACE_MS = 2000;
-
-/**
- * The handler answered without reading the whole body (a 401, 413 or 415, say). Keeping the
- * connection would mean reading on through a body of any size to find the next request, so
- * the answer says `connection: close`; the rest is discarded while the client finishes
- * sending, and the socket is cut if it has not gone after a short grace — so neither a
- * wedged keep-alive connection nor a slow client holds up `close()`.
- */
-function refuseRestOfBody(req, res, headers) {
-  headers.connection = "close";
-  const socket = req.socket; // detached from the request once the response is done
-  res.once("finish", () => {
-    req.resume();
-    if (!socket || socket.destroyed) return;
-    const timer = setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
-  });
 }
 
 /** The host while the pool is being opened: not ready, counts nothing. */
@@ -92,13 +83,17 @@ export function isLoopback(host) {
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
  * list; without any, only a loopback address is allowed, and only loopback Host and Origin
  * values are served: see origin-guard.js), handler options (`bodyLimit`, `heartbeatMs`,
- * `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
+ * `streamQueue`), `requestTimeoutMs` (to receive a whole request; default 30 s; then 408),
+ * `closeGraceMs` (default 10 s). Resolves once listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
  * closes the pool (final checkpoint).
  */
-export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, ...handlerOptions } = {}) {
+export async function serve(
+  pool,
+  { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, requestTimeoutMs = 30000, ...handlerOptions } = {},
+) {
   if (tokens.length === 0 && !isLoopback(host)) {
     throw Object.assign(new Error(`refusing to listen on ${host} without tokens: configure tokens, or listen on 127.0.0.1`), {
       code: "INSECURE_BIND",
@@ -113,8 +108,17 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
   });
   ready.catch(() => {}); // the caller sees it through `ready`
   const streams = new Set();
+  const answering = new WeakMap(); // socket → its latest response (see answerClientError)
   let closing = false;
-  const server = createServer({ keepAliveTimeout: 65000, requestTimeout: 30000 }, async (req, res) => {
+  const timeouts = { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(30000, Math.max(10, requestTimeoutMs / 4)) };
+  const server = createServer({ keepAliveTimeout: 65000, ...timeouts }, async (req, res) => {
+    answering.set(req.socket, res);
+    if (isLingering(req.socket)) {
+      // Sent after the body of a refused request, on a connection that is closing.
+      req.resume();
+      res.destroy();
+      return;
+    }
     if (closing) {
       // A request on a connection that was open when close() began: answered, and let go.
       res.writeHead(503, { connection: "close", "retry-after": "1", "content-length": "0" });
@@ -147,6 +151,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
     res.writeHead(status, headers);
     res.end(body);
   });
+  server.on("clientError", (error, socket) => answerClientError(error, socket, answering));
   await new Promise((ok, fail) => {
     server.once("error", fail);
     server.listen(port, host, ok);
