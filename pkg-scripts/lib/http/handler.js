@@ -9,7 +9,7 @@
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
 // snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
-// seconds), streamCut() }.
+// seconds), streamCut(), stats() (its `nextEventSeq`) }.
 
 import { Auth } from "./auth.js";
 import { HttpProblem, problemOf, problemReply } from "./problems.js";
@@ -83,7 +83,6 @@ async function body(request, limit, fields) {
     text = new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size));
     value = JSON.parse(text);
   } catch {
-
     throw bad("the body is not valid UTF-8 JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
@@ -127,15 +126,16 @@ function nonNegativeInt(name, raw, fallback) {
 
 /**
  * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
- * (bytes, default 64 KiB), `heartbeatMs` and `streamQueue` (SSE), `loopbackOnly`
- * (origin-guard.js; default: when there are no tokens).
+ * (bytes, default 64 KiB), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE: concurrent
+ * subscribers, default 32), `loopbackOnly` (origin-guard.js; default: when there are no tokens).
  */
 export async function createHandler(
   host,
-  { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000, loopbackOnly = tokens.length === 0 } = {},
+  { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000, maxStreams = 32, loopbackOnly = tokens.length === 0 } = {},
 ) {
   const onStreamCut = () => host.streamCut();
   const guard = originGuard({ loopbackOnly });
+  let streams = 0;
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
   const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
@@ -221,7 +221,16 @@ export async function createHandler(
       const q = query(url, ["after"]);
       const last = req.headers.get("last-event-id");
       const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
-      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
+      const newest = host.stats().nextEventSeq - 1;
+      if (after !== null && after > newest) {
+        throw new HttpProblem(409, "event-id-ahead", `event ${after} is beyond the newest event (${newest}): resume from ${newest} or less`);
+      }
+      if (streams >= maxStreams) {
+        throw new HttpProblem(503, "too-many-streams", `the server already serves ${maxStreams} event streams`, { "retry-after": "5" });
+      }
+      streams++;
+      const onEnd = () => streams--;
+      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>

@@ -4,9 +4,9 @@
 // they are (`handle.reply`), without making web Request/Response objects of each call.
 
 import { createServer } from "node:http";
-import { Readable } from "node:stream";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
+import { writeStream } from "./node-stream.js";
 import { answerClientError, isLingering, refuseRestOfBody, unreadable } from "./node-connection.js";
 
 /**
@@ -83,8 +83,9 @@ export function isLoopback(host) {
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
  * list; without any, only a loopback address is allowed, and only loopback Host and Origin
  * values are served: see origin-guard.js), handler options (`bodyLimit`, `heartbeatMs`,
- * `streamQueue`), `requestTimeoutMs` (to receive a whole request; default 30 s; then 408),
- * `closeGraceMs` (default 10 s). Resolves once listening to
+ * `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose socket takes nothing
+ * for that long is cut; default 30 s), `requestTimeoutMs` (to receive a whole request; default
+ * 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
@@ -92,7 +93,7 @@ export function isLoopback(host) {
  */
 export async function serve(
   pool,
-  { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, requestTimeoutMs = 30000, ...handlerOptions } = {},
+  { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, streamWriteTimeoutMs = 30000, requestTimeoutMs = 30000, ...handlerOptions } = {},
 ) {
   if (tokens.length === 0 && !isLoopback(host)) {
     throw Object.assign(new Error(`refusing to listen on ${host} without tokens: configure tokens, or listen on 127.0.0.1`), {
@@ -134,15 +135,11 @@ export async function serve(
     const { status, headers, body } = reply;
     if (body instanceof ReadableStream) {
       res.writeHead(status, headers);
-      const readable = Readable.fromWeb(body);
-      const stream = { body: readable, res, socket: res.socket };
-      streams.add(stream);
-      res.on("close", () => {
-        streams.delete(stream);
-        readable.destroy();
-      });
-      readable.on("error", () => res.destroy());
-      readable.pipe(res);
+      const stream = writeStream(body, res, { writeTimeoutMs: streamWriteTimeoutMs });
+      if (!res.destroyed) {
+        streams.add(stream);
+        res.on("close", () => streams.delete(stream));
+      }
       return;
     }
     // Everything else is a small string: one write with its length.
@@ -168,11 +165,7 @@ export async function serve(
       const closed = new Promise((ok) => server.close(ok));
       // A stream never ends by itself: end each one properly (its last chunk, then FIN), and
       // let go of its connection, which a subscriber would otherwise keep open for ever.
-      for (const { body, res, socket } of streams) {
-        body.unpipe(res);
-        body.destroy();
-        res.end(() => socket?.end());
-      }
+      for (const stream of streams) stream.stop();
       server.closeIdleConnections();
       // Whatever is still open after the grace period (a request that never finishes) is cut.
       const timer = setTimeout(() => server.closeAllConnections(), closeGraceMs);
