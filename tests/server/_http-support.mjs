@@ -97,6 +97,23 @@ export async function call(base, method, pathAndQuery, { body, token, headers = 
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** Reads a node:http response to its end: `{status, headers, text, json}` like `call`. */
+export function readResponse(res) {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (d) => (text += d));
+    res.on("error", reject);
+    res.on("end", () => {
+      let json;
+      try {
+        json = JSON.parse(text);
+      } catch {}
+      resolve({ status: res.statusCode, headers: new Headers(res.headers), text, json });
+    });
+  });
+}
+
 /** Asserts a problem+json response with this status (and problem name, when given). */
 export function assertProblem(res, status, name, message = "") {
   const where = `${message}${message ? ": " : ""}${res.status} ${res.text.slice(0, 300)}`;

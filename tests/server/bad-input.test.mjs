@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
-import { startServer, call, assertProblem, resourcePath, rawConnection, rawRequest } from "./_http-support.mjs";
+import { startServer, call, assertProblem, resourcePath, rawConnection, rawRequest, readResponse } from "./_http-support.mjs";
 import { duplicateKeyPath } from "../../pkg-scripts/lib/http/strict-json.js";
 
 const TOKENS = { operator: "op-token-aaaaaaaaaaaaaaaa", worker: "wk-token-bbbbbbbbbbbbbbbb", viewer: "vw-token-cccccccccccccccc" };
@@ -225,18 +225,7 @@ const CORPUS = [
 /** A request with a chunked body of `size` bytes, on its own connection (node:http). */
 function chunkedRequest(base, path, size, headers) {
   return new Promise((resolve, reject) => {
-    const req = http.request(base, { method: "POST", path, agent: false, headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        let json;
-        try {
-          json = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode, headers: new Headers(res.headers), text, json });
-      });
-    });
+    const req = http.request(base, { method: "POST", path, agent: false, headers }, (res) => resolve(readResponse(res)));
     req.on("error", reject);
     const chunk = Buffer.alloc(8192, 0x78);
     req.write('{"kind":"PROXY","value":"');

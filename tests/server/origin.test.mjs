@@ -12,7 +12,7 @@ import { rm } from "node:fs/promises";
 import { chromium } from "playwright-core";
 import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
 import { createHandler } from "../../pkg-scripts/lib/http/handler.js";
-import { startServer, call, assertProblem, resourcePath, rawRequest, tempDir, T0 } from "./_http-support.mjs";
+import { startServer, call, assertProblem, resourcePath, rawRequest, readResponse, tempDir, T0 } from "./_http-support.mjs";
 
 const OPERATOR = "op-token-aaaaaaaaaaaaaaaa";
 
@@ -21,18 +21,7 @@ function send(port, method, path, headers = {}, body) {
   return new Promise((resolve, reject) => {
     const h = { ...headers };
     if (body !== undefined) h["content-type"] = "application/json";
-    const req = http.request({ host: "127.0.0.1", port, method, path, headers: h, agent: false }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        let json;
-        try {
-          json = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode, headers: new Headers(res.headers), text, json });
-      });
-    });
+    const req = http.request({ host: "127.0.0.1", port, method, path, headers: h, agent: false }, (res) => resolve(readResponse(res)));
     req.on("error", reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
