@@ -2,8 +2,11 @@
 // strictly; errors as problem+json). Each gets exactly its 4xx, with an
 // `application/problem+json` body carrying a `urn:repute:problem:` type, never a 5xx; and the
 // pool's snapshot is byte-identical before and after the whole corpus (the clock is fixed, so
-// only a real change could alter it). Also: what refusing a request without reading its large
-// body leaves behind on its keep-alive connection, and on the server's close().
+// only a real change could alter it). Also: requests fetch cannot send (raw sockets: targets
+// not in origin-form, what node:http cannot parse), a body that does not arrive in time (408),
+// duplicate JSON keys named like the engine names them, and what refusing a request without
+// reading its large body leaves behind: the client still gets the answer, the keep-alive
+// connection serves the next request or closes, and close() does not wait on it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";

@@ -2,8 +2,10 @@
 // event = type and the event as data, in strictly increasing seq, the same events as
 // GET /api/events; a client resumes by Last-Event-ID or ?after= with no gap and no duplicate,
 // even while events keep coming; heartbeat comments arrive; a consumer that stops reading is
-// cut (its stream ends, repute_stream_cuts_total counts it); closing one client does not
-// disturb the others. Each test has its own in-process server on 127.0.0.1:0.
+// cut (its stream ends, repute_stream_cuts_total counts it), and one whose socket takes nothing
+// for the write timeout has its connection closed; closing one client does not disturb the
+// others; a Last-Event-ID beyond the newest event is a 409; at most maxStreams subscribers are
+// served (one more: 503). Each test has its own in-process server on 127.0.0.1:0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
