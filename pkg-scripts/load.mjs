@@ -26,12 +26,15 @@
 // full GC, the server running with --expose-gc for it), with the throughput, p99 and CPU split of
 // that interval; at the end the relative change of RSS and live heap from the first sample to
 // the last (and from the 30 s sample). --cpu-prof DIR starts the server under `node --cpu-prof`
-// (the profile is written to DIR when the server stops).
+// (the profile is written to DIR when the server stops). --streams N keeps N event-stream
+// subscribers (GET /api/events/stream) reading every event during the run, to show what each
+// subscriber costs the workers (the server runs with --max-streams N when N is over 32).
 //
 // Usage: pkg-scripts/load [--connections 16] [--duration 10] [--soak MINUTES] [--resources 1000]
-//        [--contexts 10] [--warmup 3] [--cpu-prof DIR]
+//        [--contexts 10] [--warmup 3] [--streams 0] [--cpu-prof DIR]
 
 import { spawn } from "node:child_process";
+import http from "node:http";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -53,6 +56,7 @@ const { values: opt } = parseArgs({
     resources: { type: "string", default: "1000" },
     contexts: { type: "string", default: "10" },
     warmup: { type: "string", default: "3" },
+    streams: { type: "string", default: "0" },
     "cpu-prof": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
@@ -70,6 +74,7 @@ const CONNECTIONS = num("connections");
 const RESOURCES = num("resources");
 const CONTEXTS = Array.from({ length: num("contexts") }, (_, i) => `site-${i}.example`);
 const WARMUP = num("warmup");
+const STREAMS = num("streams");
 const SOAK_MIN = opt.soak === undefined ? null : num("soak");
 const DURATION = SOAK_MIN === null ? num("duration") : SOAK_MIN * 60;
 
@@ -123,7 +128,8 @@ const MEM_PROBE =
 async function startServer(dir) {
   const flags = ["--expose-gc", "--import", `data:text/javascript,${encodeURIComponent(MEM_PROBE)}`];
   if (opt["cpu-prof"]) flags.push("--cpu-prof", "--cpu-prof-dir", path.resolve(opt["cpu-prof"]));
-  const child = spawn(process.execPath, [...flags, BIN, "serve", "--data", dir, "--port", "0"], {
+  const args = ["serve", "--data", dir, "--port", "0", "--max-streams", String(Math.max(32, STREAMS))];
+  const child = spawn(process.execPath, [...flags, BIN, ...args], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
@@ -162,6 +168,24 @@ async function register(url) {
   };
   await Promise.all(Array.from({ length: 32 }, one));
   await http.close();
+}
+
+/** Opens `n` event streams that read (and count) every byte; `close()` ends them. */
+async function subscribe(url, n) {
+  const counted = { bytes: 0 };
+  const requests = await Promise.all(
+    Array.from({ length: n }, () =>
+      new Promise((resolve, reject) => {
+        const req = http.get(`${url}/api/events/stream`, { agent: false }, (res) => {
+          if (res.statusCode !== 200) reject(new Error(`a stream was answered ${res.statusCode}`));
+          res.on("data", (d) => (counted.bytes += d.length));
+          res.on("error", () => {});
+          resolve(req);
+        });
+        req.on("error", reject);
+      })),
+  );
+  return { counted, close: () => requests.forEach((r) => r.destroy()) };
 }
 
 // --- the load -----------------------------------------------------------------------------
@@ -241,7 +265,8 @@ async function drive(url, pid, seconds, onSample) {
   }
   const result = await instance;
   clearInterval(timer);
-  return { stats, result, cpu: cpuShare(before, cpuTicks(pid)) };
+  const after = cpuTicks(pid);
+  return { stats, result, cpu: cpuShare(before, after), serverCpuSeconds: (after.server - before.server) / 100 };
 }
 
 /** CPU time (ticks) of the whole machine (busy, not idle) and of one process. */
@@ -269,7 +294,7 @@ const fmt = (ms) => (Number.isNaN(ms) ? "-" : ms < 10 ? ms.toFixed(2) : ms.toFix
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const pct = (a, b) => `${(((b - a) / a) * 100).toFixed(1)} %`;
 
-function report({ stats, result, cpu }) {
+function report({ stats, result, cpu, serverCpuSeconds }) {
   const seconds = result.duration;
   const rows = [["", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "statuses"]];
   for (const name of [...REQUESTS.map((r) => r.name), "all"]) {
@@ -287,6 +312,8 @@ function report({ stats, result, cpu }) {
   const unexpected = REQUESTS.reduce((n, r) => n + stats[r.name].unexpected, 0);
   console.log(`unexpected statuses: ${unexpected}; transport errors: ${result.errors}; timeouts: ${result.timeouts}`);
   console.log(cpu);
+  // Less sensitive than throughput to other processes on the machine (a 10 ms tick resolution).
+  console.log(`server CPU per cycle: ${((serverCpuSeconds * 1000) / Math.max(1, cycles)).toFixed(3)} ms`);
   console.log(`autocannon's own figures (2xx only): ${result.requests.average.toFixed(0)} req/s average, latency ` +
     `p50 ${result.latency.p50} ms, p90 ${result.latency.p90} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`);
 }
@@ -302,6 +329,8 @@ try {
   await register(server.url);
   console.log(`registered ${RESOURCES} resources in ${((performance.now() - t0) / 1000).toFixed(1)} s; ` +
     `${CONNECTIONS} connections, ${CONTEXTS.length} contexts`);
+  const streams = await subscribe(server.url, STREAMS);
+  if (STREAMS > 0) console.log(`${STREAMS} event-stream subscribers reading`);
   if (WARMUP > 0) {
     await drive(server.url, server.child.pid, WARMUP);
     console.log(`warm-up: ${WARMUP} s (not counted)`);
@@ -309,6 +338,7 @@ try {
   if (SOAK_MIN === null) {
     console.log(`run: ${DURATION} s`);
     report(await drive(server.url, server.child.pid, DURATION));
+    if (STREAMS > 0) console.log(`event streams: ${mib(streams.counted.bytes)} received by ${STREAMS} subscribers`);
   } else {
     console.log(`soak: ${SOAK_MIN} min; a sample every ${SAMPLE_MS / 1000} s`);
     const samples = [];
@@ -347,6 +377,7 @@ try {
     change(0, "first sample (t=0, after the warm-up)");
     if (samples.length > 2) change(1, `second sample (t=${SAMPLE_MS / 1000} s)`);
   }
+  streams.close();
 } finally {
   server.child.kill("SIGTERM");
   const code = await server.exited;

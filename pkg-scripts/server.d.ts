@@ -11,6 +11,10 @@ export interface HandlerOptions {
   bodyLimit?: number;
   heartbeatMs?: number;
   streamQueue?: number;
+  /** Concurrent event-stream subscribers; one more is a 503. Default 32. */
+  maxStreams?: number;
+  /** Serve only loopback Host and Origin values (origin-guard.js). Default: when there are no tokens. */
+  loopbackOnly?: boolean;
 }
 
 /** A reply before it becomes a `Response`: headers with lower-case names; body a string, an
@@ -34,7 +38,13 @@ export declare function createHandler(host: PoolHost, options?: HandlerOptions):
  * promise of the pool, it listens at once and answers 503 not-ready until the pool is open. */
 export declare function serve(
   pool: PoolHost | Promise<PoolHost>,
-  options?: HandlerOptions & { host?: string; port?: number; /** ms; default 10000 */ closeGraceMs?: number },
+  options?: HandlerOptions & {
+    host?: string;
+    port?: number;
+    /** ms; default 10000 */ closeGraceMs?: number;
+    /** ms a subscriber's socket may take nothing before it is cut; default 30000 */ streamWriteTimeoutMs?: number;
+    /** ms to receive a whole request, then 408; default 30000 */ requestTimeoutMs?: number;
+  },
 ): Promise<{ url: string; port: number; /** the pool is in place */ ready: Promise<void>; close(): Promise<void> }>;
 
 export declare function isLoopback(host: string): boolean;

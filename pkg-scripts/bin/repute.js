@@ -21,9 +21,13 @@ Options of serve (each also read from the environment variable in brackets):
   --data DIR            folder of the snapshot, backup, audit log  [REPUTE_DATA] default ./data
   --tokens FILE         JSON file {"tokens":[{"token":"...","role":"worker|operator|viewer"}]}
                         [REPUTE_TOKENS holds the same JSON inline]; without tokens the server
-                        refuses any address but loopback and every route is open to it
+                        refuses any address but loopback, serves only a loopback Host
+                        (localhost, 127.0.0.0/8, [::1]) and no page of another origin, and every
+                        route is open to them; with tokens, a cross-origin request needs a token
   --checkpoint-ms MS    snapshot interval                          [REPUTE_CHECKPOINT_MS] default 30000
   --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
+  --max-streams N       concurrent event-stream subscribers; one more is refused with 503
+                        (too-many-streams, Retry-After)            [REPUTE_MAX_STREAMS] default 32
   --config FILE         JSON file of a partial pool config (SPEC §3: {"leaseTtlMs": 60000,
                         "penalties": {"SLOW": 1}, ...}) [REPUTE_CONFIG holds the same JSON
                         inline]; checked by the engine before the server starts; on a restart
@@ -112,6 +116,7 @@ async function main(argv) {
         tokens: { type: "string" },
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
+        "max-streams": { type: "string" },
         "from-backup": { type: "boolean" },
         config: { type: "string" },
         "probe-targets": { type: "string" },
@@ -135,6 +140,7 @@ async function main(argv) {
   const tokens = tokensFrom(v.tokens, v.tokens ? undefined : env.REPUTE_TOKENS);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
+  const maxStreams = integer("--max-streams", v["max-streams"] ?? env.REPUTE_MAX_STREAMS ?? "32");
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
   const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
   const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
@@ -173,7 +179,7 @@ async function main(argv) {
   const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit });
+    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);

@@ -1,9 +1,11 @@
 // Shared helpers of the HTTP server tests (http-api, roles, bad-input, sse, restart): an
 // in-process pool served on 127.0.0.1 port 0 from a temporary folder, a small `fetch` wrapper,
-// problem+json assertions, a Server-Sent Events reader and a child-process `repute serve`.
+// problem+json assertions, a Server-Sent Events reader, raw HTTP/1.1 on a socket (for requests
+// fetch refuses to send) and a child-process `repute serve`.
 // Not a test file itself (no `.test.` in the name).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import net from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -95,6 +97,23 @@ export async function call(base, method, pathAndQuery, { body, token, headers = 
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** Reads a node:http response to its end: `{status, headers, text, json}` like `call`. */
+export function readResponse(res) {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (d) => (text += d));
+    res.on("error", reject);
+    res.on("end", () => {
+      let json;
+      try {
+        json = JSON.parse(text);
+      } catch {}
+      resolve({ status: res.statusCode, headers: new Headers(res.headers), text, json });
+    });
+  });
+}
+
 /** Asserts a problem+json response with this status (and problem name, when given). */
 export function assertProblem(res, status, name, message = "") {
   const where = `${message}${message ? ": " : ""}${res.status} ${res.text.slice(0, 300)}`;
@@ -175,6 +194,77 @@ export async function openStream(base, { query = "", headers = {} } = {}) {
     client.ended = true;
   })();
   return client;
+}
+
+/** Raw HTTP/1.1 on one socket: returns { write(text), next(ms) → one response or null, state }. */
+export async function rawConnection(port) {
+  const sock = net.connect(port, "127.0.0.1");
+  await new Promise((r, j) => sock.once("connect", r).once("error", j));
+  let buf = Buffer.alloc(0);
+  const state = { closed: false };
+  sock.on("data", (d) => (buf = Buffer.concat([buf, d])));
+  sock.on("close", () => (state.closed = true));
+  sock.on("error", () => {});
+  /** Length of the first complete response in `buf` (content-length or chunked), or -1. */
+  const complete = () => {
+    const headEnd = buf.indexOf("\r\n\r\n");
+    if (headEnd < 0) return -1;
+    const head = buf.subarray(0, headEnd).toString("latin1");
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (length) {
+      const total = headEnd + 4 + Number(length[1]);
+      return buf.length >= total ? total : -1;
+    }
+    if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      const end = buf.indexOf("\r\n0\r\n\r\n", headEnd);
+      return end < 0 ? -1 : end + 7;
+    }
+    return headEnd + 4; // no body
+  };
+  return {
+    state,
+    write: (t) => sock.write(t),
+    /** Waits for a complete response or the socket's close. */
+    async next(ms) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const end = complete();
+        if (end >= 0) {
+          const res = buf.subarray(0, end).toString("utf8");
+          buf = buf.subarray(end);
+          return res;
+        }
+        if (state.closed || Date.now() > deadline) return null;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    destroy: () => sock.destroy(),
+  };
+}
+
+/**
+ * Sends `text` (bytes as written: a malformed request fetch would refuse to send) on a fresh
+ * connection and parses the one response: `{status, headers, text, json, head}` (headers with
+ * lower-case names; `json` undefined unless the body parses). Throws if none comes within `ms`.
+ */
+export async function rawRequest(port, text, ms = 5000) {
+  const c = await rawConnection(port);
+  try {
+    c.write(text);
+    const res = await c.next(ms);
+    if (res === null) throw new Error(`no response to ${JSON.stringify(text.slice(0, 80))}`);
+    const headEnd = res.indexOf("\r\n\r\n");
+    const [statusLine, ...lines] = res.slice(0, headEnd).split("\r\n");
+    const headers = new Headers(lines.map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()]));
+    const body = res.slice(headEnd + 4);
+    let json;
+    try {
+      json = JSON.parse(body);
+    } catch {}
+    return { status: Number(statusLine.split(" ")[1]), headers, text: body, json, head: statusLine };
+  } finally {
+    c.destroy();
+  }
 }
 
 /**

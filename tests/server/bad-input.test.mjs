@@ -2,14 +2,18 @@
 // strictly; errors as problem+json). Each gets exactly its 4xx, with an
 // `application/problem+json` body carrying a `urn:repute:problem:` type, never a 5xx; and the
 // pool's snapshot is byte-identical before and after the whole corpus (the clock is fixed, so
-// only a real change could alter it). Also: what refusing a request without reading its large
-// body leaves behind on its keep-alive connection, and on the server's close().
+// only a real change could alter it). Also: requests fetch cannot send (raw sockets: targets
+// not in origin-form, what node:http cannot parse), a body that does not arrive in time (408),
+// duplicate JSON keys named like the engine names them, and what refusing a request without
+// reading its large body leaves behind: the client still gets the answer, the keep-alive
+// connection serves the next request or closes, and close() does not wait on it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
-import { startServer, call, assertProblem, resourcePath } from "./_http-support.mjs";
+import { startServer, call, assertProblem, resourcePath, rawConnection, rawRequest, readResponse } from "./_http-support.mjs";
+import { duplicateKeyPath } from "../../pkg-scripts/lib/http/strict-json.js";
 
 const TOKENS = { operator: "op-token-aaaaaaaaaaaaaaaa", worker: "wk-token-bbbbbbbbbbbbbbbb", viewer: "vw-token-cccccccccccccccc" };
 const LIMIT = 64 * 1024;
@@ -83,6 +87,12 @@ const CORPUS = [
   ["value an array", reg({ kind: "PROXY", value: ["x"] }), 400, "bad-request"],
   ["value an object", reg({ kind: "PROXY", value: { v: "x" } }), 400, "bad-request"],
   ["value null", reg({ kind: "PROXY", value: null }), 400, "bad-request"],
+  // --- duplicate keys (JSON.parse would let the last win; snapshots and configs refuse them)
+  ["duplicate key", reg('{"kind":"PROXY","value":"x","value":"y"}'), 400, "bad-request"],
+  ["duplicate key spelled with an escape", reg('{"kind":"PROXY","value":"x","v\\u0061lue":"y"}'), 400, "bad-request"],
+  ["duplicate key, the same value twice", lease('{"context":"c","context":"c"}'), 400, "bad-request"],
+  ["duplicate key inside the outcome", { method: "POST", path: "/api/outcomes", body: '{"kind":"PROXY","value":"p1","context":"c","outcome":{"ok":true,"ok":false}}' }, 400, "bad-request"],
+  ["duplicate __proto__ key", reg('{"kind":"PROXY","value":"x","__proto__":1,"__proto__":2}'), 400, "bad-request"],
   // --- blank, over-long and ill-formed values
   ["empty value", reg({ kind: "PROXY", value: "" }), 400, "invalid-argument"],
   ["whitespace value", reg({ kind: "PROXY", value: "  \t " }), 400, "invalid-argument"],
@@ -148,6 +158,9 @@ const CORPUS = [
   ["both seconds and permanent", block("?seconds=10&permanent=true"), 400, "bad-request"],
   ["neither seconds nor permanent", block(""), 400, "bad-request"],
   ["unknown block parameter", block("?seconds=10&reason=x"), 400, "bad-request"],
+  ["seconds given twice", block("?seconds=1&seconds=2"), 400, "bad-request"],
+  ["seconds given twice, the same", block("?seconds=5&seconds=5"), 400, "bad-request"],
+  ["permanent given twice", block("?permanent=true&permanent=true"), 400, "bad-request"],
   ["block an unregistered resource", block("?seconds=10", "ghost"), 404, "unknown-resource"],
   ["unblock with a parameter", { method: "DELETE", path: resourcePath("PROXY", "p3", "/block?force=1") }, 400, "bad-request"],
   ["deregister with a parameter", { method: "DELETE", path: resourcePath("PROXY", "p2", "?cascade=true") }, 400, "bad-request"],
@@ -159,6 +172,9 @@ const CORPUS = [
   ["after=abc", get("/api/events?after=abc"), 400, "bad-request"],
   ["after of 17 digits", get("/api/events?after=12345678901234567"), 400, "bad-request"],
   ["unknown events parameter", get("/api/events?before=3"), 400, "bad-request"],
+  ["after given twice", get("/api/events?after=1&after=2"), 400, "bad-request"],
+  ["stream after given twice", get("/api/events/stream?after=1&after=1"), 400, "bad-request"],
+  ["context filter given twice", get("/api/resources?context=a&context=b"), 400, "bad-request"],
   ["stream Last-Event-ID abc", get("/api/events/stream", { "last-event-id": "abc" }), 400, "bad-request"],
   ["stream after=-5", get("/api/events/stream?after=-5"), 400, "bad-request"],
   ["stream unknown parameter", get("/api/events/stream?limit=3"), 400, "bad-request"],
@@ -212,18 +228,7 @@ const CORPUS = [
 /** A request with a chunked body of `size` bytes, on its own connection (node:http). */
 function chunkedRequest(base, path, size, headers) {
   return new Promise((resolve, reject) => {
-    const req = http.request(base, { method: "POST", path, agent: false, headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => {
-        let json;
-        try {
-          json = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode, headers: new Headers(res.headers), text, json });
-      });
-    });
+    const req = http.request(base, { method: "POST", path, agent: false, headers }, (res) => resolve(readResponse(res)));
     req.on("error", reject);
     const chunk = Buffer.alloc(8192, 0x78);
     req.write('{"kind":"PROXY","value":"');
@@ -278,51 +283,106 @@ test("every bad request gets its exact 4xx as problem+json, and the snapshot doe
   assert.doesNotMatch(metrics, /status="5\d\d"/);
 });
 
-/** Raw HTTP/1.1 on one socket: returns { write(text), next(ms) → one response or null, state }. */
-async function rawConnection(port) {
-  const sock = net.connect(port, "127.0.0.1");
-  await new Promise((r, j) => sock.once("connect", r).once("error", j));
-  let buf = Buffer.alloc(0);
-  const state = { closed: false };
-  sock.on("data", (d) => (buf = Buffer.concat([buf, d])));
-  sock.on("close", () => (state.closed = true));
-  sock.on("error", () => {});
-  /** Length of the first complete response in `buf` (content-length or chunked), or -1. */
-  const complete = () => {
-    const headEnd = buf.indexOf("\r\n\r\n");
-    if (headEnd < 0) return -1;
-    const head = buf.subarray(0, headEnd).toString("latin1");
-    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-    if (length) {
-      const total = headEnd + 4 + Number(length[1]);
-      return buf.length >= total ? total : -1;
+test("a duplicate key is refused naming its path, as the engine refuses one in a snapshot", async () => {
+  const op = (m, p, body) => call(s.url, m, p, { body, token: TOKENS.operator });
+  const named = [
+    ['{"kind":"PROXY","value":"x","value":"y"}', "/api/resources", "value"],
+    ['{"kind":"PROXY","value":"p1","context":"c","outcome":{"ok":false,"failure":"SLOW","failure":"BLOCKED"}}', "/api/outcomes", "outcome.failure"],
+  ];
+  for (const [body, path, field] of named) {
+    const res = await op("POST", path, body);
+    assertProblem(res, 400, "bad-request");
+    assert.equal(res.json.detail, `${field}: duplicate field`);
+  }
+  const snapshot = (await op("GET", "/api/snapshot")).text.replace('"revision":', '"revision":1,"revision":');
+  const refused = await op("PUT", "/api/snapshot", snapshot);
+  assertProblem(refused, 400, "invalid-snapshot");
+  assert.match(refused.json.detail, /^revision: duplicate field/);
+  // Keys in different objects, or equal strings that are values, are no duplicates.
+  for (const [text, want] of [
+    ['{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"a","d":["a","a"]}', null],
+    ['{"x":"\\"}","x":1}', "x"],
+    ['{"a":[{"b":1},{"b":2,"c":{"d":1,"d":2}}]}', "a[1].c.d"],
+    ['[{"k":1},{"k":1,"k":2}]', "[1].k"],
+    ['{"\\u00e9":1,"\u00e9":2}', "\u00e9"],
+    ['{"{[,":1,"]}":2,"{[,":3}', "{[,"],
+  ]) {
+    assert.equal(duplicateKeyPath(text), want, text);
+  }
+});
+
+test("a request target that is not origin-form, or a request node:http cannot parse, is a 400 problem (never a 500)", async () => {
+  const port = s.server.port;
+  const auth = `Authorization: Bearer ${TOKENS.operator}\r\n`;
+  const before = (await call(s.url, "GET", "/api/snapshot", { token: TOKENS.operator })).text;
+  for (const [name, text, status] of [
+    ["absolute-form", `GET http://127.0.0.1:${port}/api/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\n`, 400],
+    ["absolute-form to another host", `GET http://evil.example/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["asterisk-form", `OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["asterisk on GET", `GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["a fragment", `GET /healthz#top HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["raw UTF-8 in the path", `GET /api/resources/PROXY/\u00e9t\u00e9 HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\n`, 400],
+    ["a space in the target", `GET /api/snap shot HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["a control character in the target", `GET /healthz\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, 400],
+    ["not HTTP at all", "HELLO\r\n\r\n", 400],
+    ["a header without a colon", `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nbroken\r\n\r\n`, 400],
+    ["headers over 16 KiB", `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"x".repeat(20000)}\r\n\r\n`, 431],
+  ]) {
+    const res = await rawRequest(port, text);
+    assertProblem(res, status, undefined, name);
+    assert.doesNotMatch(res.text, /"format"/, `${name}: no snapshot`);
+  }
+  assert.equal((await call(s.url, "GET", "/api/snapshot", { token: TOKENS.operator })).text, before);
+  const metrics = (await call(s.url, "GET", "/metrics", { token: TOKENS.operator })).text;
+  assert.doesNotMatch(metrics, /status="5\d\d"/);
+});
+
+test("a request whose body does not arrive in time gets a 408 problem, counted as status 408 (not 500)", async () => {
+  const own = await startServer({ serveOptions: { requestTimeoutMs: 300 } });
+  try {
+    const res = await rawRequest(
+      own.server.port,
+      `POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"kind":`,
+      10000,
+    );
+    assertProblem(res, 408, "request-timeout");
+    let metrics;
+    // The handler, still reading that body, records the request when it learns it timed out.
+    for (let i = 0; i < 100 && !/route="register",method="POST",status="408"/.test(metrics); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      metrics = await own.pool.metrics();
     }
-    if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
-      const end = buf.indexOf("\r\n0\r\n\r\n", headEnd);
-      return end < 0 ? -1 : end + 7;
-    }
-    return headEnd + 4; // no body
+    assert.match(metrics, /repute_http_request_duration_seconds_count\{route="register",method="POST",status="408"\} 1/);
+    assert.doesNotMatch(metrics, /status="5\d\d"/);
+    assert.equal(own.pool.resources().length, 0);
+  } finally {
+    await own.close();
+  }
+});
+
+test("a client that sends its whole oversized chunked upload (8 MiB) before reading still gets its 413", async () => {
+  // Like many clients (urllib, requests): send everything, then read the answer. Destroying the
+  // socket under the upload made the client's writes fail (EPIPE) and lose the answer.
+  const sock = net.connect(s.server.port, "127.0.0.1");
+  await once(sock, "connect");
+  const errors = [];
+  sock.on("error", (e) => errors.push(e.code));
+  let text = "";
+  sock.setEncoding("utf8");
+  sock.on("data", (d) => (text += d));
+  const closed = once(sock, "close");
+  const write = async (chunk) => {
+    if (!sock.write(chunk)) await Promise.race([once(sock, "drain"), closed]).catch(() => {}); // an error is in `errors`
   };
-  return {
-    state,
-    write: (t) => sock.write(t),
-    /** Waits for a complete response or the socket's close. */
-    async next(ms) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const end = complete();
-        if (end >= 0) {
-          const res = buf.subarray(0, end).toString("utf8");
-          buf = buf.subarray(end);
-          return res;
-        }
-        if (state.closed || Date.now() > deadline) return null;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
-    destroy: () => sock.destroy(),
-  };
-}
+  await write(`POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\n${AUTH}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  const chunk = `10000\r\n${"x".repeat(0x10000)}\r\n`;
+  for (let sent = 0; sent < 8 * MiB && !sock.destroyed; sent += 0x10000) await write(chunk);
+  await write("0\r\n\r\n");
+  await closed;
+  assert.deepEqual(errors, [], "the upload was cut");
+  assert.match(text, /^HTTP\/1\.1 413 /);
+  assert.match(text, /urn:repute:problem:body-too-large/);
+});
 
 const chunkedBody = (bytes) => {
   let body = "";
@@ -344,7 +404,7 @@ async function nextRequestOnSameConnection(head, body, status) {
     const first = await c.next(5000);
     assert.match(first ?? "", new RegExp(`^HTTP/1\\.1 ${status} `), `first response: ${first}`);
     const keepAlive = !/\r\nconnection: close\r\n/i.test(first);
-    c.write("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    c.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     const second = await c.next(2000);
     if (second === null) {
       assert.ok(c.state.closed, `the connection${keepAlive ? " (announced keep-alive)" : ""} neither answered the next request nor closed within 2 s`);
@@ -358,7 +418,7 @@ async function nextRequestOnSameConnection(head, body, status) {
 
 const MiB = 1024 * 1024;
 const big = "x".repeat(MiB);
-const post = (headers) => `POST /api/resources HTTP/1.1\r\nHost: t\r\n${headers}\r\n`;
+const post = (headers) => `POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`;
 
 test("after a refused request with a small body (401), the keep-alive connection serves the next request", async () => {
   const body = JSON.stringify({ kind: "PROXY", value: "x".repeat(1000) });
@@ -389,7 +449,7 @@ test(
       const sock = net.connect(own.server.port, "127.0.0.1");
       await once(sock, "connect");
       sock.on("error", () => {});
-      sock.write(`POST /api/resources HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${MiB}\r\n\r\n`);
+      sock.write(`POST /api/resources HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${MiB}\r\n\r\n`);
       sock.write(big);
       await once(sock, "data"); // the 415/413/… answer arrived
       sock.destroy();

@@ -170,3 +170,21 @@ test("bad probe targets stop start-up with a message", async (t) => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /bad probe targets: .*shop.*http: or https:/);
 });
+
+test("--max-streams N / REPUTE_MAX_STREAMS: one subscriber more than N is refused with 503 too-many-streams", async (t) => {
+  const out = execFileSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
+  assert.ok(out.includes("--max-streams N") && out.includes("REPUTE_MAX_STREAMS"), "--help lists the flag and its variable");
+  const dir = await folder(t);
+  for (const [args, env] of [[["--max-streams", "1"], {}], [[], { REPUTE_MAX_STREAMS: "1" }]]) {
+    const { url } = await serving(t, ["--data", path.join(dir, String(args.length)), "--port", "0", ...args], env);
+    const ac = new AbortController();
+    t.after(() => ac.abort());
+    const first = await fetch(`${url}/api/events/stream`, { signal: ac.signal });
+    assert.equal(first.status, 200);
+    const second = await fetch(`${url}/api/events/stream`);
+    const res = { status: second.status, headers: second.headers, text: await second.text() };
+    res.json = JSON.parse(res.text);
+    assertProblem(res, 503, "too-many-streams", JSON.stringify(args.length ? args : env));
+    ac.abort();
+  }
+});

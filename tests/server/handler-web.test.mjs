@@ -48,7 +48,7 @@ async function viaWeb() {
     const out = [];
     for (const [method, path, body] of SCRIPT) {
       const init = requestInit(method, body);
-      const res = await handle(new Request(`http://pool.local${path}`, init));
+      const res = await handle(new Request(`http://127.0.0.1:8787${path}`, init));
       assert.ok(res instanceof Response);
       out.push([res.status, HEADERS.map((h) => res.headers.get(h)), normalize(await res.text())]);
     }
@@ -90,7 +90,7 @@ test("the web handler streams events as a Response whose body is an event stream
   try {
     const handle = await createHandler(pool);
     await pool.register("PROXY", "p1");
-    const res = await handle(new Request("http://pool.local/api/events/stream?after=0", { signal: abort.signal }));
+    const res = await handle(new Request("http://127.0.0.1:8787/api/events/stream?after=0", { signal: abort.signal }));
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "text/event-stream");
     const reader = res.body.getReader();

@@ -254,7 +254,7 @@ test(
     const sock = net.connect(port, "127.0.0.1");
     await once(sock, "connect");
     sock.on("error", () => {});
-    sock.write("GET /api/events/stream HTTP/1.1\r\nHost: t\r\n\r\n");
+    sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     await once(sock, "data");
     try {
       p.child.kill("SIGTERM");

@@ -2,14 +2,16 @@
 // event = type and the event as data, in strictly increasing seq, the same events as
 // GET /api/events; a client resumes by Last-Event-ID or ?after= with no gap and no duplicate,
 // even while events keep coming; heartbeat comments arrive; a consumer that stops reading is
-// cut (its stream ends, repute_stream_cuts_total counts it); closing one client does not
-// disturb the others. Each test has its own in-process server on 127.0.0.1:0.
+// cut (its stream ends, repute_stream_cuts_total counts it), and one whose socket takes nothing
+// for the write timeout has its connection closed; closing one client does not disturb the
+// others; a Last-Event-ID beyond the newest event is a 409; at most maxStreams subscribers are
+// served (one more: 503). Each test has its own in-process server on 127.0.0.1:0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { once } from "node:events";
-import { startServer, withServer, call, openStream, resourcePath } from "./_http-support.mjs";
+import { startServer, withServer, call, openStream, resourcePath, assertProblem } from "./_http-support.mjs";
 
 
 /** Some HTTP operations, each emitting at least one event. */
@@ -304,11 +306,11 @@ async function rawStreamClient(port, { reconnect }) {
       state.ends++;
       if (reconnect) {
         state.streams++;
-        sock.write("GET /api/events/stream HTTP/1.1\r\nHost: t\r\n\r\n");
+        sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
       }
     }
   });
-  sock.write("GET /api/events/stream HTTP/1.1\r\nHost: t\r\n\r\n");
+  sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   return { sock, state };
 }
 
@@ -339,3 +341,114 @@ for (const reconnect of [false, true]) {
     },
   );
 }
+
+/** Opens a stream and reads it only if it is refused: `{status, headers, text, json}` (a 200
+ * stream is closed at once, its body unread). */
+async function tryStream(base, query = "", headers = {}) {
+  const ac = new AbortController();
+  const res = await fetch(`${base}/api/events/stream${query}`, { headers, signal: ac.signal });
+  if (res.status === 200) {
+    ac.abort();
+    return { status: 200, headers: res.headers, text: "", json: undefined };
+  }
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: JSON.parse(text) };
+}
+
+test("Last-Event-ID or ?after= beyond the newest event is a 409 problem, not a silent stream", async () => {
+  await withServer({}, async (s) => {
+    await activity(s, "x");
+    const newest = await lastSeq(s);
+    for (const [query, headers] of [
+      ["", { "last-event-id": String(newest + 1) }],
+      [`?after=${newest + 1000}`, {}],
+      ["?after=0", { "last-event-id": "9999999999" }],
+    ]) {
+      const res = await tryStream(s.url, query, headers);
+      assertProblem(res, 409, "event-id-ahead", `${query} ${JSON.stringify(headers)}`);
+      assert.match(res.json.detail, new RegExp(`newest event \\(${newest}\\)`));
+    }
+    // At the newest event exactly: nothing to replay, then live.
+    const c = await openStream(s.url, { headers: { "last-event-id": String(newest) } });
+    try {
+      assert.equal(c.res.status, 200);
+      await activity(s, "y");
+      const last = await lastSeq(s);
+      await c.waitFor((x) => seqs(x).at(-1) === last, 5000, "live events");
+      assertRange(seqs(c), newest + 1, last, "from the newest");
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test("concurrent subscribers are limited (maxStreams): one more is a 503 problem with Retry-After; a freed slot is reusable", async () => {
+  await withServer({ serveOptions: { maxStreams: 3 } }, async (s) => {
+    const open = await Promise.all([1, 2, 3].map(() => openStream(s.url)));
+    try {
+      for (const c of open) assert.equal(c.res.status, 200);
+      const refused = await tryStream(s.url);
+      assertProblem(refused, 503, "too-many-streams");
+      assert.equal(refused.headers.get("retry-after"), "5");
+      // The refusal is no error of the server's: counted as a 503 of the stream route.
+      assert.match(await s.pool.metrics(), /repute_http_request_duration_seconds_count\{route="stream",method="GET",status="503"\} 1/);
+      open.shift().close();
+      // The slot frees when the server sees the client go (asynchronously).
+      let again;
+      for (let i = 0; i < 200 && again?.res.status !== 200; i++) {
+        again?.close();
+        await new Promise((r) => setTimeout(r, 10));
+        again = await openStream(s.url);
+      }
+      open.push(again);
+      assert.equal(again.res.status, 200, "a freed slot is given to a newcomer");
+      assertProblem(await tryStream(s.url), 503, "too-many-streams");
+    } finally {
+      for (const c of open) c.close();
+    }
+  });
+});
+
+test("a subscriber whose socket stops taking writes has its socket closed by the write timeout", async () => {
+  const opts = { serveOptions: { streamQueue: 5, heartbeatMs: 60000, streamWriteTimeoutMs: 100 }, poolOptions: { burst: 1e9 } };
+  await withServer(opts, async (s) => {
+    const connections = () => new Promise((ok, fail) => s.server.server.getConnections((e, n) => (e ? fail(e) : ok(n))));
+    const sock = net.connect(s.server.port, "127.0.0.1");
+    await once(sock, "connect");
+    sock.on("error", () => {});
+    sock.write("GET /api/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    await once(sock, "data");
+    sock.pause(); // reads nothing more: the kernel's buffers fill, then the server's
+    try {
+      assert.equal(await connections(), 1);
+      // Large frames, one per macrotask, until the server gives up on the subscriber.
+      const context = "c".repeat(200);
+      const started = Date.now();
+      while ((await cuts(s)) === 0) {
+        assert.ok(Date.now() - started < 20000, "the subscriber was never cut");
+        for (let i = 0; i < 200; i++) {
+          s.pool.acquire(context);
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      // Cut, and its connection goes too (it is not left holding the socket and its queue).
+      const deadline = Date.now() + 5000;
+      while ((await connections()) > 0) {
+        assert.ok(Date.now() < deadline, "the cut subscriber's socket is still open");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(await cuts(s), 1, "counted once");
+      // The client finds its stream broken off (no final chunk), not ended.
+      let text = "";
+      sock.setEncoding("utf8");
+      sock.on("data", (d) => (text += d));
+      const closed = once(sock, "close");
+      sock.resume();
+      await closed;
+      assert.match(text, /^id: \d+$/m);
+      assert.ok(!text.endsWith("\r\n0\r\n\r\n"), "the stream was destroyed, not ended");
+    } finally {
+      sock.destroy();
+    }
+  });
+});

@@ -9,12 +9,15 @@
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
 // snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
-// seconds), streamCut() }.
+// seconds), streamCut(), stats() (its `nextEventSeq`) }.
 
 import { Auth } from "./auth.js";
 import { HttpProblem, problemOf, problemReply } from "./problems.js";
 import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
+import { requestTarget } from "./request-target.js";
+import { originGuard } from "./origin-guard.js";
+import { duplicateKeyPath } from "./strict-json.js";
 
 const JSON_TYPE = "application/json";
 const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
@@ -38,18 +41,6 @@ function json(status, body, headers = {}) {
 
 function toResponse({ status, headers, body }) {
   return new Response(body, { status, headers });
-}
-
-/**
- * The path of `url` as sent, not URL-normalized: a value "." or ".." is addressed as %2E or
- * %2E%2E, which the WHATWG URL parser would resolve away. (A platform that normalizes before
- * the handler — a web `Request` — cannot address those two values by path.)
- */
-function rawPath(url) {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  return end < 0 ? url.slice(start) : url.slice(start, start + end);
 }
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
@@ -87,12 +78,16 @@ async function body(request, limit, fields) {
     }
   }
   let value;
+  let text;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size)));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size));
+    value = JSON.parse(text);
   } catch {
     throw bad("the body is not valid UTF-8 JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
+  const duplicate = duplicateKeyPath(text);
+  if (duplicate !== null) throw bad(`${duplicate}: duplicate field`);
   for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
@@ -114,7 +109,12 @@ function text(name, v) {
 }
 
 function query(url, allowed) {
-  for (const k of url.searchParams.keys()) if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+  const seen = new Set();
+  for (const k of url.searchParams.keys()) {
+    if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+    if (seen.has(k)) throw bad(`query parameter ${JSON.stringify(k)} is given more than once`);
+    seen.add(k);
+  }
   return url.searchParams;
 }
 
@@ -126,10 +126,16 @@ function nonNegativeInt(name, raw, fallback) {
 
 /**
  * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
- * (bytes, default 64 KiB), `heartbeatMs` and `streamQueue` (SSE), `onStreamCut()`.
+ * (bytes, default 64 KiB), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE: concurrent
+ * subscribers, default 32), `loopbackOnly` (origin-guard.js; default: when there are no tokens).
  */
-export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000 } = {}) {
+export async function createHandler(
+  host,
+  { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000, maxStreams = 32, loopbackOnly = tokens.length === 0 } = {},
+) {
   const onStreamCut = () => host.streamCut();
+  const guard = originGuard({ loopbackOnly });
+  let streams = 0;
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
   const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
@@ -215,7 +221,16 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       const q = query(url, ["after"]);
       const last = req.headers.get("last-event-id");
       const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
-      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
+      const newest = host.stats().nextEventSeq - 1;
+      if (after !== null && after > newest) {
+        throw new HttpProblem(409, "event-id-ahead", `event ${after} is beyond the newest event (${newest}): resume from ${newest} or less`);
+      }
+      if (streams >= maxStreams) {
+        throw new HttpProblem(503, "too-many-streams", `the server already serves ${maxStreams} event streams`, { "retry-after": "5" });
+      }
+      streams++;
+      const onEnd = () => streams--;
+      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
@@ -248,8 +263,9 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
     let name = "unmatched";
     let out;
     try {
-      const url = new URL(request.url);
-      const parts = segments(rawPath(request.url));
+      const { path, url } = requestTarget(request);
+      guard(request);
+      const parts = segments(path);
       const { route, allowed } = match(request.method, parts);
       if (!route) {
         throw allowed.length > 0

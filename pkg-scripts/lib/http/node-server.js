@@ -4,14 +4,28 @@
 // they are (`handle.reply`), without making web Request/Response objects of each call.
 
 import { createServer } from "node:http";
-import { Readable } from "node:stream";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
+import { writeStream } from "./node-stream.js";
+import { answerClientError, isLingering, refuseRestOfBody, unreadable } from "./node-connection.js";
 
 /**
- * What the handler reads of a request (method, url, headers.get, body as an async iterable of
- * bytes, text(), signal), straight from node:http. Building a full web `Request` per call was a
- * third of the server's time under load; the handler accepts anything of this shape.
+ * The body's chunks. Leaving early (a 413 half-way) must not destroy the request — that would
+ * cut the socket before the answer is written — so the rest is left to `refuseRestOfBody`.
+ */
+async function* chunksOf(req) {
+  try {
+    yield* req.iterator({ destroyOnReturn: false });
+  } catch {
+    throw unreadable(req);
+  }
+}
+
+/**
+ * What the handler reads of a request (method, url, the raw target, headers.get, body as an
+ * async iterable of bytes, text(), signal), straight from node:http. Building a full web
+ * `Request` per call was a third of the server's time under load; the handler accepts anything
+ * of this shape. The target is passed as sent: the handler routes on it alone (never on Host).
  */
 class NodeRequest {
   #req;
@@ -22,7 +36,8 @@ class NodeRequest {
     this.#req = req;
     this.#res = res;
     this.method = req.method;
-    this.url = `http://${req.headers.host ?? "localhost"}${req.url}`;
+    this.target = req.url;
+    this.url = `http://localhost${req.url.startsWith("/") ? req.url : "/"}`;
     const raw = req.headers;
     this.headers = {
       get(name) {
@@ -33,12 +48,12 @@ class NodeRequest {
   }
 
   get body() {
-    return this.method === "GET" || this.method === "HEAD" ? null : this.#req;
+    return this.method === "GET" || this.method === "HEAD" ? null : chunksOf(this.#req);
   }
 
   async text() {
     const chunks = [];
-    for await (const c of this.#req) chunks.push(c);
+    for await (const c of chunksOf(this.#req)) chunks.push(c);
     return Buffer.concat(chunks).toString("utf8");
   }
 
@@ -50,28 +65,6 @@ class NodeRequest {
     }
     return this.#controller.signal;
   }
-}
-
-/** How long a refused request's client may go on sending its body before its socket is cut. */
-const UNREAD_BODY_GRACE_MS = 2000;
-
-/**
- * The handler answered without reading the whole body (a 401, 413 or 415, say). Keeping the
- * connection would mean reading on through a body of any size to find the next request, so
- * the answer says `connection: close`; the rest is discarded while the client finishes
- * sending, and the socket is cut if it has not gone after a short grace — so neither a
- * wedged keep-alive connection nor a slow client holds up `close()`.
- */
-function refuseRestOfBody(req, res, headers) {
-  headers.connection = "close";
-  const socket = req.socket; // detached from the request once the response is done
-  res.once("finish", () => {
-    req.resume();
-    if (!socket || socket.destroyed) return;
-    const timer = setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
-  });
 }
 
 /** The host while the pool is being opened: not ready, counts nothing. */
@@ -88,14 +81,20 @@ export function isLoopback(host) {
  * Starts serving `pool` (a PoolHost, or a promise of one: the server listens at once and
  * answers 503 not-ready until it resolves, so `/readyz` tells a load balancer when the restore
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
- * list; without any, only a loopback address is allowed), handler options (`bodyLimit`,
- * `heartbeatMs`, `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
+ * list; without any, only a loopback address is allowed, and only loopback Host and Origin
+ * values are served: see origin-guard.js), handler options (`bodyLimit`, `heartbeatMs`,
+ * `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose socket takes nothing
+ * for that long is cut; default 30 s), `requestTimeoutMs` (to receive a whole request; default
+ * 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
  * closes the pool (final checkpoint).
  */
-export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, ...handlerOptions } = {}) {
+export async function serve(
+  pool,
+  { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, streamWriteTimeoutMs = 30000, requestTimeoutMs = 30000, ...handlerOptions } = {},
+) {
   if (tokens.length === 0 && !isLoopback(host)) {
     throw Object.assign(new Error(`refusing to listen on ${host} without tokens: configure tokens, or listen on 127.0.0.1`), {
       code: "INSECURE_BIND",
@@ -103,15 +102,24 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
   }
   // Until the pool is open (`pool` may be a promise of it), a host that is not ready answers:
   // /healthz 200, /readyz and the API 503 with Retry-After.
-  const options = { tokens, ...handlerOptions };
+  const options = { tokens, loopbackOnly: tokens.length === 0, ...handlerOptions };
   let handle = await createHandler(STARTING, options);
   const ready = Promise.resolve(pool).then(async (p) => {
     handle = await createHandler(p, options);
   });
   ready.catch(() => {}); // the caller sees it through `ready`
   const streams = new Set();
+  const answering = new WeakMap(); // socket → its latest response (see answerClientError)
   let closing = false;
-  const server = createServer({ keepAliveTimeout: 65000, requestTimeout: 30000 }, async (req, res) => {
+  const timeouts = { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(30000, Math.max(10, requestTimeoutMs / 4)) };
+  const server = createServer({ keepAliveTimeout: 65000, ...timeouts }, async (req, res) => {
+    answering.set(req.socket, res);
+    if (isLingering(req.socket)) {
+      // Sent after the body of a refused request, on a connection that is closing.
+      req.resume();
+      res.destroy();
+      return;
+    }
     if (closing) {
       // A request on a connection that was open when close() began: answered, and let go.
       res.writeHead(503, { connection: "close", "retry-after": "1", "content-length": "0" });
@@ -127,15 +135,11 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
     const { status, headers, body } = reply;
     if (body instanceof ReadableStream) {
       res.writeHead(status, headers);
-      const readable = Readable.fromWeb(body);
-      const stream = { body: readable, res, socket: res.socket };
-      streams.add(stream);
-      res.on("close", () => {
-        streams.delete(stream);
-        readable.destroy();
-      });
-      readable.on("error", () => res.destroy());
-      readable.pipe(res);
+      const stream = writeStream(body, res, { writeTimeoutMs: streamWriteTimeoutMs });
+      if (!res.destroyed) {
+        streams.add(stream);
+        res.on("close", () => streams.delete(stream));
+      }
       return;
     }
     // Everything else is a small string: one write with its length.
@@ -144,6 +148,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
     res.writeHead(status, headers);
     res.end(body);
   });
+  server.on("clientError", (error, socket) => answerClientError(error, socket, answering));
   await new Promise((ok, fail) => {
     server.once("error", fail);
     server.listen(port, host, ok);
@@ -160,11 +165,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
       const closed = new Promise((ok) => server.close(ok));
       // A stream never ends by itself: end each one properly (its last chunk, then FIN), and
       // let go of its connection, which a subscriber would otherwise keep open for ever.
-      for (const { body, res, socket } of streams) {
-        body.unpipe(res);
-        body.destroy();
-        res.end(() => socket?.end());
-      }
+      for (const stream of streams) stream.stop();
       server.closeIdleConnections();
       // Whatever is still open after the grace period (a request that never finishes) is cut.
       const timer = setTimeout(() => server.closeAllConnections(), closeGraceMs);

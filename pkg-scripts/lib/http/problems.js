@@ -23,15 +23,17 @@ const ENGINE = {
   STALE_SNAPSHOT: [409, "stale-snapshot"],
 };
 
-const TITLES = {
+export const TITLES = {
   400: "Bad Request",
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };

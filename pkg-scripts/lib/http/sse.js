@@ -4,19 +4,31 @@
 // subscriber has a bounded queue: one that does not keep up is cut (its stream ends; it may
 // resume by Last-Event-ID) and counted, so a slow reader never holds the pool back. A replay
 // is paced by the reader instead (it comes from the log, which waits), so a fast reader may
-// resume from any distance.
+// resume from any distance. A server that finds a subscriber's socket has stopped taking
+// writes cancels its stream with `CUT`, which counts it like a queue cut.
 
 const encoder = new TextEncoder();
 
+/** The reason a server cancels a stream whose reader stopped taking writes (counted as a cut). */
+export const CUT = "cut: the subscriber stopped taking writes";
+
+// Every subscriber gets the same event object: it is encoded once, not once per subscriber.
+const frames = new WeakMap();
+
 function frame(e) {
-  return encoder.encode(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+  let bytes = frames.get(e);
+  if (!bytes) {
+    bytes = encoder.encode(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    frames.set(e, bytes);
+  }
+  return bytes;
 }
 
 /**
  * A streaming reply (`{ status, headers, body }`, body a ReadableStream of bytes). `host.subscribe(listener)` delivers live events synchronously and
  * returns an unsubscribe function; `host.readEvents({after, limit})` pages the audit log.
  */
-export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal }) {
+export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, onEnd = () => {}, signal }) {
   let controller;
   let unsubscribe = () => {};
   let heartbeat;
@@ -33,6 +45,7 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
     unsubscribe();
     clearInterval(heartbeat);
     wake?.();
+    onEnd();
     if (cut) onCut();
     try {
       controller.close();
@@ -104,8 +117,8 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, signal 
         wake?.();
         wake = null;
       },
-      cancel() {
-        finish(false);
+      cancel(reason) {
+        finish(reason === CUT);
       },
     },
     // Counted in frames: more than `maxQueue` unread means the subscriber is too slow.

@@ -1,0 +1,49 @@
+// JSON request bodies read as strictly as snapshots and configs are: `JSON.parse` lets the last
+// of two equal keys win, silently; the engine's parser refuses a duplicate key naming its path
+// (`outcome.ok: duplicate field`). This finds the first duplicate in text that `JSON.parse`
+// has already accepted, so the handler can refuse it the same way.
+
+/** The path of the first duplicated key in valid JSON `text` (`outcome.ok`, `a[2].b`), or null. */
+export function duplicateKeyPath(text) {
+  // One frame per open object ({ keys, key, expectKey }) or array ({ index }).
+  const stack = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let j = i + 1;
+      let escaped = false;
+      for (let d = text.charCodeAt(j); d !== 0x22; d = text.charCodeAt(j)) {
+        if (d === 0x5c) {
+          escaped = true;
+          j += 2;
+        } else j += 1;
+      }
+      const top = stack[stack.length - 1];
+      if (top?.keys && top.expectKey) {
+        const key = escaped ? JSON.parse(text.slice(i, j + 1)) : text.slice(i + 1, j);
+        top.key = key;
+        top.expectKey = false;
+        if (top.keys.has(key)) return pathOf(stack);
+        top.keys.add(key);
+      }
+      i = j;
+    } else if (c === 0x7b) stack.push({ keys: new Set(), key: null, expectKey: true });
+    else if (c === 0x5b) stack.push({ index: 0 });
+    else if (c === 0x7d || c === 0x5d) stack.pop();
+    else if (c === 0x2c) {
+      const top = stack[stack.length - 1];
+      if (top.keys) top.expectKey = true;
+      else top.index++;
+    }
+  }
+  return null;
+}
+
+function pathOf(stack) {
+  let path = "";
+  for (const frame of stack) {
+    if (frame.keys) path += path === "" ? frame.key : `.${frame.key}`;
+    else path += `[${frame.index}]`;
+  }
+  return path;
+}
