@@ -186,7 +186,14 @@ async function main(argv) {
     process.stdout.write(`repute: ${signal}: draining\n`);
     await server.close();
     const opened = await opening.catch(() => null); // a stop during the restore waits for it
-    await opened?.close();
+    try {
+      await opened?.close();
+    } catch (e) {
+      // A full disk at the last moment: say so and exit non-zero (the reservation on disk still
+      // covers everything handed out, so the next start skips ahead safely).
+      process.stderr.write(`repute: stopped without the final snapshot: ${e.message}\n`);
+      process.exit(1);
+    }
     process.stdout.write("repute: stopped\n");
     process.exit(0);
   };

@@ -5,7 +5,7 @@
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
-// host contract: { ready, now(), config(), register, deregister, block, unblock, importSnapshot (async,
+// host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), register, deregister, block, unblock, importSnapshot (async,
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
 // snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
@@ -137,7 +137,10 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
   // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything.
   const routes = [
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
-    ["GET", ["readyz"], OPEN, "readyz", () => json(host.ready ? 200 : 503, { ready: host.ready })],
+    ["GET", ["readyz"], OPEN, "readyz", () => {
+      const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
+      return json(r.ready ? 200 : 503, r);
+    }],
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
