@@ -24,6 +24,9 @@ Options of serve (each also read from the environment variable in brackets):
                         refuses any address but loopback and every route is open to it
   --checkpoint-ms MS    snapshot interval                          [REPUTE_CHECKPOINT_MS] default 30000
   --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
+  --snapshot-limit BYTES  largest PUT /api/snapshot, refused as soon as it is seen to be larger
+                        [REPUTE_SNAPSHOT_LIMIT] default 1 MiB + maxCells × (640 + 40 × windowSize)
+                        of the pool's config (496 MiB for the defaults)
   --config FILE         JSON file of a partial pool config (SPEC §3: {"leaseTtlMs": 60000,
                         "penalties": {"SLOW": 1}, ...}) [REPUTE_CONFIG holds the same JSON
                         inline]; checked by the engine before the server starts; on a restart
@@ -112,6 +115,7 @@ async function main(argv) {
         tokens: { type: "string" },
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
+        "snapshot-limit": { type: "string" },
         "from-backup": { type: "boolean" },
         config: { type: "string" },
         "probe-targets": { type: "string" },
@@ -135,6 +139,8 @@ async function main(argv) {
   const tokens = tokensFrom(v.tokens, v.tokens ? undefined : env.REPUTE_TOKENS);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
+  const rawSnapshotLimit = v["snapshot-limit"] ?? env.REPUTE_SNAPSHOT_LIMIT;
+  const snapshotLimit = rawSnapshotLimit === undefined ? undefined : integer("--snapshot-limit", rawSnapshotLimit);
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
   const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
   const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
@@ -173,7 +179,7 @@ async function main(argv) {
   const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit });
+    server = await serve(opening, { host, port, tokens, bodyLimit, snapshotLimit });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);
