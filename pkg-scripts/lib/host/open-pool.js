@@ -217,6 +217,9 @@ export class PoolHost extends EventTarget {
       this.#reserve.writeAhead(this.#fencing, this.#lastSeq);
       await this.checkpoint();
     } catch (e) {
+      await this.#audit?.close();
+      this.#pool?.free();
+      this.#pool = null;
       await this.#lock.release();
       throw e;
     }
