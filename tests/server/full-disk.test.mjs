@@ -9,10 +9,13 @@
 //   lives; once space is freed everything works again by itself, and the events held back while
 //   the reservation could not be written are delivered, none lost.
 // - In process, with a small reservation step: no token and no event seq is ever handed out
-//   past what reserve.json covers, and every event is delivered exactly once, in order.
+//   past what reserve.json covers (the seqs running out first, or the tokens with them), the
+//   failing reservation is reported long before the edge, and every event is delivered exactly
+//   once, in order.
 // - Out of inodes (free bytes, so the action is admitted, but the write's temporary file cannot
 //   be created): each operator action is rolled back — register, block, unblock by their
-//   inverse; deregister and import are written ahead and so never applied — and answers 503.
+//   inverse; deregister and import are written ahead and so never applied — and answers 503;
+//   two changes of one resource waiting for the same failed write are undone newest first.
 //
 // Mounting needs root: without it these tests are skipped with a message (CI runs as root).
 // Every tmpfs is unmounted after its test.
@@ -122,6 +125,13 @@ async function seed(url) {
 
 const resources = async (url) => (await call(url, "GET", "/api/resources")).json.resources;
 
+/** What "nothing changed" compares: the resources, and the revision and event seq (an action
+ * applied and then undone would have moved both). */
+async function state(url) {
+  const { revision, nextEventSeq } = (await call(url, "GET", "/api/snapshot")).json;
+  return { resources: await resources(url), revision, nextEventSeq };
+}
+
 test("repute serve on a full 2 MiB disk: refuses durable steps cleanly, lives, and recovers by itself", { skip: SKIP, timeout: 240_000 }, async (t) => {
   const mnt = await tmpfs(t, "2m");
   const data = path.join(mnt, "data");
@@ -129,13 +139,13 @@ test("repute serve on a full 2 MiB disk: refuses durable steps cleanly, lives, a
   t.after(() => server.child.kill("SIGKILL"));
   const url = await server.ready;
   await seed(url);
-  const baseline = await resources(url);
+  const baseline = await state(url);
   const filler = fill(mnt);
 
-  // Operator actions: refused before they change anything.
+  // Operator actions: refused before they change anything — not even applied and undone.
   for (const [what, act] of OPERATOR_ACTIONS) {
     assertRefused(await act(url), what);
-    assert.deepEqual(await resources(url), baseline, `${what} changed nothing`);
+    assert.deepEqual(await state(url), baseline, `${what} changed nothing`);
   }
   const notReady = await call(url, "GET", "/readyz");
   assert.equal(notReady.status, 503);
@@ -236,9 +246,12 @@ test("in process, a small reservation step: nothing past reserve.json is handed 
 
   const tokens = [];
   const cycles = { done: 0, refused: {} };
+  let reported = null; // the cycle at which /readyz first named the reservation
   for (let i = 0; i < 400; i++) {
+    if (reported === null && /reservation: ENOSPC/.test((await call(url, "GET", "/readyz")).json.detail ?? "")) reported = i;
     const a = await call(url, "POST", "/api/leases", { body: { context: `c${i % 3}` } });
     if (a.status !== 201) {
+      if (!cycles.refused.acquire) cycles.firstRefused = i;
       assertRefused(a, "acquire past the reservation");
       cycles.refused.acquire = (cycles.refused.acquire ?? 0) + 1;
       continue;
@@ -253,6 +266,8 @@ test("in process, a small reservation step: nothing past reserve.json is handed 
   }
   t.diagnostic(`on a full disk with a 64-step reservation: ${JSON.stringify(cycles)}`);
   assert.ok(cycles.done > 10 && cycles.refused.acquire > 0, JSON.stringify(cycles));
+  assert.ok(reported !== null && reported + 10 < cycles.firstRefused,
+    `the failing reservation was reported (cycle ${reported}) well before the first refusal (cycle ${cycles.firstRefused})`);
   assert.equal((await call(url, "GET", "/readyz")).status, 503);
 
   rmSync(filler);
@@ -304,4 +319,49 @@ test("a write that fails after the action was admitted (no inode left): each ope
     assert.ok(res.status < 300, `${what} after recovery: ${res.status} ${res.text}`);
   }
   assert.equal(pool.stats().registered, 0, "the import (of an empty pool) came last");
+});
+
+test("in process, leases held (a token and an event each): no token is handed out past reserve.json", { skip: SKIP }, async (t) => {
+  const mnt = await tmpfs(t, "4m");
+  const dir = path.join(mnt, "data");
+  // Reopened, the pool reserves exactly as many tokens as seqs ahead (64 each); every acquire
+  // then takes one of each, so the token reservation runs out with the seq reservation.
+  const first = await openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false });
+  for (let i = 0; i < 150; i++) await first.register("PROXY", `p${i}`);
+  await first.close();
+  const { url } = await inProcess(t, dir, { reserveStep: 64 });
+  const filler = fill(mnt);
+  const tokens = [];
+  let refused = 0;
+  for (let i = 0; i < 150 && refused < 5; i++) {
+    const a = await call(url, "POST", "/api/leases", { body: { context: "c" } });
+    if (a.status === 201) tokens.push(a.json.token);
+    else {
+      assertRefused(a, "acquire past the reservation");
+      refused++;
+    }
+  }
+  const reserve = reserveOf(dir);
+  assert.ok(tokens.length > 10 && refused === 5, `${tokens.length} granted, ${refused} refused`);
+  assert.equal(Math.max(...tokens), reserve.fencing, `the last token granted is the last one reserve.json covers`);
+  rmSync(filler);
+  assert.equal((await readyz(url, 200)).status, 200);
+  assert.equal((await call(url, "POST", "/api/leases", { body: { context: "c" } })).json.token, Math.max(...tokens) + 1);
+});
+
+test("a failed write undoes every waiting change, newest first: block then unblock of one resource leaves it as it was", { skip: SKIP }, async (t) => {
+  const mnt = await tmpfs(t, "8m,nr_inodes=128");
+  const { pool } = await inProcess(t, path.join(mnt, "data"));
+  await pool.register("PROXY", "p1");
+  const before = pool.resources();
+  const free = exhaustInodes(mnt);
+  try {
+    // Both are admitted (bytes are free, no write has failed yet) and applied before the one
+    // write they share fails.
+    const results = await Promise.allSettled([pool.block("PROXY", "p1", { permanent: true }), pool.unblock("PROXY", "p1")]);
+    assert.deepEqual(results.map((r) => r.reason?.code), ["STORAGE_UNAVAILABLE", "STORAGE_UNAVAILABLE"]);
+    assert.deepEqual(pool.resources(), before, "p1 is not blocked, as before both");
+  } finally {
+    free();
+  }
 });
