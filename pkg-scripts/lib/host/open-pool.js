@@ -44,6 +44,9 @@
 //   by itself.
 // - Counters near 2^53: see reservations.js (imports and starts without room are refused; the
 //   reservation never passes 2^53 − 1; a token past it is refused, never handed out twice).
+// A new operator action takes the same path: `#admit()`, apply it to the live pool, then
+// `await #saved(undo)` (or, without an inverse, a write-ahead step like `#deregisterStep`); its
+// refusals reach HTTP as 503 storage-unavailable through problems.js.
 
 import { mkdirSync } from "node:fs";
 import { Pool } from "../../node.js";
