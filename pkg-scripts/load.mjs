@@ -30,8 +30,15 @@
 // subscribers (GET /api/events/stream) reading every event during the run, to show what each
 // subscriber costs the workers (the server runs with --max-streams N when N is over 32).
 //
+// --upload MIB instead sends snapshot uploads of MIB MiB that the server must refuse (PUT
+// /api/snapshot over its limit; --snapshot-limit BYTES is passed on to it): one declared by
+// content-length, one chunked, then ten of each at once, each client sending until the answer
+// comes; it prints the statuses, what the clients sent, and the server's RSS after each (after
+// a full GC) and its peak RSS so far (VmHWM).
+//
 // Usage: pkg-scripts/load [--connections 16] [--duration 10] [--soak MINUTES] [--resources 1000]
 //        [--contexts 10] [--warmup 3] [--streams 0] [--cpu-prof DIR]
+//        [--upload MIB [--snapshot-limit BYTES]]
 
 import { spawn } from "node:child_process";
 import http from "node:http";
@@ -58,6 +65,8 @@ const { values: opt } = parseArgs({
     warmup: { type: "string", default: "3" },
     streams: { type: "string", default: "0" },
     "cpu-prof": { type: "string" },
+    upload: { type: "string" },
+    "snapshot-limit": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -128,7 +137,8 @@ const MEM_PROBE =
 async function startServer(dir) {
   const flags = ["--expose-gc", "--import", `data:text/javascript,${encodeURIComponent(MEM_PROBE)}`];
   if (opt["cpu-prof"]) flags.push("--cpu-prof", "--cpu-prof-dir", path.resolve(opt["cpu-prof"]));
-  const args = ["serve", "--data", dir, "--port", "0", "--max-streams", String(Math.max(32, STREAMS))];
+  const limit = opt["snapshot-limit"] === undefined ? [] : ["--snapshot-limit", opt["snapshot-limit"]];
+  const args = ["serve", "--data", dir, "--port", "0", "--max-streams", String(Math.max(32, STREAMS)), ...limit];
   const child = spawn(process.execPath, [...flags, BIN, ...args], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
@@ -147,8 +157,10 @@ async function startServer(dir) {
       child.once("message", (m) => resolve({ ...m.mem, live: m.live }));
       child.send("mem");
     });
-  const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]) * 1024;
-  return { child, url, exited, memory, rss };
+  const status = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]) * 1024;
+  const rss = () => status("VmRSS");
+  const peak = () => status("VmHWM");
+  return { child, url, exited, memory, rss, peak };
 }
 
 async function register(url) {
@@ -318,11 +330,60 @@ function report({ stats, result, cpu, serverCpuSeconds }) {
     `p50 ${result.latency.p50} ms, p90 ${result.latency.p90} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`);
 }
 
+// --- refused uploads ------------------------------------------------------------------------
+
+/** PUT /api/snapshot of `bytes` spaces, declared by content-length or chunked, sent until the
+ * answer comes. Resolves to { status, sent } (status null: the connection was cut first). */
+function upload(url, bytes, chunked) {
+  return new Promise((resolve) => {
+    const headers = { "content-type": "application/json", ...(chunked ? {} : { "content-length": bytes }) };
+    const req = http.request(`${url}/api/snapshot`, { method: "PUT", headers });
+    const chunk = Buffer.alloc(2 ** 20, 0x20);
+    let sent = 0;
+    let status = null;
+    const done = () => resolve({ status, sent });
+    req.on("response", (res) => {
+      status = res.statusCode;
+      res.resume();
+      res.on("end", () => {
+        req.destroy();
+        done();
+      });
+    });
+    req.on("error", done);
+    const pump = () => {
+      while (status === null && sent < bytes) {
+        const n = Math.min(chunk.length, bytes - sent);
+        sent += n;
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once("drain", pump);
+      }
+      if (status === null) req.end();
+    };
+    pump();
+  });
+}
+
+async function uploads(server, size) {
+  const bytes = size * 2 ** 20;
+  const settled = async () => (await server.memory(), server.rss()); // after a full GC
+  console.log(`server RSS at start: ${mib(await settled())}, peak ${mib(server.peak())}`);
+  for (const [label, chunked] of [["content-length", false], ["chunked", true]]) {
+    for (const n of [1, 10]) {
+      const results = await Promise.all(Array.from({ length: n }, () => upload(server.url, bytes, chunked)));
+      const statuses = {};
+      for (const r of results) statuses[r.status ?? "cut"] = (statuses[r.status ?? "cut"] ?? 0) + 1;
+      const sent = results.map((r) => r.sent);
+      console.log(`${n} × ${size} MiB ${label}: ${Object.entries(statuses).map(([k, v]) => `${k}×${v}`).join(" ")}; ` +
+        `clients sent ${mib(Math.min(...sent))}–${mib(Math.max(...sent))} before the answer; ` +
+        `server RSS after ${mib(await settled())}, peak so far ${mib(server.peak())}`);
+    }
+  }
+}
+
 // --- main ---------------------------------------------------------------------------------
 
-const dir = await mkdtemp(path.join(os.tmpdir(), "repute-load-"));
-const server = await startServer(dir);
-try {
+/** The worker load (or soak) on `server`, reported. */
+async function workerLoad(server) {
   console.log(`server: ${server.url} (pid ${server.child.pid}, data ${dir}, checkpoint every 30 s or 1000 mutations)`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0].model}, Node ${process.version}`);
   const t0 = performance.now();
@@ -378,6 +439,13 @@ try {
     if (samples.length > 2) change(1, `second sample (t=${SAMPLE_MS / 1000} s)`);
   }
   streams.close();
+}
+
+const dir = await mkdtemp(path.join(os.tmpdir(), "repute-load-"));
+const server = await startServer(dir);
+try {
+  if (opt.upload !== undefined) await uploads(server, num("upload"));
+  else await workerLoad(server);
 } finally {
   server.child.kill("SIGTERM");
   const code = await server.exited;

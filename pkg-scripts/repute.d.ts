@@ -27,8 +27,13 @@ export interface OpenPoolOptions {
   fromBackup?: boolean;
   /** Write a final snapshot and exit on SIGTERM / SIGINT (default true). */
   handleSignals?: boolean;
-  /** Receives errors of listeners, probes and snapshot writes (default: console.error). */
+  /** Receives errors of listeners, probes and snapshot writes, and the storage going bad and
+   * good again (default: console.error). */
   onError?: (error: unknown) => void;
+  /** Fencing tokens and event seqs reserved on disk at a time, renewed at half (default 65536). */
+  reserveStep?: number;
+  /** While writes fail, how often the folder is probed and what is pending written (default 1000). */
+  storageRetryMs?: number;
   /** A recovery prober; with one, halfOpenCauses defaults to ["BLOCKED"]. */
   prober?: {
     probes: Partial<Record<Kind, ProbeFn>>;
@@ -56,9 +61,12 @@ export interface HostStats extends Stats {
 }
 
 /** One pool, durable in a folder, observable. Hot-path calls are synchronous; operator
- * actions resolve once they are on disk. */
+ * actions resolve once they are on disk. A call the disk cannot back throws (or rejects) with
+ * `code: "STORAGE_UNAVAILABLE"` and `retryAfter` (seconds), having changed nothing. */
 export declare class PoolHost extends EventTarget {
   readonly ready: boolean;
+  /** Open, and the folder takes writes; else why not (for `/readyz`). */
+  readiness(): { ready: boolean; reason?: "not-ready" | "storage-unavailable"; detail?: string };
   readonly dir: string;
   acquire(context: string): DisposableLease | null;
   acquireResource(kind: Kind, value: string, context: string): DisposableLease | null;

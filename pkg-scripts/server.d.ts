@@ -9,6 +9,8 @@ export interface TokenEntry {
 export interface HandlerOptions {
   tokens?: TokenEntry[];
   bodyLimit?: number;
+  /** Bytes of a `PUT /api/snapshot` (default: sized from the pool's maxCells and windowSize). */
+  snapshotLimit?: number;
   heartbeatMs?: number;
   streamQueue?: number;
   /** Concurrent event-stream subscribers; one more is a 503. Default 32. */

@@ -28,6 +28,9 @@ Options of serve (each also read from the environment variable in brackets):
   --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
   --max-streams N       concurrent event-stream subscribers; one more is refused with 503
                         (too-many-streams, Retry-After)            [REPUTE_MAX_STREAMS] default 32
+  --snapshot-limit BYTES  largest PUT /api/snapshot, refused as soon as it is seen to be larger
+                        [REPUTE_SNAPSHOT_LIMIT] default 1 MiB + maxCells × (640 + 40 × windowSize)
+                        of the pool's config (496 MiB for the defaults)
   --config FILE         JSON file of a partial pool config (SPEC §3: {"leaseTtlMs": 60000,
                         "penalties": {"SLOW": 1}, ...}) [REPUTE_CONFIG holds the same JSON
                         inline]; checked by the engine before the server starts; on a restart
@@ -117,6 +120,7 @@ async function main(argv) {
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
         "max-streams": { type: "string" },
+        "snapshot-limit": { type: "string" },
         "from-backup": { type: "boolean" },
         config: { type: "string" },
         "probe-targets": { type: "string" },
@@ -141,6 +145,8 @@ async function main(argv) {
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
   const maxStreams = integer("--max-streams", v["max-streams"] ?? env.REPUTE_MAX_STREAMS ?? "32");
+  const rawSnapshotLimit = v["snapshot-limit"] ?? env.REPUTE_SNAPSHOT_LIMIT;
+  const snapshotLimit = rawSnapshotLimit === undefined ? undefined : integer("--snapshot-limit", rawSnapshotLimit);
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
   const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
   const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
@@ -179,7 +185,7 @@ async function main(argv) {
   const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams });
+    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams, snapshotLimit });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);
@@ -192,7 +198,14 @@ async function main(argv) {
     process.stdout.write(`repute: ${signal}: draining\n`);
     await server.close();
     const opened = await opening.catch(() => null); // a stop during the restore waits for it
-    await opened?.close();
+    try {
+      await opened?.close();
+    } catch (e) {
+      // A full disk at the last moment: say so and exit non-zero (the reservation on disk still
+      // covers everything handed out, so the next start skips ahead safely).
+      process.stderr.write(`repute: stopped without the final snapshot: ${e.message}\n`);
+      process.exit(1);
+    }
     process.stdout.write("repute: stopped\n");
     process.exit(0);
   };

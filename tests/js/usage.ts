@@ -306,9 +306,11 @@ import { openPool, type PoolHost, type DisposableLease, type HostStats } from "r
 import type { createHandler, serve } from "../../pkg-scripts/server.js";
 
 export async function hostUsage(): Promise<void> {
-  const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false });
+  const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
   const added: boolean = await host.register("PROXY", "proxy-9");
   void added;
+  const r = host.readiness();
+  if (!r.ready) void (r.reason === "storage-unavailable" && r.detail);
   await host.block("PROXY", "proxy-9", { seconds: 60 });
   const lease: DisposableLease | null = host.acquire("checkout-us");
   if (lease) {

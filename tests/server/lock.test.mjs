@@ -1,14 +1,15 @@
 // The single-owner lock of a pool folder (pkg-scripts/lib/host/lock.js): exclusive within and
 // across processes, a POOL_LOCKED error that names the folder, pid, host and start time, a stale
 // lock (owner killed with SIGKILL, a reused pid, a reboot) taken over — by exactly one of several
-// racing processes —, never a lock from another host or an unreadable one, and a release that
-// removes only our own lock. Child processes are real `node` processes; nothing waits on a timer
+// racing processes —, an empty lock (a crash between its create and its write) taken over once it
+// has stayed empty for a second, never a lock from another host or an unreadable one, and a
+// release that removes only our own lock. Child processes are real `node` processes; nothing waits on a timer
 // except for a child's own output.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { acquireLock } from "../../pkg-scripts/lib/host/lock.js";
@@ -146,9 +147,8 @@ test("a lock from another host is never taken over, even if its pid is dead here
   assert.equal(readFileSync(path.join(dir, "LOCK"), "utf8"), text);
 });
 
-test("an empty or garbled lock file is refused with a message saying how to clear it", async () => {
+test("a garbled lock file is refused with a message saying how to clear it", async () => {
   for (const [text, why] of [
-    ["", /is empty/],
     ['{"pid":12', /is not valid JSON/],
     ['{"pid":0,"host":"h","startedAt":"x"}', /does not name a pid/],
   ]) {
@@ -164,6 +164,44 @@ test("an empty or garbled lock file is refused with a message saying how to clea
       return true;
     });
     assert.equal(readFileSync(file, "utf8"), text, "left as it was");
+  }
+});
+
+test("an empty lock file (a crash between create and write) is taken over: at once when old, after a second when new", async () => {
+  for (const age of ["old", "new"]) {
+    const dir = newDir();
+    await mkdir(dir);
+    const file = path.join(dir, "LOCK");
+    await writeFile(file, "");
+    if (age === "old") await utimes(file, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const lock = await acquireLock(dir);
+    assert.deepEqual(await readLock(dir), lock.holder, `${age}: the lock is ours`);
+    assert.equal(lock.holder.pid, process.pid);
+    await lock.release();
+    assert.equal(existsSync(file), false, `${age}: released`);
+  }
+});
+
+test("an empty lock file that its creator fills while we wait is judged by what it holds", async () => {
+  const dir = newDir();
+  await mkdir(dir);
+  const file = path.join(dir, "LOCK");
+  await writeFile(file, ""); // just created: a creator is about to write it
+  const holder = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  try {
+    const attempt = acquireLock(dir);
+    await new Promise((r) => setTimeout(r, 50)); // well inside the second an empty lock is given
+    const live = { pid: holder.pid, host: os.hostname(), startedAt: new Date().toISOString() };
+    await writeFile(file, JSON.stringify(live));
+    await assert.rejects(attempt, (e) => {
+      assert.equal(e.code, "POOL_LOCKED");
+      assert.equal(e.holder.pid, holder.pid);
+      assert.match(e.message, /still running/);
+      return true;
+    });
+    assert.deepEqual(await readLock(dir), live, "left to its holder");
+  } finally {
+    holder.kill("SIGKILL");
   }
 });
 

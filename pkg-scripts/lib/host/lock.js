@@ -7,8 +7,11 @@
 // A lock is stale only when it was written on this host and its process is provably gone:
 // `process.kill(pid, 0)` says ESRCH, or (Linux) the machine has rebooted since (`bootId`), or the
 // pid now belongs to another process (its start time in `/proc/<pid>/stat` differs from the one
-// recorded, e.g. pid 1 of a restarted container). A lock from another host, or one that cannot be
-// read, is never taken over: the error says how to clear it by hand.
+// recorded, e.g. pid 1 of a restarted container). An empty lock is stale once it has stayed empty
+// for `EMPTY_GRACE_MS`: its creator writes it a few microseconds after creating it, so an empty
+// lock that old is what a crash between the two left (a power cut, a kill -9 at that instant).
+// A lock from another host, or one that cannot be read, is never taken over: the error says how
+// to clear it by hand.
 
 import { open, readFile, rename, stat, unlink, mkdir } from "node:fs/promises";
 import { readFileSync } from "node:fs";
@@ -21,6 +24,8 @@ const LOCK = "LOCK";
 const TAKEOVER_WAIT_MS = 2000;
 /** An unreadable takeover marker older than this is the remnant of a crash during a takeover. */
 const TAKEOVER_STALE_MS = 5000;
+/** An empty lock file older than this (by its mtime, or since we first saw it empty) is stale. */
+const EMPTY_GRACE_MS = 1000;
 
 let tmpCounter = 0;
 
@@ -44,7 +49,8 @@ let tmpCounter = 0;
  * Takes the single-owner lock of a pool folder (created if missing).
  *
  * Creates `<dir>/LOCK` with O_EXCL holding `{pid, host, startedAt}` (plus `bootId`/`procStart` on
- * Linux). If it exists and is stale (this host, owner process gone), it is taken over atomically:
+ * Linux). If it exists and is stale (this host, owner process gone; or empty for `EMPTY_GRACE_MS`,
+ * waited for when it is younger), it is taken over atomically:
  * our lock is written to a temporary file and renamed over it (one taker at a time, guarded by
  * `LOCK.takeover`), then re-read to confirm it is ours. Otherwise — a live owner, including this
  * very process, a lock from another host, an unreadable lock — it throws.
@@ -61,6 +67,7 @@ export async function acquireLock(dir) {
   const me = ourHolder();
   const body = JSON.stringify(me) + "\n";
   const deadline = Date.now() + TAKEOVER_WAIT_MS;
+  let emptySince = null;
 
   for (;;) {
     let created = false;
@@ -75,9 +82,19 @@ export async function acquireLock(dir) {
     }
     const seen = await readLock(file);
     if (seen === null) continue; // released between our create and our read: try again
-    if (seen.holder === null) throw lockedError(dir, file, null, seen.problem);
-    const verdict = judge(seen.holder);
-    if (verdict !== "stale") throw lockedError(dir, file, seen.holder, verdict);
+    if (seen.raw === "") {
+      // Its creator is between create and write (it fills it at once), or crashed there.
+      emptySince ??= Date.now();
+      if (!(await emptyTooLong(file, emptySince))) {
+        await sleep(10);
+        continue;
+      }
+    } else if (seen.holder === null) {
+      throw lockedError(dir, file, null, seen.problem);
+    } else {
+      const verdict = judge(seen.holder);
+      if (verdict !== "stale") throw lockedError(dir, file, seen.holder, verdict);
+    }
 
     const took = await takeOver(dir, file, seen.raw, body, deadline);
     if (took === "retry") continue;
@@ -216,8 +233,8 @@ function procStartOf(pid) {
 
 /**
  * Reads a lock file: null when it does not exist; `holder: null` with a `problem` when it cannot
- * be understood (empty — a creator between open and write, or a crash right there —, not JSON,
- * or without a positive integer pid, a host and a start time).
+ * be understood (empty — a creator between open and write, or a crash right there: see
+ * `acquireLock` —, not JSON, or without a positive integer pid, a host and a start time).
  */
 async function readLock(file) {
   let raw;
@@ -292,6 +309,12 @@ async function writeSynced(file, text, flag) {
   await fh.close();
 }
 
+
+/** Whether the empty lock `file` (empty since `since`, as far as we know) is stale. */
+async function emptyTooLong(file, since) {
+  const now = Date.now();
+  return now - (await mtimeMs(file)) >= EMPTY_GRACE_MS || now - since >= EMPTY_GRACE_MS;
+}
 
 async function mtimeMs(file) {
   try {

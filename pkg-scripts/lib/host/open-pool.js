@@ -5,75 +5,98 @@
 //   deregister, block, unblock, snapshot import) are on disk before their promise resolves
 //   (concurrent ones share one write). A write never goes back in revision; one process owns
 //   the folder (lock.js).
-// - Fencing tokens and event seqs are reserved ahead in `reserve.json` (a tiny file written
-//   synchronously once per 65 536 tokens or seqs), so even after a `kill -9` a restarted pool
-//   never hands out a token or a seq that was used before the crash (it skips ahead instead;
-//   after a clean close it continues where it stopped).
+// - Fencing tokens and event seqs are reserved ahead in `reserve.json` (reservations.js), so
+//   even after a `kill -9` a restarted pool never hands out a token or a seq that was used
+//   before the crash (it skips ahead instead; after a clean close it continues where it stopped).
 // - Events go to the audit log (audit-log.js), to `on(type, cb)` / `addEventListener`
 //   listeners and to `events()` async iterators; a failing or slow consumer never blocks or
 //   fails a pool call, and what is dropped is counted.
 // - A recovery prober (prober.js) runs when `prober` is given.
+//
+// When the disk refuses a write (full, read-only, failing), no call may crash the process, no
+// caller may be told a change is saved when it is not, and a refused call changes nothing. The
+// design, and why:
+// - Operator actions are admitted before they change anything (storage-health.js): refused with
+//   STORAGE_UNAVAILABLE when the folder has less free space than the last snapshot needs (plus a
+//   margin), or when writes are failing and a small real write (the reservation) fails too. This
+//   catches a full disk without touching the pool.
+// - An admitted action that still meets a failed write (space taken meanwhile, a read-only
+//   remount, EIO) is rolled back (change-log.js): register by deregistering what it added, block
+//   and unblock by restoring the block that was there. Hot-path calls keep running while the
+//   write is in flight, so rolling back by restoring an earlier snapshot would lose their
+//   leases; an inverse call loses nothing of theirs (a lease taken on a resource whose
+//   registration is rolled back ends with it).
+// - A deregister has no inverse (its cells and their history are gone), and an import cannot be
+//   swapped back (leases taken from the imported pool during its write would be lost, their
+//   tokens handed out again). Both are written ahead: the new state is built beside the live
+//   pool (deregister: on a scratch copy restored from the live snapshot, an O(pool) cost for a
+//   rare action; import: the imported pool itself), stored, and only then made live.
+// - The hot path (acquire, report, release, renew) writes nothing but the reservation, and only
+//   rarely: it is reserved ahead early, so a full disk is reported long before the edge and the
+//   pool keeps serving workers from what is left. An acquire whose token the reservation does
+//   not cover, when it cannot be extended, is refused before the engine is called. Events whose
+//   seqs it does not cover are held back (delivered to nobody, so a restart may reuse their
+//   seqs harmlessly) until it can be extended, and while any are held back the hot path is
+//   refused, so that they stay few.
+// - Timer writes (interval, burst) and the audit log never throw: failures are recorded (and
+//   `/readyz` reports them). While writes fail, a retry timer (`storageRetryMs`) probes the
+//   folder and writes what is pending; once everything is written the folder is healthy again,
+//   by itself.
+// - Counters near 2^53: see reservations.js (imports and starts without room are refused; the
+//   reservation never passes 2^53 − 1; a token past it is refused, never handed out twice).
+// A new operator action takes the same path: `#admit()`, apply it to the live pool, then
+// `await #saved(undo)` (or, without an inverse, a write-ahead step like `#deregisterStep`); its
+// refusals reach HTTP as 503 storage-unavailable through problems.js.
 
-import { writeFileSync, readFileSync, openSync, fsyncSync, closeSync, renameSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { Pool } from "../../node.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
 import { startProber } from "./prober.js";
-import { fsyncDirSync } from "./fsync.js";
 import { HostMetrics } from "./metrics.js";
+import { ChangeLog } from "./change-log.js";
+import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
+import { MAX_SAFE, Reservations, checkImportRoom, checkStartRoom, exhausted, readReserve } from "./reservations.js";
 
-const RESERVE_STEP = 65536;
-
-/** Reads `reserve.json` (fencing and seq reservations), or zeros. */
-function readReserve(dir) {
-  try {
-    const r = JSON.parse(readFileSync(join(dir, "reserve.json"), "utf8"));
-    return { fencing: Number(r.fencing) || 0, eventSeq: Number(r.eventSeq) || 0 };
-  } catch {
-    return { fencing: 0, eventSeq: 0 };
-  }
-}
-
-/** Writes `reserve.json` durably, synchronously (rare: once per RESERVE_STEP). */
-function writeReserve(dir, reserve) {
-  const tmp = join(dir, "reserve.json.tmp");
-  const fd = openSync(tmp, "w");
-  try {
-    writeFileSync(fd, JSON.stringify(reserve));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, join(dir, "reserve.json"));
-  fsyncDirSync(dir);
-}
+/** Free space an operator action needs beyond the last snapshot's size (any single change —
+ * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
+const SPACE_MARGIN = 256 * 1024;
 
 /**
- * Raises a stored snapshot's fencing high-water mark and next event seq to at least the
- * reserved ones (a crash may have used some past the last checkpoint). The snapshot is
- * canonical, so these top-level fields have one spelling.
+ * Raises a canonical snapshot's revision, fencing high-water mark and next event seq to at
+ * least `floor`'s (a crash may have used tokens and seqs past the last checkpoint; an import
+ * written while the live pool moved on must not go back). These top-level fields lead the
+ * canonical text, in this order, with one spelling.
  */
-function lift(json, reserve) {
-  return json.replace(/"fencingHighWater":(\d+),"nextEventSeq":(\d+)/, (_, f, s) =>
-    `"fencingHighWater":${Math.max(Number(f), reserve.fencing)},"nextEventSeq":${Math.max(Number(s), reserve.eventSeq)}`);
+function lift(json, floor) {
+  const up = (v, min) => Math.max(Number(v), min ?? 0);
+  return json
+    .replace(/"revision":(\d+)/, (_, r) => `"revision":${up(r, floor.revision)}`)
+    .replace(/"fencingHighWater":(\d+),"nextEventSeq":(\d+)/, (_, f, s) =>
+      `"fencingHighWater":${up(f, floor.fencing)},"nextEventSeq":${up(s, floor.eventSeq)}`);
 }
 
 const revisionOf = (json) => Number(/"revision":(\d+)/.exec(json)?.[1] ?? NaN);
 
 /**
- * Restores `json` (any JSON spelling) with `options`, with its fencing high-water mark and
- * next event seq raised to at least `reserve`'s. The engine validates the text first; only
- * when a lift is needed is the pool re-read from its own canonical snapshot, patched.
+ * Restores `json` (any JSON spelling) with `options`, with its revision, fencing high-water
+ * mark and next event seq raised to at least `floor`'s (each optional). The engine validates
+ * the text first; only when a lift is needed is the pool re-read from its own canonical
+ * snapshot, patched.
  */
-function restoreLifted(json, reserve, options) {
-  const pool = Pool.restore(json, options);
+function restoreLifted(json, floor, options) {
+  return liftPool(Pool.restore(json, options), floor, options);
+}
+
+/** `pool` itself when its counters are at `floor` already; else a lifted copy (and `pool` is
+ * freed). */
+function liftPool(pool, floor, options) {
   const s = pool.stats();
-  if (s.fencingHighWater >= reserve.fencing && s.nextEventSeq >= reserve.eventSeq) return pool;
-  const canonical = pool.snapshot();
+  if (s.fencingHighWater >= floor.fencing && s.nextEventSeq >= floor.eventSeq && s.revision >= (floor.revision ?? 0)) return pool;
+  const lifted = Pool.restore(lift(pool.snapshot(), floor), options);
   pool.free();
-  return Pool.restore(lift(canonical, reserve), options);
+  return lifted;
 }
 
 /** Options: see README "Node runtime". */
@@ -103,8 +126,23 @@ export class PoolHost extends EventTarget {
   #lastRevision = -1;
   #writing = Promise.resolve();
   #pendingDurable = null;
+  /** Operator changes in memory, waiting for the disk (change-log.js). */
+  #changes;
+  /** Deregistrations waiting for their write-ahead step. */
+  #deregistrations = [];
+  /** Length of the last snapshot written (what the next one needs, about). */
+  #lastBytes = 0;
+  #health;
+  /** @type {Reservations} */
   #reserve;
+  #retryTimer = null;
+  #retrying = false;
+  /** The highest token handed out. */
+  #fencing = 0;
+  /** The last seq delivered. */
   #lastSeq = 0;
+  /** Events drained but past the reservation: delivered once it is extended. */
+  #held = [];
   #drainScheduled = false;
   #subscribers = new Set();
   /** Wakes waiting `events()` iterators (on close). */
@@ -132,9 +170,13 @@ export class PoolHost extends EventTarget {
     fromBackup = false,
     handleSignals = true,
     onError = (e) => console.error("repute:", e.message),
+    reserveStep = 65536,
+    storageRetryMs = 1000,
   } = {}) {
     this.#dir = dir;
     this.#onError = onError;
+    this.#health = new StorageHealth(dir, { onError });
+    this.#changes = new ChangeLog(onError);
     this.#checkpointMs = checkpointMs;
     this.#burst = burst;
     this.#burstGapMs = burstGapMs;
@@ -145,7 +187,7 @@ export class PoolHost extends EventTarget {
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
       this.#audit = await AuditLog.open(dir, { ...audit, now });
-      this.#reserve = readReserve(dir);
+      const reserved = readReserve(dir);
       // A prober decides the cells it can test: by default only BLOCKED cooldowns are
       // half-open trials (a synthetic probe cannot judge a site block; real traffic can).
       // The same overrides apply to a new pool, a restored one and an imported snapshot.
@@ -154,26 +196,33 @@ export class PoolHost extends EventTarget {
       this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
       // Whatever was used before (reserved, or logged) is never handed out again, even when
       // the folder has no snapshot (a first start after a crash before the first write).
-      this.#reserve.eventSeq = Math.max(this.#reserve.eventSeq, this.#audit.lastSeq + 1);
-      const restoreOptions = { ...this.#poolOptions, ...(overrides ? { config: overrides } : {}) };
+      reserved.eventSeq = Math.max(reserved.eventSeq, this.#audit.lastSeq + 1);
+      checkStartRoom(dir, reserved.fencing, reserved.eventSeq);
+      const restoreOptions = this.#restoreOptions();
       if (stored) {
-        this.#pool = restoreLifted(stored.json, this.#reserve, restoreOptions);
+        this.#pool = restoreLifted(stored.json, reserved, restoreOptions);
       } else {
         const fresh = new Pool(restoreOptions);
         const s = fresh.stats();
-        if (s.fencingHighWater >= this.#reserve.fencing && s.nextEventSeq >= this.#reserve.eventSeq) {
+        if (s.fencingHighWater >= reserved.fencing && s.nextEventSeq >= reserved.eventSeq) {
           this.#pool = fresh;
         } else {
-          this.#pool = restoreLifted(fresh.snapshot(), this.#reserve, restoreOptions);
+          this.#pool = restoreLifted(fresh.snapshot(), reserved, restoreOptions);
           fresh.free();
         }
       }
       const stats = this.#pool.stats();
+      checkStartRoom(dir, stats.fencingHighWater, stats.nextEventSeq);
+      this.#fencing = stats.fencingHighWater;
       this.#lastSeq = stats.nextEventSeq - 1;
       this.#metrics = new HostMetrics(this);
-      this.#ensureReserve(stats.fencingHighWater, stats.nextEventSeq);
+      this.#reserve = new Reservations(dir, reserved, { step: reserveStep, health: this.#health, retryMs: storageRetryMs });
+      this.#reserve.writeAhead(this.#fencing, this.#lastSeq);
       await this.checkpoint();
     } catch (e) {
+      await this.#audit?.close();
+      this.#pool?.free();
+      this.#pool = null;
       await this.#lock.release();
       throw e;
     }
@@ -181,6 +230,8 @@ export class PoolHost extends EventTarget {
       this.#timer = setInterval(() => this.checkpoint().catch(() => {}), checkpointMs);
       this.#timer.unref();
     }
+    this.#retryTimer = setInterval(() => this.#retryStorage(), storageRetryMs);
+    this.#retryTimer.unref();
     if (prober) this.#prober = startProber(this, { ...prober, onError: prober.onError ?? onError });
     if (handleSignals) {
       this.#signalHandler = (signal) => {
@@ -201,14 +252,9 @@ export class PoolHost extends EventTarget {
     return this.#poolOptions.now();
   }
 
-  /** Keeps the reservations ahead of the highest token and seq in use. */
-  #ensureReserve(fencing, nextSeq) {
-    if (fencing < this.#reserve.fencing && nextSeq <= this.#reserve.eventSeq) return;
-    this.#reserve = {
-      fencing: Math.max(this.#reserve.fencing, fencing + RESERVE_STEP),
-      eventSeq: Math.max(this.#reserve.eventSeq, nextSeq + RESERVE_STEP),
-    };
-    writeReserve(this.#dir, this.#reserve);
+  /** Options of every restore: the host's clock and randomness, and its config overrides. */
+  #restoreOptions() {
+    return { ...this.#poolOptions, ...(this.#overrides ? { config: this.#overrides } : {}) };
   }
 
   // --- the pool's API --------------------------------------------------------------------
@@ -232,105 +278,198 @@ export class PoolHost extends EventTarget {
   #scheduleDrain() {
     if (this.#drainScheduled) return;
     this.#drainScheduled = true;
-    queueMicrotask(() => this.#drain());
+    queueMicrotask(() => {
+      try {
+        this.#drain();
+      } catch (e) {
+        this.#onError(e); // never an uncaught exception from a microtask
+      }
+    });
   }
 
-  #withDispose(lease) {
+  /**
+   * Admits a hot-path call (see the header): refused while events are held back, and an
+   * acquire (`token`) also when its token is past the reservation and it cannot be extended.
+   */
+  #admitHot(token) {
+    if (this.#held.length > 0) {
+      this.#drain();
+      if (this.#held.length > 0) throw this.#health.unavailable();
+    }
+    if (token && !this.#reserve.cover(this.#fencing + 1, this.#lastSeq + 1)) {
+      throw this.#fencing >= MAX_SAFE ? exhausted(`fencing token ${this.#fencing} is 2^53 − 1`) : this.#health.unavailable();
+    }
+  }
+
+  #leased(lease) {
     if (lease) {
       Object.defineProperty(lease, Symbol.dispose, { value: () => this.release(lease), enumerable: false });
-      if (lease.token >= this.#reserve.fencing) this.#ensureReserve(lease.token, this.#lastSeq + 1);
+      if (lease.token > this.#fencing) this.#fencing = lease.token;
     }
     return lease;
   }
 
   acquire(context) {
+    this.#admitHot(true);
     const lease = this.#pool.acquire(context);
     this.#metrics.acquired(context, lease !== null);
     this.#mutated();
-    return this.#withDispose(lease);
+    return this.#leased(lease);
   }
 
   acquireResource(kind, value, context) {
+    this.#admitHot(true);
     const lease = this.#pool.acquireResource(kind, value, context);
     this.#mutated();
-    return this.#withDispose(lease);
+    return this.#leased(lease);
   }
 
   report(kind, value, context, outcome) {
+    this.#admitHot(false);
     this.#pool.report(kind, value, context, outcome);
     this.#mutated();
   }
 
   renew(lease) {
+    this.#admitHot(false);
     const renewed = this.#pool.renew(lease);
     this.#scheduleDrain();
-    return this.#withDispose(renewed);
+    return this.#leased(renewed);
   }
 
   release(lease) {
+    this.#admitHot(false);
     const released = this.#pool.release(lease);
     if (released) this.#mutated();
     return released;
   }
 
-  /** Operator actions resolve once the state they report is on disk — also when they
-   * changed nothing (a concurrent call may have made the change they observe). */
+  // Operator actions resolve once the state they report is on disk — also when they changed
+  // nothing (a concurrent call may have made the change they observe). Each is admitted first
+  // (refused with STORAGE_UNAVAILABLE when the folder cannot take the write), and rolled back
+  // when the write fails after all (see the header).
+
+  /** Throws STORAGE_UNAVAILABLE, before anything changes, when the folder cannot take a
+   * snapshot `extra` bytes larger than the last one. */
+  #admit(extra = 0) {
+    this.#health.admit(this.#need(extra), () => this.#reserve.probe(this.#fencing, this.#lastSeq));
+  }
+
+  /** Bytes free that a snapshot `extra` bytes larger than the last one needs, with a margin. */
+  #need(extra = 0) {
+    return this.#lastBytes + (this.#lastBytes >> 3) + extra + SPACE_MARGIN;
+  }
+
+  /** Waits for a write of the change just applied (`undo` reverts it; null: nothing changed). */
+  #saved(undo) {
+    const saved = this.#changes.add(undo);
+    this.#durable();
+    return saved;
+  }
+
   async register(kind, value) {
+    this.#admit();
     const added = this.#pool.register(kind, value);
-    await this.#durable();
+    await this.#saved(added ? () => this.#pool.deregister(kind, value) : null);
     return added;
   }
 
-  async deregister(kind, value) {
-    const removed = this.#pool.deregister(kind, value);
-    await this.#durable();
-    return removed;
+  /** Written ahead (see the header): settles once a snapshot without the resource is stored,
+   * and only then removes it from the live pool. Concurrent ones share one step. */
+  deregister(kind, value) {
+    try {
+      this.#admit();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => {
+      if (this.#deregistrations.push({ kind, value, resolve, reject }) > 1) return;
+      const run = this.#writing.then(() => this.#deregisterStep(this.#deregistrations.splice(0)));
+      this.#writing = run.catch(() => {});
+    });
   }
 
   async block(kind, value, how) {
+    this.#admit();
+    const before = this.#blockOf(kind, value);
     this.#pool.block(kind, value, how);
-    await this.#durable();
+    await this.#saved(() => this.#restoreBlock(kind, value, before));
   }
 
   async unblock(kind, value) {
+    this.#admit();
+    const before = this.#blockOf(kind, value);
     const unblocked = this.#pool.unblock(kind, value);
-    await this.#durable();
+    await this.#saved(unblocked ? () => this.#restoreBlock(kind, value, before) : null);
     return unblocked;
+  }
+
+  /** The resource's block now (`{until}` or `{permanent: true}`), or null. */
+  #blockOf(kind, value) {
+    return this.#pool.resources({ state: "BLOCKLISTED" }).find((r) => r.kind === kind && r.value === value)?.blocked ?? null;
+  }
+
+  /** Puts back the block `before` (null: none); a timed one ends when it would have. */
+  #restoreBlock(kind, value, before) {
+    const left = before && !before.permanent ? before.until - this.now() : 0;
+    if (before?.permanent) this.#pool.block(kind, value, { permanent: true });
+    else if (left > 0) this.#pool.block(kind, value, { seconds: left / 1000 });
+    else this.#pool.unblock(kind, value);
   }
 
   /** Replaces the pool with a snapshot (operator import), under the host's config overrides.
    * Refused (code STALE_SNAPSHOT) when its revision is lower than the stored snapshot's or the
-   * live pool's: a revision never goes back. Serialized with snapshot writes; on disk before
-   * it resolves. Tokens and seqs continue above everything used so far — which, in a running
-   * process, the live pool and the audit log know exactly (the crash reservation is only for
-   * restarts), so importing a pool's own export changes none of its numbers. */
+   * live pool's: a revision never goes back; (INVALID_SNAPSHOT) when its counters are too close
+   * to 2^53. Serialized with snapshot writes; written ahead: the imported pool is stored first
+   * and only then replaces the live one, which goes on serving meanwhile. Tokens and seqs
+   * continue above everything used so far — which, in a running process, the live pool and the
+   * audit log know exactly (the crash reservation is only for restarts), so importing a pool's
+   * own export changes none of its numbers. */
   importSnapshot(json) {
+    try {
+      this.#admit(json.length);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const run = this.#writing.then(async () => {
-      const options = { ...this.#poolOptions, ...(this.#overrides ? { config: this.#overrides } : {}) };
+      await this.#write(); // what is waiting is stored (or undone) under the pool it was made in
+      const options = this.#restoreOptions();
       const live = this.#pool.stats();
-      const used = {
-        fencing: live.fencingHighWater,
-        eventSeq: Math.max(live.nextEventSeq, this.#audit.lastSeq + 1),
-      };
-      const next = restoreLifted(json, used, options);
-      const revision = next.stats().revision;
-      const floor = Math.max(this.#store.lastRevision, live.revision);
-      if (revision < floor) {
+      let next = Pool.restore(json, options);
+      try {
+        const own = next.stats();
+        checkImportRoom(own.fencingHighWater, own.nextEventSeq);
+        next = liftPool(next, this.#used(live), options);
+        const revision = next.stats().revision;
+        const floor = Math.max(this.#store.lastRevision, live.revision);
+        if (revision < floor) {
+          throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), {
+            code: "STALE_SNAPSHOT",
+          });
+        }
+        await this.#put(next.snapshot(), revision);
+        // The live pool went on serving during the write: continue above what it used.
+        const moved = this.#pool.stats();
+        next = liftPool(next, { ...this.#used(moved), revision: moved.revision }, options);
+      } catch (e) {
         next.free();
-        throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), {
-          code: "STALE_SNAPSHOT",
-        });
+        throw e;
       }
       this.#drain();
       this.#pool.free();
       this.#pool = next;
-      const now = next.stats();
-      this.#ensureReserve(now.fencingHighWater, now.nextEventSeq);
-      this.#lastRevision = -1;
-      await this.#write();
+      this.#fencing = next.stats().fencingHighWater;
+      // Changes made to the old pool during the write are replaced by the import, which is
+      // stored: as if they had come just before it.
+      this.#changes.saved(this.#changes.size);
     });
     this.#writing = run.catch(() => {});
     return run;
+  }
+
+  /** Tokens and seqs used so far by `live` (a stats object) and the audit log. */
+  #used(live) {
+    return { fencing: Math.max(live.fencingHighWater, this.#fencing), eventSeq: Math.max(live.nextEventSeq, this.#audit.lastSeq + 1) };
   }
 
   snapshot() {
@@ -363,13 +502,26 @@ export class PoolHost extends EventTarget {
 
   // --- events ----------------------------------------------------------------------------
 
-  #drain() {
+  /** Delivers the pool's new events — those the reservation covers (`extend`: after extending
+   * it if needed); the rest are held back, in order, for a later drain (see the header). */
+  #drain(extend = true) {
     this.#drainScheduled = false;
-    if (this.#closed && !this.#pool) return;
-    const events = this.#pool.drainEvents();
+    if (!this.#pool) return;
+    let events = this.#pool.drainEvents();
+    if (this.#held.length > 0) {
+      events = this.#held.concat(events);
+      this.#held = [];
+    }
     if (events.length === 0) return;
+    const last = events[events.length - 1].seq;
+    if (!(extend ? this.#reserve.cover(this.#fencing, last) : last < this.#reserve.eventSeq)) {
+      const edge = this.#reserve.eventSeq;
+      const cut = events.findIndex((e) => e.seq >= edge);
+      this.#held = events.slice(cut);
+      events = events.slice(0, cut);
+      if (events.length === 0) return;
+    }
     this.#lastSeq = events[events.length - 1].seq;
-    if (this.#lastSeq >= this.#reserve.eventSeq - 1) this.#ensureReserve(0, this.#lastSeq + 1);
     this.#audit.append(events);
     this.#metrics.events(events);
     for (const e of events) {
@@ -494,34 +646,124 @@ export class PoolHost extends EventTarget {
     return run;
   }
 
-  /** One snapshot write (callers serialize through `#writing`). */
+  /** One snapshot write of the live pool (callers serialize through `#writing`). */
   async #write() {
     if (!this.#pool) return;
     const started = performance.now();
     const json = this.#pool.snapshot();
     this.#drain();
+    await this.#persist(json, this.#changes.size, started);
+  }
+
+  /**
+   * Stores `json`, a snapshot that contains the first `covered` waiting changes, and settles
+   * them; when the write fails, every waiting change is undone (change-log.js) and this throws.
+   * Skipped when nothing changed since the last write — unless writes are failing: then every
+   * write is also a probe of the folder.
+   */
+  async #persist(json, covered, started) {
     const revision = revisionOf(json);
-    if (revision === this.#lastRevision) return;
-    try {
-      if (!(await this.#store.write(json, revision))) {
-        throw Object.assign(new Error(`snapshot revision ${revision} refused: the stored one is newer`), { code: "STALE_SNAPSHOT" });
+    if (revision !== this.#lastRevision || this.#health.failing) {
+      try {
+        await this.#put(json, revision, started);
+      } catch (e) {
+        this.#changes.failed(e);
+        throw e;
       }
-      this.#lastRevision = revision;
-      this.#metrics.checkpointed(performance.now() - started);
+    }
+    this.#changes.saved(covered);
+  }
+
+  /** `#store.write` with the bookkeeping; a file-system error becomes STORAGE_UNAVAILABLE. */
+  async #put(json, revision, started = performance.now()) {
+    let stored;
+    try {
+      stored = await this.#store.write(json, revision);
     } catch (e) {
       this.#metrics.checkpointFailed();
+      if (!isStorageError(e)) {
+        this.#onError(e);
+        throw e;
+      }
+      this.#health.failed("snapshot", e);
+      throw Object.assign(storageUnavailable(`snapshot: ${e.code} (${e.syscall})`), { cause: e });
+    }
+    if (!stored) {
+      this.#metrics.checkpointFailed();
+      const e = Object.assign(new Error(`snapshot revision ${revision} refused: the stored one is newer`), { code: "STALE_SNAPSHOT" });
       this.#onError(e);
       throw e;
     }
+    this.#health.succeeded("snapshot");
+    this.#lastRevision = revision;
+    this.#lastBytes = json.length;
+    this.#metrics.checkpointed(performance.now() - started);
   }
 
-  /** Resolves when the current state is on disk; concurrent callers share one write. */
+  /** The write-ahead step of deregistrations (see `deregister`): applied to a scratch copy of
+   * the live pool, stored, then applied to the live pool. */
+  async #deregisterStep(batch) {
+    try {
+      if (!this.#pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
+      const started = performance.now();
+      const live = this.#pool.snapshot();
+      this.#drain();
+      const covered = this.#changes.size;
+      // Its own config, not the overrides: the live pool's config is the one in force.
+      const scratch = Pool.restore(live, this.#poolOptions);
+      let json;
+      try {
+        for (const d of batch) {
+          try {
+            scratch.deregister(d.kind, d.value);
+          } catch (e) {
+            d.error = e; // a bad argument: refused by the live pool the same way
+          }
+        }
+        json = scratch.snapshot();
+      } finally {
+        scratch.free();
+      }
+      await this.#persist(json, covered, started);
+    } catch (e) {
+      for (const d of batch) d.reject(d.error ?? e);
+      return;
+    }
+    for (const d of batch) {
+      if (d.error) d.reject(d.error);
+      else d.resolve(this.#pool.deregister(d.kind, d.value));
+    }
+  }
+
+  /** Schedules a write of the current state; concurrent callers share one. Its outcome reaches
+   * the changes waiting for it through the change log. */
   #durable() {
     this.#pendingDurable ??= Promise.resolve().then(() => {
       this.#pendingDurable = null;
-      return this.checkpoint();
+      this.checkpoint().catch(() => {});
     });
-    return this.#pendingDurable;
+  }
+
+  /** While writes fail (timer, every `storageRetryMs`): once there is room and a small write
+   * succeeds, releases held-back events and writes the pending snapshot. */
+  async #retryStorage() {
+    if (!this.#health.failing || this.#retrying || this.#closed) return;
+    this.#retrying = true;
+    try {
+      if (!this.#health.spaceCheck(this.#need())) return;
+      if (!this.#reserve.probe(this.#fencing, this.#lastSeq)) return;
+      this.#drain();
+      await this.checkpoint().catch(() => {});
+    } finally {
+      this.#retrying = false;
+    }
+  }
+
+  /** `/readyz`: ready once open, while the folder takes writes; else why not. */
+  readiness() {
+    if (!this.ready) return { ready: false, reason: "not-ready", detail: "the pool is not open" };
+    const failing = this.#health.readiness();
+    return failing ? { ready: false, ...failing } : { ready: true };
   }
 
   // --- metrics -----------------------------------------------------------------------------
@@ -552,14 +794,17 @@ export class PoolHost extends EventTarget {
       process.off("SIGINT", this.#signalHandler);
     }
     clearInterval(this.#timer);
+    clearInterval(this.#retryTimer);
     clearTimeout(this.#burstTimer);
     await this.#prober?.stop();
     try {
       await this.checkpoint();
       // A clean stop used nothing past what the final snapshot says: hand the reservation back,
-      // so the next start continues tokens and seqs without a jump.
+      // so the next start continues tokens and seqs without a jump. Events held back are
+      // covered by it: they go to the audit log before it closes.
       const s = this.#pool.stats();
-      writeReserve(this.#dir, { fencing: s.fencingHighWater, eventSeq: s.nextEventSeq });
+      this.#reserve.handBack(s.fencingHighWater, s.nextEventSeq);
+      this.#drain(false);
     } finally {
       await this.#audit.close();
       await this.#store.close();

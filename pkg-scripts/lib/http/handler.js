@@ -5,7 +5,7 @@
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
-// host contract: { ready, now(), config(), register, deregister, block, unblock, importSnapshot (async,
+// host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), register, deregister, block, unblock, importSnapshot (async,
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
 // snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
@@ -62,25 +62,43 @@ function kindOf(kind) {
   return kind;
 }
 
-/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
-async function body(request, limit, fields) {
-  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
+/**
+ * The body's bytes, refused with a 413 as soon as it is known to exceed `limit`: by its
+ * `content-length` before anything is read, or while streaming (a chunked body) once more has
+ * arrived — never read whole first.
+ */
+async function bytes(request, limit, what = "the body") {
+  const tooLarge = () => new HttpProblem(413, "body-too-large", `${what} is larger than ${limit} bytes`);
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) throw new HttpProblem(413, "body-too-large", `the body is larger than ${limit} bytes`);
+  if (declared > limit) throw tooLarge();
   const chunks = [];
   let size = 0;
   if (request.body) {
     for await (const chunk of request.body) {
       size += chunk.byteLength;
-      if (size > limit) throw new HttpProblem(413, "body-too-large", `the body is larger than ${limit} bytes`);
+      if (size > limit) throw tooLarge();
       chunks.push(chunk);
     }
   }
+  return concat(chunks, size);
+}
+
+/** The largest snapshot a pool with this config writes, with room to spare: 1 MiB plus, for
+ * each of `maxCells`, 640 bytes and 40 per window entry. A full 500 000-cell pool with
+ * 10-outcome windows writes 373 bytes a cell (BENCHMARKS.md); this allows 1 040 (496 MiB). */
+export function snapshotLimitFor(config) {
+  return 2 ** 20 + config.maxCells * (640 + 40 * config.windowSize);
+}
+
+/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
+async function body(request, limit, fields) {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
+  const raw = await bytes(request, limit);
   let value;
   let text;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(concat(chunks, size));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
     value = JSON.parse(text);
   } catch {
     throw bad("the body is not valid UTF-8 JSON");
@@ -126,12 +144,22 @@ function nonNegativeInt(name, raw, fallback) {
 
 /**
  * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
- * (bytes, default 64 KiB), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE: concurrent
- * subscribers, default 32), `loopbackOnly` (origin-guard.js; default: when there are no tokens).
+ * (bytes, default 64 KiB), `snapshotLimit` (bytes of a `PUT /api/snapshot`, default
+ * `snapshotLimitFor` the pool's config), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE:
+ * concurrent subscribers, default 32), `loopbackOnly` (origin-guard.js; default: when there are
+ * no tokens).
  */
 export async function createHandler(
   host,
-  { tokens = [], bodyLimit = 64 * 1024, heartbeatMs = 15000, streamQueue = 1000, maxStreams = 32, loopbackOnly = tokens.length === 0 } = {},
+  {
+    tokens = [],
+    bodyLimit = 64 * 1024,
+    snapshotLimit,
+    heartbeatMs = 15000,
+    streamQueue = 1000,
+    maxStreams = 32,
+    loopbackOnly = tokens.length === 0,
+  } = {},
 ) {
   const onStreamCut = () => host.streamCut();
   const guard = originGuard({ loopbackOnly });
@@ -139,11 +167,16 @@ export async function createHandler(
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
   const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
+  // One snapshot upload is read at a time: ten at once could hold ten times the limit.
+  let importing = false;
 
   // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything.
   const routes = [
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
-    ["GET", ["readyz"], OPEN, "readyz", () => json(host.ready ? 200 : 503, { ready: host.ready })],
+    ["GET", ["readyz"], OPEN, "readyz", () => {
+      const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
+      return json(r.ready ? 200 : 503, r);
+    }],
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
@@ -238,9 +271,20 @@ export async function createHandler(
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
       const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
       if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send the snapshot as application/json");
-      const text = await req.text();
-      if (text.length > 1024 * 1024 * 1024) throw new HttpProblem(413, "body-too-large", "the snapshot is too large");
-      await host.importSnapshot(text);
+      if (importing) throw new HttpProblem(409, "import-in-progress", "another snapshot is being imported", { "retry-after": "1" });
+      importing = true;
+      try {
+        const raw = await bytes(req, snapshotLimit ?? snapshotLimitFor(host.config()), "the snapshot");
+        let text;
+        try {
+          text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+        } catch {
+          throw bad("the snapshot is not valid UTF-8");
+        }
+        await host.importSnapshot(text);
+      } finally {
+        importing = false;
+      }
       return json(204);
     }],
   ];

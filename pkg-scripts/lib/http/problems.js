@@ -21,6 +21,10 @@ const ENGINE = {
   CAPACITY_EXCEEDED: [409, "capacity-exceeded"],
   UNKNOWN_RESOURCE: [404, "unknown-resource"],
   STALE_SNAPSHOT: [409, "stale-snapshot"],
+  // The host's (storage-health.js, reservations.js): the disk refused a durable write, or the
+  // pool's counters are at 2^53 − 1. Nothing was changed; the first passes by itself.
+  STORAGE_UNAVAILABLE: [503, "storage-unavailable"],
+  COUNTERS_EXHAUSTED: [503, "counters-exhausted"],
 };
 
 export const TITLES = {
@@ -43,7 +47,10 @@ export const TITLES = {
 export function problemOf(error) {
   if (error instanceof HttpProblem) return error;
   const mapped = error && ENGINE[error.code];
-  if (mapped) return new HttpProblem(mapped[0], mapped[1], error.message);
+  if (mapped) {
+    const headers = Number.isSafeInteger(error.retryAfter) ? { "retry-after": String(error.retryAfter) } : {};
+    return new HttpProblem(mapped[0], mapped[1], error.message, headers);
+  }
   return new HttpProblem(500, "internal", "the server failed to handle the request");
 }
 
