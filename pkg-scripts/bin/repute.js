@@ -29,6 +29,9 @@ Options of serve (each also read from the environment variable in brackets):
                         inline]; checked by the engine before the server starts; on a restart
                         it overrides those fields of the snapshot's config
   --from-backup         start from the previous good snapshot (after a damaged one)
+  --record-outcomes     also record every reported outcome (credentials masked) in DATA/outcomes/,
+                        served by GET /api/outcomes, for the console's Replay
+                        [REPUTE_RECORD_OUTCOMES=1]
 
 Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, holding a lease):
   --probe-targets FILE  JSON file {"context": "http(s) URL to fetch through the proxy", ...}
@@ -113,6 +116,7 @@ async function main(argv) {
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
         "from-backup": { type: "boolean" },
+        "record-outcomes": { type: "boolean" },
         config: { type: "string" },
         "probe-targets": { type: "string" },
         "probe-interval-ms": { type: "string" },
@@ -135,6 +139,7 @@ async function main(argv) {
   const tokens = tokensFrom(v.tokens, v.tokens ? undefined : env.REPUTE_TOKENS);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
+  const recordOutcomes = Boolean(v["record-outcomes"]) || ["1", "true"].includes(env.REPUTE_RECORD_OUTCOMES ?? "");
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
   const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
   const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
@@ -170,7 +175,7 @@ async function main(argv) {
 
   // Listen first and restore behind it: /healthz answers and /readyz says 503 until the pool
   // is open.
-  const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
+  const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), recordOutcomes, handleSignals: false });
   let server;
   try {
     server = await serve(opening, { host, port, tokens, bodyLimit });

@@ -20,6 +20,7 @@ import { Pool } from "../../node.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
+import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { fsyncDirSync } from "./fsync.js";
 import { HostMetrics } from "./metrics.js";
@@ -90,6 +91,8 @@ export class PoolHost extends EventTarget {
   #lock;
   #store;
   #audit;
+  /** The reported outcomes, for replay (`recordOutcomes`), or null. */
+  #outcomes = null;
   #prober = null;
   #metrics;
   #onError;
@@ -128,6 +131,7 @@ export class PoolHost extends EventTarget {
     burst = 1000,
     burstGapMs = 1000,
     audit = {},
+    recordOutcomes = false,
     prober,
     fromBackup = false,
     handleSignals = true,
@@ -145,6 +149,7 @@ export class PoolHost extends EventTarget {
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
       this.#audit = await AuditLog.open(dir, { ...audit, now });
+      if (recordOutcomes) this.#outcomes = await OutcomeLog.open(dir, { ...audit, now });
       this.#reserve = readReserve(dir);
       // A prober decides the cells it can test: by default only BLOCKED cooldowns are
       // half-open trials (a synthetic probe cannot judge a site block; real traffic can).
@@ -258,6 +263,7 @@ export class PoolHost extends EventTarget {
 
   report(kind, value, context, outcome) {
     this.#pool.report(kind, value, context, outcome);
+    this.#outcomes?.record(kind, value, context, outcome, this.now());
     this.#mutated();
   }
 
@@ -485,6 +491,12 @@ export class PoolHost extends EventTarget {
     return this.#audit.read({ after, limit });
   }
 
+  /** The outcome log, by its own seq: `{ outcomes, next }`, or null when outcomes are not
+   * recorded (`recordOutcomes`). */
+  readOutcomes({ after = 0, limit = 100 } = {}) {
+    return this.#outcomes?.read({ after, limit }) ?? null;
+  }
+
   // --- durability ------------------------------------------------------------------------
 
   /** Writes a snapshot if anything changed since the last one. Serialized. */
@@ -562,6 +574,7 @@ export class PoolHost extends EventTarget {
       writeReserve(this.#dir, { fencing: s.fencingHighWater, eventSeq: s.nextEventSeq });
     } finally {
       await this.#audit.close();
+      await this.#outcomes?.close();
       await this.#store.close();
       this.#pool.free();
       this.#pool = null;

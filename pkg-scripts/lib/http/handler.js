@@ -7,7 +7,8 @@
 //
 // host contract: { ready, now(), config(), register, deregister, block, unblock, importSnapshot (async,
 // on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
-// snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
+// snapshot (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit})
+// (async; null when outcomes are not recorded), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
 // seconds), streamCut() }.
 
@@ -210,6 +211,15 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
       return json(200, await host.readEvents({ after, limit }));
+    }],
+    ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
+      const q = query(url, ["after", "limit"]);
+      const after = nonNegativeInt("after", q.get("after"), 0);
+      const limit = nonNegativeInt("limit", q.get("limit"), 100);
+      if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
+      const page = await host.readOutcomes?.({ after, limit });
+      if (!page) throw new HttpProblem(404, "outcomes-not-recorded", "this pool does not record reported outcomes (start it with --record-outcomes)");
+      return json(200, page);
     }],
     ["GET", ["api", "events", "stream"], VIEWER, "stream", (req, url) => {
       const q = query(url, ["after"]);
