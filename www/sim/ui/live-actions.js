@@ -43,7 +43,7 @@ export function applyDialog(connection, report) {
   const title = h("h3", { id: "sim-apply-h" });
   const changes = h("div", { class: "changes" });
   const problem = h("p", { class: "problem", role: "alert" });
-  const confirm = h("button", { type: "button", class: "primary" });
+  const confirm = h("button", { type: "button", class: "primary" }, "Apply policy");
   const cancel = h("button", { type: "button" }, "Cancel");
   const dialog = h("dialog", { "aria-labelledby": "sim-apply-h", class: "apply" }, title, changes, problem, h("div", { class: "row" }, confirm, cancel));
   let pending = null;

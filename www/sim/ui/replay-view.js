@@ -87,12 +87,13 @@ export function replayView({ run, pull }) {
           ["Failures added (another resource, which failed around then)", r.failuresAdded],
           ["Outcomes that match no lease in the log", r.unmatchedOutcomes],
         ].map(([name, v]) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, formatValue("count", v)))))),
-      r.differences.length === 0 ? null : h("table", { class: "summary differences" },
-        h("caption", {}, `The first ${r.differences.length} decisions that differ`),
+      r.differences.length === 0 ? null : h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": "Decisions that differ" },
+        h("table", { class: "summary differences" },
+        h("caption", {}, `The first ${r.differences.length} of ${(d.different + d.candidateRejected + d.candidateServed).toLocaleString("en-US")} decisions that differ`),
         h("thead", {}, h("tr", {}, ["At", "Context", "Actual", `Policy ${label}`].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, r.differences.map((x) => h("tr", {},
           h("td", {}, clockText((x.at - r.fromAt) / 1000)), h("td", {}, x.context),
-          h("td", {}, pickText(x.actual, false)), h("td", {}, pickText(x.candidate, x.candidate?.estimated)))))));
+          h("td", {}, pickText(x.actual, false)), h("td", {}, pickText(x.candidate, x.candidate?.estimated))))))));
   }
 
   return { element };
