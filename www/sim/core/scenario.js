@@ -114,67 +114,49 @@ function profile(failures = {}, medianMs = 200, p95Ms = 600, incidents = []) {
   return p;
 }
 
-/** Profiles for every set × context from `fn(set, context)` (null: the default profile). */
+/** Profiles for every set × context from `fn(set, context)`. */
 function fill(sets, contexts, fn) {
   const out = {};
   for (const s of sets) {
     out[s.name] = {};
-    for (const c of contexts) out[s.name][c.name] = fn(s.name, c.name) ?? defaultProfile();
+    for (const c of contexts) out[s.name][c.name] = fn(s.name, c.name);
   }
   return out;
 }
 
 const NOISE = { TIMEOUT: 0.01, CONNECTION_RESET: 0.005 };
 
+/**
+ * A ready-made scenario: one simulated hour in 30 s points, PROXY sets `[name, count]`,
+ * contexts `[name, acquires per second]`, and `profileOf(set, context)` for each pair.
+ */
+function preset(title, description, sets, contexts, profileFn) {
+  return {
+    title,
+    description,
+    make() {
+      const s = sets.map(([name, count]) => ({ name, kind: "PROXY", count }));
+      const c = contexts.map(([name, rate]) => ({ name, rate }));
+      return { name: title, durationS: 3600, bucketS: 30, sets: s, contexts: c, profiles: fill(s, c, profileFn) };
+    },
+  };
+}
+
 /** The ready-made scenarios, by id: `{ title, description, make() }`. */
 export const SCENARIOS = {
-  "site-outage": {
-    title: "Site-wide outage",
-    description: "shop-us is down for everyone from 10 to 20 minutes; no resource is to blame.",
-    make() {
-      const sets = [{ name: "dc-a", kind: "PROXY", count: 20 }, { name: "dc-b", kind: "PROXY", count: 20 }, { name: "residential", kind: "PROXY", count: 10 }];
-      const contexts = [{ name: "shop-us", rate: 8 }, { name: "search-eu", rate: 8 }];
-      const profiles = fill(sets, contexts, (set, ctx) =>
-        profile(NOISE, 200, 600, ctx === "shop-us" ? [{ type: "outage", startS: 600, endS: 1200 }] : []));
-      return { name: "Site-wide outage", durationS: 3600, bucketS: 30, sets, contexts, profiles };
-    },
-  },
-  "datacenter-ban": {
-    title: "One site bans a datacenter range",
-    description: "shop-us blocks every dc-a address from 5 to 45 minutes; dc-b and search-eu are unaffected.",
-    make() {
-      const sets = [{ name: "dc-a", kind: "PROXY", count: 30 }, { name: "dc-b", kind: "PROXY", count: 30 }];
-      const contexts = [{ name: "shop-us", rate: 10 }, { name: "search-eu", rate: 6 }];
-      const profiles = fill(sets, contexts, (set, ctx) =>
-        profile(NOISE, 250, 800, set === "dc-a" && ctx === "shop-us" ? [{ type: "ban", startS: 300, endS: 2700 }] : []));
-      return { name: "One site bans a datacenter range", durationS: 3600, bucketS: 30, sets, contexts, profiles };
-    },
-  },
-  "slow-tier": {
-    title: "A slow tier",
-    description: "The budget set answers in seconds and half its answers are too slow; the fast set is fine.",
-    make() {
-      const sets = [{ name: "fast", kind: "PROXY", count: 20 }, { name: "budget", kind: "PROXY", count: 20 }];
-      const contexts = [{ name: "shop-us", rate: 6 }, { name: "search-eu", rate: 6 }];
-      const profiles = fill(sets, contexts, (set) =>
-        set === "budget" ? profile({ ...NOISE, SLOW: 0.5 }, 2500, 6000) : profile(NOISE, 150, 400));
-      return { name: "A slow tier", durationS: 3600, bucketS: 30, sets, contexts, profiles };
-    },
-  },
-  "flaky-set": {
-    title: "A flaky set among good ones",
-    description: "One set in five fails a third of its requests everywhere; the others are good.",
-    make() {
-      const sets = [
-        { name: "good-1", kind: "PROXY", count: 20 }, { name: "good-2", kind: "PROXY", count: 20 },
-        { name: "flaky", kind: "PROXY", count: 10 },
-      ];
-      const contexts = [{ name: "shop-us", rate: 8 }, { name: "search-eu", rate: 4 }];
-      const profiles = fill(sets, contexts, (set) =>
-        set === "flaky" ? profile({ CONNECTION_RESET: 0.15, TIMEOUT: 0.15, TLS_HANDSHAKE: 0.05 }, 400, 2000) : profile(NOISE));
-      return { name: "A flaky set among good ones", durationS: 3600, bucketS: 30, sets, contexts, profiles };
-    },
-  },
+  "site-outage": preset("Site-wide outage", "shop-us is down for everyone from 10 to 20 minutes; no resource is to blame.",
+    [["dc-a", 20], ["dc-b", 20], ["residential", 10]], [["shop-us", 8], ["search-eu", 8]],
+    (set, ctx) => profile(NOISE, 200, 600, ctx === "shop-us" ? [{ type: "outage", startS: 600, endS: 1200 }] : [])),
+  "datacenter-ban": preset("One site bans a datacenter range",
+    "shop-us blocks every dc-a address from 5 to 45 minutes; dc-b and search-eu are unaffected.",
+    [["dc-a", 30], ["dc-b", 30]], [["shop-us", 10], ["search-eu", 6]],
+    (set, ctx) => profile(NOISE, 250, 800, set === "dc-a" && ctx === "shop-us" ? [{ type: "ban", startS: 300, endS: 2700 }] : [])),
+  "slow-tier": preset("A slow tier", "The budget set answers in seconds and half its answers are too slow; the fast set is fine.",
+    [["fast", 20], ["budget", 20]], [["shop-us", 6], ["search-eu", 6]],
+    (set) => (set === "budget" ? profile({ ...NOISE, SLOW: 0.5 }, 2500, 6000) : profile(NOISE, 150, 400))),
+  "flaky-set": preset("A flaky set among good ones", "One set in five fails a third of its requests everywhere; the others are good.",
+    [["good-1", 20], ["good-2", 20], ["flaky", 10]], [["shop-us", 8], ["search-eu", 4]],
+    (set) => (set === "flaky" ? profile({ CONNECTION_RESET: 0.15, TIMEOUT: 0.15, TLS_HANDSHAKE: 0.05 }, 400, 2000) : profile(NOISE))),
 };
 
 /** The scenario a new workspace starts with. */
