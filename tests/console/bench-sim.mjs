@@ -1,7 +1,7 @@
 // How long one simulated hour takes: every ready-made scenario under engine defaults and plain
 // rotation, in Node (the same core modules) and in Chromium's Web Worker (www/sim/worker.js,
 // the page's real path, served with the console's CSP). Prints figures; asserts nothing.
-// Run: pkg-scripts/bench-console (figures in BENCHMARKS.md).
+// Run: pkg-scripts/bench-sim (figures in BENCHMARKS.md).
 import { Pool } from "repute";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";
