@@ -34,7 +34,15 @@ export declare function createHandler(host: PoolHost, options?: HandlerOptions):
  * promise of the pool, it listens at once and answers 503 not-ready until the pool is open. */
 export declare function serve(
   pool: PoolHost | Promise<PoolHost>,
-  options?: HandlerOptions & { host?: string; port?: number; /** ms; default 10000 */ closeGraceMs?: number },
+  options?: HandlerOptions & {
+    host?: string;
+    port?: number;
+    /** ms; default 10000 */
+    closeGraceMs?: number;
+    /** A folder served at `/` outside the API (the operator console), without a token, with a
+     * Content-Security-Policy that forbids inline scripts and styles. Default: none. */
+    www?: string;
+  },
 ): Promise<{ url: string; port: number; /** the pool is in place */ ready: Promise<void>; close(): Promise<void> }>;
 
 export declare function isLoopback(host: string): boolean;

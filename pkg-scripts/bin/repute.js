@@ -2,7 +2,8 @@
 // The `repute` command: `repute serve` runs the pool server (HTTP API of SPEC §8) on one
 // pool kept in a data folder. `repute --help` lists every flag and environment variable.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
 
@@ -39,6 +40,9 @@ Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, hold
                         prober runs. With it, halfOpenCauses defaults to ["BLOCKED"]
   --probe-interval-ms MS  time between probe rounds              [REPUTE_PROBE_INTERVAL_MS] default 5000
   --probe-timeout-ms MS   one probe's deadline                   [REPUTE_PROBE_TIMEOUT_MS] default 10000
+
+The operator console (the repository's www/, when present) is served at / : its files need no
+token; the calls it makes to the API carry the token you give it.
 
 Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
 final snapshot, close the audit log and exit. Tokens are never logged.
@@ -100,6 +104,12 @@ function integer(name, raw) {
   if (!Number.isSafeInteger(n) || n < 0) fail(`${name} must be a non-negative integer`);
   return n;
 }
+
+/** The operator console beside the package (a checkout of the repository), if there. */
+const CONSOLE = (() => {
+  const dir = fileURLToPath(new URL("../../www/", import.meta.url));
+  return existsSync(dir) ? dir : undefined;
+})();
 
 async function main(argv) {
   let parsed;
@@ -178,7 +188,7 @@ async function main(argv) {
   const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), recordOutcomes, handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit });
+    server = await serve(opening, { host, port, tokens, bodyLimit, www: CONSOLE });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);

@@ -2,7 +2,7 @@
 //
 // - Snapshots are written atomically (snapshot-store.js) every `checkpointMs`, after a burst of
 //   `burst` mutations, and on close / SIGTERM / SIGINT; operator actions (register,
-//   deregister, block, unblock, snapshot import) are on disk before their promise resolves
+//   deregister, block, unblock, setConfig, snapshot import) are on disk before their promise resolves
 //   (concurrent ones share one write). A write never goes back in revision; one process owns
 //   the folder (lock.js).
 // - Fencing tokens and event seqs are reserved ahead in `reserve.json` (a tiny file written
@@ -304,6 +304,15 @@ export class PoolHost extends EventTarget {
     return unblocked;
   }
 
+  /** Changes the config in force (the engine validates it; nothing changes on an error) and
+   * resolves to the whole config once it is on disk. A later restart still applies the
+   * host's `config` option over it: start-up options win. */
+  async setConfig(patch) {
+    this.#pool.setConfig(patch);
+    await this.#durable();
+    return this.#pool.config();
+  }
+
   /** Replaces the pool with a snapshot (operator import), under the host's config overrides.
    * Refused (code STALE_SNAPSHOT) when its revision is lower than the stored snapshot's or the
    * live pool's: a revision never goes back. Serialized with snapshot writes; on disk before
@@ -347,6 +356,10 @@ export class PoolHost extends EventTarget {
 
   resources(filter) {
     return this.#pool.resources(filter);
+  }
+
+  resource(kind, value) {
+    return this.#pool.resource(kind, value);
   }
 
   dueForRecoveryProbe() {

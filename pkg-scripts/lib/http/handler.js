@@ -5,10 +5,10 @@
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
-// host contract: { ready, now(), config(), register, deregister, block, unblock, importSnapshot (async,
-// on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
-// snapshot (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit})
-// (async; null when outcomes are not recorded), subscribe(listener) → unsubscribe,
+// host contract: { ready, now(), config(), stats(), register, deregister, block, unblock, setConfig,
+// importSnapshot (async, on disk before they resolve), acquire, renew, release, report, resources,
+// resource, nextChangeAt, snapshot (sync), readEvents({after, limit}) (async), optionally
+// readOutcomes({after, limit}) (async; null when outcomes are not recorded), subscribe(listener) → unsubscribe,
 // metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
 // seconds), streamCut() }.
 
@@ -72,8 +72,8 @@ function kindOf(kind) {
   return kind;
 }
 
-/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
-async function body(request, limit, fields) {
+/** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them). */
+async function jsonObject(request, limit) {
   const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
   const declared = Number(request.headers.get("content-length") ?? NaN);
@@ -94,6 +94,12 @@ async function body(request, limit, fields) {
     throw bad("the body is not valid UTF-8 JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
+  return value;
+}
+
+/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
+async function body(request, limit, fields) {
+  const value = await jsonObject(request, limit);
   for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
@@ -152,6 +158,10 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
       return json(200, { resources: host.resources(filter) });
+    }],
+    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value]) => {
+      query(url, []);
+      return json(200, host.resource(kindOf(kind), value));
     }],
     ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", async (req, url, [, , kind, value]) => {
       query(url, []);
@@ -228,6 +238,11 @@ export async function createHandler(host, { tokens = [], bodyLimit = 64 * 1024, 
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, signal: req.signal });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
+    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
+      query(url, []);
+      return json(200, await host.setConfig(await jsonObject(req, bodyLimit)));
+    }],
+    ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {

@@ -1,12 +1,14 @@
 // The pool server on Node's `http`: adapts node:http to the web-standard handler (handler.js)
 // and owns what only a process has — listening, keep-alive, graceful shutdown. It adds no
 // route, no validation and no authentication of its own. It takes the handler's replies as
-// they are (`handle.reply`), without making web Request/Response objects of each call.
+// they are (`handle.reply`), without making web Request/Response objects of each call. With
+// `www`, it also serves the operator console's files (static-files.js) outside the API.
 
 import { createServer } from "node:http";
 import { Readable } from "node:stream";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
+import { staticFiles } from "./static-files.js";
 
 /**
  * What the handler reads of a request (method, url, headers.get, body as an async iterable of
@@ -88,14 +90,15 @@ export function isLoopback(host) {
  * Starts serving `pool` (a PoolHost, or a promise of one: the server listens at once and
  * answers 503 not-ready until it resolves, so `/readyz` tells a load balancer when the restore
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
- * list; without any, only a loopback address is allowed), handler options (`bodyLimit`,
+ * list; without any, only a loopback address is allowed), `www` (a folder served at `/`: the
+ * operator console; default none), handler options (`bodyLimit`,
  * `heartbeatMs`, `streamQueue`), `closeGraceMs` (default 10 s). Resolves once listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
  * closes the pool (final checkpoint).
  */
-export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, ...handlerOptions } = {}) {
+export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, www, ...handlerOptions } = {}) {
   if (tokens.length === 0 && !isLoopback(host)) {
     throw Object.assign(new Error(`refusing to listen on ${host} without tokens: configure tokens, or listen on 127.0.0.1`), {
       code: "INSECURE_BIND",
@@ -105,6 +108,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
   // /healthz 200, /readyz and the API 503 with Retry-After.
   const options = { tokens, ...handlerOptions };
   let handle = await createHandler(STARTING, options);
+  const files = www === undefined ? null : await staticFiles(www);
   const ready = Promise.resolve(pool).then(async (p) => {
     handle = await createHandler(p, options);
   });
@@ -120,7 +124,7 @@ export async function serve(pool, { host = "127.0.0.1", port = 8787, tokens = []
     }
     let reply;
     try {
-      reply = await handle.reply(new NodeRequest(req, res));
+      reply = (files && (await files(req.method, req.url))) ?? (await handle.reply(new NodeRequest(req, res)));
     } catch {
       reply = { status: 500, headers: {}, body: null };
     }
