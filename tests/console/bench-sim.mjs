@@ -6,7 +6,8 @@ import { Pool } from "repute";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";
 import { plainRotation } from "../../www/sim/core/policies.js";
-import { serveWww, launch } from "./_sim-support.mjs";
+import { launchChromium } from "./_support.mjs";
+import { serveWww } from "./_sim-support.mjs";
 
 const defaults = new Pool({ seed: 0 }).config();
 const policies = { defaults, "plain rotation": plainRotation(defaults) };
@@ -31,7 +32,7 @@ for (const j of jobs) {
 }
 
 const www = await serveWww();
-const browser = await launch();
+const browser = await launchChromium();
 const page = await browser.newPage();
 await page.goto(`${www.url}/index.html`);
 const chromium = await page.evaluate(async ({ jobs, repeat }) => {

@@ -11,7 +11,8 @@ import { writeFile, rm, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Pool, openPool } from "repute";
-import { serveWww, launch, watchedPage, screenshot, openSim, downloadOf } from "./_sim-support.mjs";
+import { launchChromium, watchedPage, screenshot } from "./_support.mjs";
+import { serveWww, openSim, downloadOf, run } from "./_sim-support.mjs";
 import { call, spawnServe } from "../server/_http-support.mjs";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS, DEFAULT_SCENARIO } from "../../www/sim/core/scenario.js";
@@ -24,7 +25,7 @@ const opened = [];
 
 before(async () => {
   www = await serveWww();
-  browser = await launch();
+  browser = await launchChromium();
   tmp = await mkdtemp(path.join(os.tmpdir(), "repute-console-sim-"));
 });
 after(async () => {
@@ -42,18 +43,13 @@ async function sim() {
 }
 afterEach(async () => {
   for (const w of opened.splice(0)) {
-    assert.deepEqual(w.problems, [], "no console error, no failed request");
+    w.assertClean("simulation mode");
     await w.context.close();
   }
 });
 
 const results = (page) => page.locator('section[aria-labelledby="sim-results-h"]');
 const summaryText = (page) => results(page).locator("table.summary").innerText();
-
-async function run(page, name = "Run") {
-  await page.getByRole("button", { name, exact: true }).click();
-  await page.getByRole("status").filter({ hasText: /Done in|Stopped/ }).waitFor({ timeout: 60_000 });
-}
 
 /** Non-transparent pixels of every chart canvas, by chart id. */
 const inked = (page) => page.evaluate(() => [...document.querySelectorAll("figure[data-chart]")].map((f) => ({
