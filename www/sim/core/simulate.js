@@ -88,7 +88,6 @@ class Run {
   #requests = 0;
   #ops = 0;
   #setNames;
-  stopped = false;
 
   constructor(Pool, scenario, config, seed, snapshot) {
     this.#scenario = scenario;
