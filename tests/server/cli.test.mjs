@@ -114,7 +114,7 @@ test("GET /api/config is a viewer's read: a worker token is refused, no token is
   assert.equal((await call(url, "GET", "/api/config", { token: "viewer-token-0123456789" })).status, 200);
   assertProblem(await call(url, "GET", "/api/config", { token: "worker-token-0123456789" }), 403, "forbidden");
   assertProblem(await call(url, "GET", "/api/config"), 401, "unauthorized");
-  assertProblem(await call(url, "PUT", "/api/config", { token: "viewer-token-0123456789", body: {} }), 405);
+  assertProblem(await call(url, "PUT", "/api/config", { token: "viewer-token-0123456789", body: {} }), 403, "forbidden");
 });
 
 /** Listens on 127.0.0.1, port 0; resolves to the port. */
