@@ -160,6 +160,9 @@ liveTest("the grid: contexts: 0, filters, search, sorting and the keyboard", "vi
   for (const text of cooling) assert.match(text, /COOLING/);
   // Two hours of cooldown, counting down with the browser's clock (the server's stands still).
   assert.ok(cooling.every((t) => /-35 · (1:5\d:\d\d|2:00:00)\b/.test(t)), `a countdown on each: ${cooling}`);
+  const firstCooling = grid(page).locator(".grid-body .s-cooling .score").first();
+  const shown = await firstCooling.innerText();
+  await until(async () => (await firstCooling.innerText()) !== shown, "the countdown to move on");
 
   await page.getByLabel("Context", { exact: true }).selectOption("search-eu");
   await page.getByText("0 of 31 resources").waitFor(); // nothing cools in search-eu

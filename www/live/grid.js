@@ -19,7 +19,8 @@ export class ResourceGrid {
   #contexts = [];
   #now;
   #onOpen;
-  /** Recycled row elements, each `{el, cells: [...], index}`. */
+  /** Recycled row elements, each `{el, cells: [...], index, counting}` (`counting`: it shows a
+   * cooldown countdown). */
   #pool = [];
   #active = { row: 0, col: 0 };
   /** The cell that has tabindex 0 (every other has -1). */
@@ -78,9 +79,10 @@ export class ResourceGrid {
     this.#grid.querySelector('.grid-body [tabindex="0"]')?.focus({ preventScroll: true });
   }
 
-  /** Redraws the rows in view (cooldown countdowns move with the clock). */
+  /** Redraws the rows in view that show a cooldown countdown (they move with the clock). */
   tick() {
-    this.#render(true);
+    const now = this.#now();
+    for (const slot of this.#pool) if (slot.counting && slot.index >= 0) this.#bind(slot, slot.index, now);
   }
 
   #columns() {
@@ -108,7 +110,7 @@ export class ResourceGrid {
     }
     el.append(...cells);
     this.#body.append(el);
-    return { el, cells, index: -1 };
+    return { el, cells, index: -1, counting: false };
   }
 
   #schedule() {
@@ -158,6 +160,7 @@ export class ResourceGrid {
     res.children[1].title = r.value;
     res.children[2].textContent = [r.blocked ? "blocked" : "", r.lease ? "leased" : ""].filter(Boolean).join(" ");
     count.textContent = `contexts: ${row.cells.size}`;
+    slot.counting = false;
     for (let i = 0; i < ctx.length; i++) {
       const cell = row.cells.get(this.#contexts[i]);
       const el = ctx[i];
@@ -172,6 +175,7 @@ export class ResourceGrid {
       state.textContent = cell.state;
       // The score, and while cooling the time left (one text: fewer boxes to lay out).
       const left = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
+      if (left) slot.counting = true;
       score.textContent = left ? `${scoreText(cell.score)} · ${left}` : scoreText(cell.score);
     }
   }
