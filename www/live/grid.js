@@ -55,7 +55,7 @@ export class ResourceGrid {
       const at = this.#cellAt(e.target);
       if (!at) return;
       this.#active = at;
-      this.#render(true);
+      this.#roving();
       this.#onOpen(this.#rows[at.row]);
     });
     new ResizeObserver(() => this.#render(true)).observe(this.#scroller);
