@@ -143,7 +143,8 @@ impl Core {
         let blocked = self.reg.get(slot).block.is_some();
         let mut ids: Vec<u32> = self.ctxs.ids().filter_map(|ctx| self.cells.find(slot, ctx)).collect();
         let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
-        ids.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
+        // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
+        crate::index::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
         let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
         let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }

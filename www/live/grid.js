@@ -10,6 +10,8 @@ import { countdown, scoreText } from "./model.js";
 
 const ROW_HEIGHT = 32;
 const OVERSCAN = 8;
+/** Column widths in px; live.css gives the cells the same (flex rows of fixed cells lay out
+ * faster than a CSS grid per row). */
 const COLUMN = { resource: 300, count: 110, context: 160 };
 
 export class ResourceGrid {
@@ -17,9 +19,12 @@ export class ResourceGrid {
   #contexts = [];
   #now;
   #onOpen;
-  /** Recycled row elements, each `{el, cells: [...], index}`. */
+  /** Recycled row elements, each `{el, cells: [...], index, counting}` (`counting`: it shows a
+   * cooldown countdown). */
   #pool = [];
   #active = { row: 0, col: 0 };
+  /** The cell that has tabindex 0 (every other has -1). */
+  #stop = null;
   #scheduled = false;
   #scroller;
   #grid;
@@ -50,7 +55,7 @@ export class ResourceGrid {
       const at = this.#cellAt(e.target);
       if (!at) return;
       this.#active = at;
-      this.#render(true);
+      this.#roving();
       this.#onOpen(this.#rows[at.row]);
     });
     new ResizeObserver(() => this.#render(true)).observe(this.#scroller);
@@ -74,38 +79,38 @@ export class ResourceGrid {
     this.#grid.querySelector('.grid-body [tabindex="0"]')?.focus({ preventScroll: true });
   }
 
-  /** Redraws the rows in view (cooldown countdowns move with the clock). */
+  /** Redraws the rows in view that show a cooldown countdown (they move with the clock). */
   tick() {
-    this.#render(true);
+    const now = this.#now();
+    for (const slot of this.#pool) if (slot.counting && slot.index >= 0) this.#bind(slot, slot.index, now);
   }
 
   #columns() {
     const n = this.#contexts.length;
-    const template = `${COLUMN.resource}px ${COLUMN.count}px repeat(${n}, ${COLUMN.context}px)`;
-    this.#grid.style.setProperty("--columns", template);
     this.#grid.style.width = `${COLUMN.resource + COLUMN.count + n * COLUMN.context}px`;
     this.#grid.setAttribute("aria-colcount", String(n + 2));
     const header = (text, i) => h("div", { role: "columnheader", "aria-colindex": i + 1, class: "grid-cell" }, text);
     this.#head.replaceChildren(header("Resource", 0), header("Contexts", 1), ...this.#contexts.map((c, i) => header(c, i + 2)));
     for (const r of this.#pool) r.el.remove();
     this.#pool = [];
+    this.#stop = null;
     this.#active.col = Math.min(this.#active.col, n + 1);
   }
 
   #newRow() {
     const cells = [];
     const el = h("div", { role: "row", class: "grid-row", hidden: true });
-    const resource = h("div", { role: "gridcell", "aria-colindex": "1", class: "grid-cell res" },
+    const resource = h("div", { role: "gridcell", "aria-colindex": "1", class: "grid-cell res", tabindex: "-1" },
       h("span", { class: "kind" }), h("span", { class: "value" }), h("span", { class: "badges" }));
-    const count = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell count" });
+    const count = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell count", tabindex: "-1" });
     cells.push(resource, count);
     for (let i = 0; i < this.#contexts.length; i++) {
-      cells.push(h("div", { role: "gridcell", "aria-colindex": i + 3, class: "grid-cell ctx" },
-        h("span", { class: "state" }), h("span", { class: "score" }), h("span", { class: "cd" })));
+      cells.push(h("div", { role: "gridcell", "aria-colindex": i + 3, class: "grid-cell ctx", tabindex: "-1" },
+        h("span", { class: "state" }), h("span", { class: "score" })));
     }
     el.append(...cells);
     this.#body.append(el);
-    return { el, cells, index: -1 };
+    return { el, cells, index: -1, counting: false };
   }
 
   #schedule() {
@@ -155,21 +160,23 @@ export class ResourceGrid {
     res.children[1].title = r.value;
     res.children[2].textContent = [r.blocked ? "blocked" : "", r.lease ? "leased" : ""].filter(Boolean).join(" ");
     count.textContent = `contexts: ${row.cells.size}`;
+    slot.counting = false;
     for (let i = 0; i < ctx.length; i++) {
       const cell = row.cells.get(this.#contexts[i]);
       const el = ctx[i];
-      const [state, score, cd] = el.children;
+      const [state, score] = el.children;
       if (!cell) {
         el.className = "grid-cell ctx s-none";
         state.textContent = "no cell";
         score.textContent = "";
-        cd.textContent = "";
         continue;
       }
       el.className = `grid-cell ctx s-${cell.state.toLowerCase()}`;
       state.textContent = cell.state;
-      score.textContent = scoreText(cell.score);
-      cd.textContent = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
+      // The score, and while cooling the time left (one text: fewer boxes to lay out).
+      const left = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
+      if (left) slot.counting = true;
+      score.textContent = left ? `${scoreText(cell.score)} · ${left}` : scoreText(cell.score);
     }
   }
 
@@ -179,16 +186,17 @@ export class ResourceGrid {
     let target = null;
     let fallback = null;
     for (const slot of this.#pool) {
-      for (const c of slot.cells) c.tabIndex = -1;
       if (slot.index < 0) continue;
       if (slot.index === this.#active.row) target = slot.cells[this.#active.col];
       if (!fallback || slot.index < fallback.index) fallback = slot;
     }
     const stop = target ?? fallback?.cells[this.#active.col] ?? null;
-    if (stop) {
-      stop.tabIndex = 0;
-      if (hadFocus && target && document.activeElement !== target) target.focus({ preventScroll: true });
+    if (stop !== this.#stop) {
+      if (this.#stop) this.#stop.tabIndex = -1;
+      if (stop) stop.tabIndex = 0;
+      this.#stop = stop;
     }
+    if (hadFocus && target && document.activeElement !== target) target.focus({ preventScroll: true });
   }
 
   #cellAt(node) {

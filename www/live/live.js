@@ -1,8 +1,10 @@
 // Live mode: watch and steer a pool server. Connect (server URL and token: the token stays in
 // sessionStorage, never in a URL), then tiles (stats), the resource × context grid with its
 // filters, one resource in detail with Block / Unblock, live events, and Download snapshot.
-// What changes the pool arrives as events; the grid and tiles reload shortly after (at most
-// every RELOAD_MS) and every POLL_MS anyway; cooldown countdowns move every second.
+// What changes the pool arrives as events; the grid and tiles reload shortly after and every
+// POLL_MS anyway; cooldown countdowns move every second. A large pool's resource list is tens
+// of megabytes of JSON: reloads are spaced to at least LOAD_SHARE times the last one's
+// duration, so reloading never takes more than about a tenth of the page's time.
 
 import { h, labelled } from "./dom.js";
 import { table, visibleRows } from "./model.js";
@@ -14,6 +16,7 @@ import { EventsPanel } from "./events-panel.js";
 
 const RELOAD_MS = 1000;
 const POLL_MS = 30000;
+const LOAD_SHARE = 10;
 
 class LiveView {
   #connection;
@@ -24,6 +27,8 @@ class LiveView {
   #loading = null;
   #again = false;
   #reloadTimer = null;
+  /** How long the last reload took (ms). */
+  #lastLoadMs = 0;
   #status = h("p", { class: "status", role: "status" });
   #main;
   #tiles = new Tiles();
@@ -100,7 +105,7 @@ class LiveView {
     } catch (err) {
       this.#say(`Could not load the events: ${err.message}`, true);
     }
-    this.#timers.push(setInterval(() => this.#grid.tick(), 1000), setInterval(() => this.#reload(), POLL_MS));
+    this.#timers.push(setInterval(() => this.#grid.tick(), 1000), setInterval(() => this.#soon(), POLL_MS));
   }
 
   #stop() {
@@ -118,7 +123,7 @@ class LiveView {
     this.#reloadTimer ??= setTimeout(() => {
       this.#reloadTimer = null;
       this.#reload();
-    }, RELOAD_MS);
+    }, Math.max(RELOAD_MS, LOAD_SHARE * this.#lastLoadMs));
   }
 
   /** Reloads stats and resources (one load at a time; a call during one runs once after it).
@@ -141,6 +146,7 @@ class LiveView {
         this.#table = table(list.resources);
         if (before.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
         this.#apply();
+        this.#lastLoadMs = Date.now() - sent;
         if (this.#detail.open) await this.#detail.refresh();
         return stats;
       } catch (err) {
