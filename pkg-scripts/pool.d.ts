@@ -57,7 +57,9 @@ export type EventType =
   | "RESOURCE_BLOCKLISTED"
   | "RESOURCE_UNBLOCKED"
   | "BLOCK_EXPIRED"
-  | "ACQUISITION_REJECTED";
+  | "ACQUISITION_REJECTED"
+  /** The config in force changed (`setConfig`); carries no resource. */
+  | "CONFIG_CHANGED";
 
 export interface PoolEvent {
   seq: number;
@@ -95,6 +97,14 @@ export interface ResourceView {
   lease: Lease | null;
   /** `[]` until a report creates a cell. */
   cells: CellView[];
+}
+
+/** One remembered outcome: `"OK"` or the failure type, and the latency in ms if reported. */
+export type WindowEntry = [outcome: "OK" | FailureType, latencyMs: number | null];
+
+/** One resource in detail (`resource()`): each cell with its window, oldest first. */
+export interface ResourceDetail extends Omit<ResourceView, "cells"> {
+  cells: (CellView & { window: WindowEntry[] })[];
 }
 
 export interface ProbeDue {
@@ -170,10 +180,16 @@ export declare class Pool {
   snapshot(): string;
   drainEvents(): PoolEvent[];
   resources(filter?: { context?: string; state?: State }): ResourceView[];
+  /** One resource with its cells' windows; UNKNOWN_RESOURCE when not registered. */
+  resource(kind: Kind, value: string): ResourceDetail;
   dueForRecoveryProbe(): ProbeDue[];
   nextChangeAt(context: string): number | null;
   stats(): Stats;
   config(): Config;
+  /** Applies a partial config over the one in force (INVALID_CONFIG naming the field;
+   * CAPACITY_EXCEEDED when a limit is below what the pool holds; nothing changes on an error).
+   * True when the config changed: one revision step and a `CONFIG_CHANGED` event. */
+  setConfig(patch: ConfigPatch): boolean;
   /** Frees the engine's memory now instead of at garbage collection. */
   free(): void;
 }

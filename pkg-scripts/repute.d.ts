@@ -4,7 +4,7 @@
 // and `redactCredentials`. Part of the contract: the test suite compiles a usage file against
 // them with `tsc --noEmit`, and checks that node.js exports exactly the values declared here.
 export * from "./pool.js";
-import type { Config, ConfigPatch, EventType, Kind, Lease, Outcome, PoolEvent, ProbeDue, ResourceView, State, Stats } from "./pool.js";
+import type { Config, ConfigPatch, EventType, Kind, Lease, Outcome, PoolEvent, ProbeDue, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
 
 // ----- Node runtime (the `node` condition only) ------------------------------------------------
 
@@ -80,10 +80,13 @@ export declare class PoolHost extends EventTarget {
   importSnapshot(snapshotJson: string): Promise<void>;
   snapshot(): string;
   resources(filter?: { context?: string; state?: State }): ResourceView[];
+  resource(kind: Kind, value: string): ResourceDetail;
   dueForRecoveryProbe(): ProbeDue[];
   nextChangeAt(context: string): number | null;
   stats(): HostStats;
   config(): Config;
+  /** Changes the config in force (see `Pool.setConfig`); resolves to it once it is on disk. */
+  setConfig(patch: ConfigPatch): Promise<Config>;
   /** Calls `cb` for events of `type` ("event" for every type); returns a disposer. */
   on(type: EventType | "event", cb: (event: PoolEvent) => void): () => void;
   /** Live events (after replaying the audit log past `after`, when given). */

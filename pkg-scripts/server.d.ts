@@ -43,9 +43,16 @@ export declare function serve(
   options?: HandlerOptions & {
     host?: string;
     port?: number;
-    /** ms; default 10000 */ closeGraceMs?: number;
-    /** ms a subscriber's socket may take nothing before it is cut; default 30000 */ streamWriteTimeoutMs?: number;
-    /** ms to receive a whole request, then 408; default 30000 */ requestTimeoutMs?: number;
+    /** ms; default 10000 */
+    closeGraceMs?: number;
+    /** ms a subscriber's socket may take nothing before it is cut; default 30000 */
+    streamWriteTimeoutMs?: number;
+    /** ms to receive a whole request, then 408; default 30000 */
+    requestTimeoutMs?: number;
+    /** A folder served at `/` outside the API (the operator console), without a token, with a
+     * Content-Security-Policy that forbids inline scripts and styles, behind the same Host and
+     * Origin guard as the API. Default: none. */
+    www?: string;
   },
 ): Promise<{ url: string; port: number; /** the pool is in place */ ready: Promise<void>; close(): Promise<void> }>;
 

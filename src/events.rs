@@ -23,10 +23,11 @@ pub enum EventType {
     ResourceUnblocked,
     BlockExpired,
     AcquisitionRejected,
+    ConfigChanged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 12] = [
         EventType::ResourceRegistered,
         EventType::ResourceDeregistered,
         EventType::ResourceLeased,
@@ -38,6 +39,7 @@ impl EventType {
         EventType::ResourceUnblocked,
         EventType::BlockExpired,
         EventType::AcquisitionRejected,
+        EventType::ConfigChanged,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +55,7 @@ impl EventType {
             EventType::ResourceUnblocked => "RESOURCE_UNBLOCKED",
             EventType::BlockExpired => "BLOCK_EXPIRED",
             EventType::AcquisitionRejected => "ACQUISITION_REJECTED",
+            EventType::ConfigChanged => "CONFIG_CHANGED",
         }
     }
 }
@@ -115,6 +118,15 @@ impl EventBuffer {
             self.dropped += 1;
         }
         self.queue.push_back(e);
+    }
+
+    /// Changes the bound; when more events are pending than the new bound holds, the oldest
+    /// are dropped and counted, as on overflow.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        let excess = self.queue.len().saturating_sub(capacity);
+        self.queue.drain(..excess);
+        self.dropped += excess as u64;
+        self.capacity = capacity;
     }
 
     pub fn drain(&mut self) -> Vec<PoolEvent> {

@@ -9,9 +9,10 @@ use std::fmt::Write;
 
 use crate::config::Config;
 use crate::events::PoolEvent;
-use crate::pool::{CellView, Lease, ProbeDue, ResourceView, Stats};
+use crate::pool::{CellView, Lease, ProbeDue, ResourceDetail, ResourceView, Stats};
 use crate::registry::Block;
 use crate::types::{FailureType, PerFailure};
+use crate::window::{Observation, Window};
 
 /// Writes a JSON string literal.
 pub fn string(out: &mut String, s: &str) {
@@ -206,8 +207,25 @@ pub fn write_block(out: &mut String, b: Option<Block>) {
     }
 }
 
+/// A window, oldest first, as `[["OK", 12.5], ["TIMEOUT", null], ...]` (label, latency in ms).
+pub fn write_window(out: &mut String, w: &Window) {
+    let obs: Vec<Observation> = w.iter().collect();
+    array(out, &obs, |out, ob| {
+        out.push('[');
+        string(out, ob.label());
+        out.push(',');
+        opt_float(out, ob.latency_ms());
+        out.push(']');
+    });
+}
+
 fn write_cell_view(out: &mut String, c: &CellView) {
     let mut o = Obj::open(out);
+    write_cell_fields(&mut o, c);
+    o.close();
+}
+
+fn write_cell_fields(o: &mut Obj, c: &CellView) {
     o.str("context", &c.context);
     o.str("state", c.state.as_str());
     o.float("score", c.score);
@@ -221,23 +239,43 @@ fn write_cell_view(out: &mut String, c: &CellView) {
     o.uint("updatedAt", c.updated_at);
     opt_float(o.key("p50LatencyMs"), c.p50_latency_ms);
     opt_float(o.key("p95LatencyMs"), c.p95_latency_ms);
-    o.close();
+}
+
+/// A resource view's fields before `cells`.
+fn write_resource_head(o: &mut Obj, r: &ResourceView) {
+    o.str("kind", r.kind.as_str());
+    o.str("value", &r.value);
+    write_block(o.key("blocked"), r.blocked);
+    match &r.lease {
+        Some(l) => write_lease(o.key("lease"), l),
+        None => o.raw("lease", "null"),
+    }
 }
 
 pub fn resources(views: &[ResourceView]) -> String {
     let mut out = String::with_capacity(views.len() * 200 + 2);
     array(&mut out, views, |out, r| {
         let mut o = Obj::open(out);
-        o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        write_block(o.key("blocked"), r.blocked);
-        match &r.lease {
-            Some(l) => write_lease(o.key("lease"), l),
-            None => o.raw("lease", "null"),
-        }
+        write_resource_head(&mut o, r);
         array(o.key("cells"), &r.cells, write_cell_view);
         o.close();
     });
+    out
+}
+
+/// One resource as `resources` writes it, each cell with its `window` last.
+pub fn resource_detail(d: &ResourceDetail) -> String {
+    let mut out = String::with_capacity(256 + d.view.cells.len() * 400);
+    let mut o = Obj::open(&mut out);
+    write_resource_head(&mut o, &d.view);
+    let cells: Vec<(&CellView, &Window)> = d.view.cells.iter().zip(&d.windows).collect();
+    array(o.key("cells"), &cells, |out, (c, w)| {
+        let mut o = Obj::open(out);
+        write_cell_fields(&mut o, c);
+        write_window(o.key("window"), w);
+        o.close();
+    });
+    o.close();
     out
 }
 

@@ -85,12 +85,13 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     h.pool.block(Kind::Session, "tab-𝄞", BlockSpec::Permanent).unwrap();
     assert_eq!(h.acquire("checkout-ü"), None); // ACQUISITION_REJECTED
     h.pool.deregister(Kind::Proxy, "a").unwrap();
+    h.pool.set_config(&repute::ConfigPatch::from_json(r#"{"coolAfter": 3}"#).unwrap()).unwrap(); // CONFIG_CHANGED
 
     let events = h.events();
     let mut types: Vec<&str> = events.iter().map(|e| e.ty.as_str()).collect();
     types.sort_unstable();
     types.dedup();
-    assert_eq!(types.len(), 11, "every event type is covered: {types:?}");
+    assert_eq!(types.len(), repute::EventType::ALL.len(), "every event type is covered: {types:?}");
     let packed = pack_events(&events);
     let (text, table) = decode(&packed.numbers, &packed.strings);
     assert_eq!(text, json::events(&events));

@@ -2,7 +2,8 @@
 // The `repute` command: `repute serve` runs the pool server (HTTP API of SPEC §8) on one
 // pool kept in a data folder. `repute --help` lists every flag and environment variable.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
 
@@ -36,6 +37,9 @@ Options of serve (each also read from the environment variable in brackets):
                         inline]; checked by the engine before the server starts; on a restart
                         it overrides those fields of the snapshot's config
   --from-backup         start from the previous good snapshot (after a damaged one)
+  --record-outcomes     also record every reported outcome (credentials masked) in DATA/outcomes/,
+                        served by GET /api/outcomes, for the console's Replay
+                        [REPUTE_RECORD_OUTCOMES=1]
 
 Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, holding a lease):
   --probe-targets FILE  JSON file {"context": "http(s) URL to fetch through the proxy", ...}
@@ -43,6 +47,9 @@ Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, hold
                         prober runs. With it, halfOpenCauses defaults to ["BLOCKED"]
   --probe-interval-ms MS  time between probe rounds              [REPUTE_PROBE_INTERVAL_MS] default 5000
   --probe-timeout-ms MS   one probe's deadline                   [REPUTE_PROBE_TIMEOUT_MS] default 10000
+
+The operator console (the repository's www/, when present) is served at / : its files need no
+token; the calls it makes to the API carry the token you give it.
 
 Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
 final snapshot, close the audit log and exit. Tokens are never logged.
@@ -105,6 +112,12 @@ function integer(name, raw) {
   return n;
 }
 
+/** The operator console beside the package (a checkout of the repository), if there. */
+const CONSOLE = (() => {
+  const dir = fileURLToPath(new URL("../../www/", import.meta.url));
+  return existsSync(dir) ? dir : undefined;
+})();
+
 async function main(argv) {
   let parsed;
   try {
@@ -122,6 +135,7 @@ async function main(argv) {
         "max-streams": { type: "string" },
         "snapshot-limit": { type: "string" },
         "from-backup": { type: "boolean" },
+        "record-outcomes": { type: "boolean" },
         config: { type: "string" },
         "probe-targets": { type: "string" },
         "probe-interval-ms": { type: "string" },
@@ -147,6 +161,7 @@ async function main(argv) {
   const maxStreams = integer("--max-streams", v["max-streams"] ?? env.REPUTE_MAX_STREAMS ?? "32");
   const rawSnapshotLimit = v["snapshot-limit"] ?? env.REPUTE_SNAPSHOT_LIMIT;
   const snapshotLimit = rawSnapshotLimit === undefined ? undefined : integer("--snapshot-limit", rawSnapshotLimit);
+  const recordOutcomes = Boolean(v["record-outcomes"]) || ["1", "true"].includes(env.REPUTE_RECORD_OUTCOMES ?? "");
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", v.config ? undefined : env.REPUTE_CONFIG);
   const targets = jsonOption("--probe-targets", v["probe-targets"], "REPUTE_PROBE_TARGETS", v["probe-targets"] ? undefined : env.REPUTE_PROBE_TARGETS);
   const intervalMs = integer("--probe-interval-ms", v["probe-interval-ms"] ?? env.REPUTE_PROBE_INTERVAL_MS ?? "5000");
@@ -182,10 +197,10 @@ async function main(argv) {
 
   // Listen first and restore behind it: /healthz answers and /readyz says 503 until the pool
   // is open.
-  const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), handleSignals: false });
+  const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), recordOutcomes, handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams, snapshotLimit });
+    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams, snapshotLimit, www: CONSOLE });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);

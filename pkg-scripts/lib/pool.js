@@ -362,6 +362,11 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return JSON.parse(this.#raw.resources(this.#now(), context, state));
     }
 
+    /** One resource with every cell and its `window` (recent outcomes, oldest first). */
+    resource(kind, value) {
+      return JSON.parse(this.#raw.resource(this.#now(), kindCode(kind), text("value", value)));
+    }
+
     dueForRecoveryProbe() {
       return JSON.parse(this.#raw.dueForRecoveryProbe(this.#now()));
     }
@@ -377,6 +382,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     config() {
       return JSON.parse(this.#raw.config());
+    }
+
+    /** Applies a partial config over the one in force (validated by the engine; nothing
+     * changes on an error); true when it changed (one revision step, `CONFIG_CHANGED`). */
+    setConfig(patch) {
+      if (patch === undefined) throw fail("INVALID_CONFIG", "config must be an object");
+      return this.#raw.setConfig(this.#now(), configJson(patch));
     }
 
     /** Frees the engine's memory now rather than when the garbage collector gets to it. */

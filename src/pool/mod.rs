@@ -14,12 +14,13 @@ mod expiry;
 mod invariants;
 mod leases;
 mod next_change;
+mod reconfigure;
 mod reports;
 mod views;
 
 pub use self::core::Core;
 pub use leases::Lease;
-pub use views::{CellView, Filter, ProbeDue, ResourceView, Stats};
+pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
 use crate::check;
 use crate::clock::Clock;
@@ -230,6 +231,15 @@ impl Pool {
         Ok(self.read(t, |c, _| c.resources(filter)))
     }
 
+    /// One resource with every cell and its window (recent outcomes); `UNKNOWN_RESOURCE` when
+    /// it is not registered.
+    pub fn resource(&mut self, kind: Kind, value: &str) -> Result<ResourceDetail> {
+        let t = self.read_clock()?;
+        check::value_arg(value)?;
+        let slot = self.find(kind, value)?;
+        Ok(self.read(t, |c, _| c.resource_detail(slot)))
+    }
+
     /// Probe-due cells (cooldown over, cause not half-open, resource neither blocked nor leased).
     pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
         let t = self.read_clock()?;
@@ -253,6 +263,19 @@ impl Pool {
 
     pub fn config(&self) -> &Config {
         &self.core.cfg
+    }
+
+    /// Changes the config in force: `patch` applied over it (nested maps key by key, as at
+    /// creation). An invalid field is `INVALID_CONFIG` naming it; a `maxResources` or `maxCells`
+    /// below what the pool holds is `CAPACITY_EXCEEDED`; either way nothing changes. Returns
+    /// `false` when the result is the config already in force (no event, no revision step);
+    /// otherwise one revision step and a `CONFIG_CHANGED` event (`reconfigure.rs` says what a
+    /// new value means for state already held).
+    pub fn set_config(&mut self, patch: &ConfigPatch) -> Result<bool> {
+        let t = self.read_clock()?;
+        let cfg = patch.apply(&self.core.cfg, "").map_err(Error::InvalidConfig)?;
+        self.core.check_config_capacity(&cfg)?;
+        Ok(self.apply(t, |c, now| c.set_config(cfg, now)))
     }
 
     /// A number naming a registered resource, for hosts that cache resources between calls

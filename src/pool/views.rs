@@ -1,5 +1,6 @@
-//! Read-side views: the dashboard (`resources`), `stats` and `dueForRecoveryProbe` (for
-//! `nextChangeAt`, see `next_change.rs`). Nothing here changes state.
+//! Read-side views: the dashboard (`resources`), one resource in detail (`resource`: its
+//! cells with their windows), `stats` and `dueForRecoveryProbe` (for `nextChangeAt`, see
+//! `next_change.rs`). Nothing here changes state.
 //!
 //! Output order is canonical: resources by (kind, value bytes), cells by context bytes.
 
@@ -9,6 +10,7 @@ use super::core::Core;
 use super::leases::Lease;
 use crate::registry::Block;
 use crate::types::{FailureType, Kind, Millis, State, ViewState};
+use crate::window::Window;
 
 /// One cell as shown to readers.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +35,14 @@ pub struct ResourceView {
     pub blocked: Option<Block>,
     pub lease: Option<Lease>,
     pub cells: Vec<CellView>,
+}
+
+/// One resource in detail: its view, and each cell's window (the last `windowSize` outcomes,
+/// oldest first), in the order of `view.cells`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceDetail {
+    pub view: ResourceView,
+    pub windows: Vec<Window>,
 }
 
 /// Narrows `resources()`: `context` keeps only that context's cell; `state` keeps resources
@@ -116,6 +126,30 @@ impl Core {
         })
     }
 
+    fn resource_view(&self, slot: u32, cells: Vec<CellView>) -> ResourceView {
+        let r = self.reg.get(slot);
+        ResourceView {
+            kind: r.kind,
+            value: Rc::clone(&r.value),
+            blocked: r.block,
+            lease: self.lease_of(slot),
+            cells,
+        }
+    }
+
+    /// Resource `slot` with every cell and its window, cells in context-name order. Looks in
+    /// each context (O(contexts)), not at every cell.
+    pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
+        let blocked = self.reg.get(slot).block.is_some();
+        let mut ids: Vec<u32> = self.ctxs.ids().filter_map(|ctx| self.cells.find(slot, ctx)).collect();
+        let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
+        // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
+        crate::index::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
+        let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
+        let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
+        ResourceDetail { view: self.resource_view(slot, cells), windows }
+    }
+
     pub(crate) fn resources(&self, filter: &Filter) -> Vec<ResourceView> {
         let by_res = self.cells_by_resource();
         let mut out = Vec::new();
@@ -136,13 +170,7 @@ impl Core {
                     continue;
                 }
             }
-            out.push(ResourceView {
-                kind: r.kind,
-                value: Rc::clone(&r.value),
-                blocked: r.block,
-                lease: self.lease_of(slot),
-                cells,
-            });
+            out.push(self.resource_view(slot, cells));
         }
         out
     }

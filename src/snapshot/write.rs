@@ -8,7 +8,6 @@ use super::{FORMAT, VERSION};
 use crate::json::{self, Obj, array};
 use crate::pool::Core;
 use crate::registry::Block;
-use crate::window::Observation;
 
 /// Writes the canonical snapshot of `core` (taken at `core.now`).
 pub fn write(core: &Core) -> String {
@@ -64,17 +63,7 @@ pub fn write(core: &Core) -> String {
             None => o.raw("cooldownCause", "null"),
         }
         o.uint("updatedAt", c.updated_at);
-        let obs: Vec<Observation> = c.window.iter().collect();
-        array(o.key("window"), &obs, |out, ob| {
-            out.push('[');
-            json::string(out, ob.label());
-            out.push(',');
-            match ob.latency_ms() {
-                Some(ms) => json::float(out, ms),
-                None => out.push_str("null"),
-            }
-            out.push(']');
-        });
+        json::write_window(o.key("window"), &c.window);
         o.close();
     });
     o.close();

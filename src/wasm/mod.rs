@@ -351,6 +351,13 @@ impl RawPool {
         self.at(now).resources(&filter).map(|v| json::resources(&v)).map_err(js_error)
     }
 
+    /// One resource with each cell's window, as JSON.
+    #[wasm_bindgen(js_name = resource)]
+    pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).resource(k, value).map(|d| json::resource_detail(&d)).map_err(js_error)
+    }
+
     #[wasm_bindgen(js_name = dueForRecoveryProbe)]
     pub fn due_for_recovery_probe(&mut self, now: f64) -> JsResult<String> {
         self.at(now).due_for_recovery_probe().map(|v| json::probe_due(&v)).map_err(js_error)
@@ -368,6 +375,13 @@ impl RawPool {
 
     pub fn config(&self) -> String {
         self.pool.config().to_json()
+    }
+
+    /// `config`: a partial config as JSON text; true when the config in force changed.
+    #[wasm_bindgen(js_name = setConfig)]
+    pub fn set_config(&mut self, now: f64, config: &str) -> JsResult<bool> {
+        let p = ConfigPatch::from_json(config).map_err(js_error)?;
+        self.at(now).set_config(&p).map_err(js_error)
     }
 
     #[wasm_bindgen(js_name = leaseKind)]

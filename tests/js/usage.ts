@@ -23,6 +23,7 @@ import type {
   PoolOptions,
   ProbeDue,
   ReputeError,
+  ResourceDetail,
   ResourceView,
   State,
   Stats,
@@ -51,6 +52,9 @@ const slowPenalty: number = config.penalties.SLOW;
 const blockedBase: number = config.cooldownBaseMs.BLOCKED;
 const causes: FailureType[] = config.halfOpenCauses;
 const fullAsPatch: ConfigPatch = config; // a full config is a valid patch
+const changed: boolean = pool.setConfig({ leaseTtlMs: 60_000, penalties: { SLOW: 1 } });
+// @ts-expect-error setConfig takes a patch of known keys
+pool.setConfig({ coolDown: 3 });
 
 // @ts-expect-error unknown config key
 new Pool({ config: { coolDown: 3 } });
@@ -201,6 +205,16 @@ for (const view of [...views, ...pool.resources({ state: "BLOCKLISTED" })]) {
   }
   void k, v, held, blockedUntil;
 }
+const detail: ResourceDetail = pool.resource("PROXY", "proxy-1");
+for (const cell of detail.cells) {
+  for (const [outcome, latency] of cell.window) {
+    const o: "OK" | FailureType = outcome;
+    const ms: number | null = latency;
+    void o, ms;
+  }
+  const p50: number | null = cell.p50LatencyMs;
+  void p50;
+}
 // @ts-expect-error unknown state
 pool.resources({ state: "DEAD" });
 // @ts-expect-error unknown filter
@@ -253,6 +267,7 @@ for (const e of events) {
     case "RESOURCE_COOLED":
     case "RESOURCE_BLOCKLISTED":
     case "ACQUISITION_REJECTED":
+    case "CONFIG_CHANGED":
       break;
     // @ts-expect-error not an event type
     case "RESOURCE_EXPLODED":
@@ -297,7 +312,7 @@ async function edge(wasm: WebAssembly.Module, bytes: Uint8Array): Promise<WebLea
   return p.acquire("edge-eu");
 }
 
-void [withRandom, bare, restored, restoredBare, slowPenalty, blockedBase, causes, fullAsPatch];
+void [withRandom, bare, restored, restoredBare, slowPenalty, blockedBase, causes, fullAsPatch, changed];
 void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 
 // ----- Node runtime: openPool and the server ----------------------------------------------------
@@ -320,6 +335,8 @@ export async function hostUsage(): Promise<void> {
   const off: () => void = host.on("RESOURCE_COOLED", (e: PoolEvent) => void e.cause);
   off();
   for await (const e of host.events({ signal: AbortSignal.timeout(10) })) void e.seq;
+  const inForce: Config = await host.setConfig({ leaseTtlMs: 60_000 });
+  void inForce, host.resource("PROXY", "proxy-9").cells;
   const s: HostStats = host.stats();
   void s.auditDropped;
   const page = await host.readEvents({ after: 0, limit: 10 });

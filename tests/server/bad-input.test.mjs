@@ -202,7 +202,7 @@ const CORPUS = [
   ["viewer reading the snapshot", { ...get("/api/snapshot"), token: "viewer" }, 403, "forbidden"],
   // --- methods and routes
   ["PUT /api/resources", { method: "PUT", path: "/api/resources" }, 405, "method-not-allowed"],
-  ["GET /api/outcomes", get("/api/outcomes"), 405, "method-not-allowed"],
+  ["PUT /api/outcomes", { method: "PUT", path: "/api/outcomes" }, 405, "method-not-allowed"],
   ["DELETE /api/events", { method: "DELETE", path: "/api/events" }, 405, "method-not-allowed"],
   ["POST /readyz", { method: "POST", path: "/readyz" }, 405, "method-not-allowed"],
   ["PATCH a resource", { method: "PATCH", path: resourcePath("PROXY", "p2") }, 405, "method-not-allowed"],

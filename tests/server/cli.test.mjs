@@ -107,14 +107,14 @@ test("on restart, --config overrides those fields of the snapshot's config; the 
   assert.equal((await call(third.url, "GET", "/api/config")).json.leaseTtlMs, 5000, "without --config the snapshot's config stands");
 });
 
-test("GET /api/config is a viewer's read: a worker token is refused, no token is 401", async (t) => {
+test("GET /api/config is a viewer's read: a worker token is refused, no token is 401; PUT is an operator's", async (t) => {
   const dir = await folder(t);
   const tokens = { tokens: [{ token: "viewer-token-0123456789", role: "viewer" }, { token: "worker-token-0123456789", role: "worker" }] };
   const { url } = await serving(t, ["--data", dir, "--port", "0"], { REPUTE_TOKENS: JSON.stringify(tokens) });
   assert.equal((await call(url, "GET", "/api/config", { token: "viewer-token-0123456789" })).status, 200);
   assertProblem(await call(url, "GET", "/api/config", { token: "worker-token-0123456789" }), 403, "forbidden");
   assertProblem(await call(url, "GET", "/api/config"), 401, "unauthorized");
-  assertProblem(await call(url, "PUT", "/api/config", { token: "viewer-token-0123456789", body: {} }), 405);
+  assertProblem(await call(url, "PUT", "/api/config", { token: "viewer-token-0123456789", body: {} }), 403, "forbidden");
 });
 
 /** Listens on 127.0.0.1, port 0; resolves to the port. */

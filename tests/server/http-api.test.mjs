@@ -541,7 +541,7 @@ test("unknown routes are 404 not-found and wrong methods 405, as problem+json", 
     const wrong = [
       ["PUT", "/api/resources"],
       ["GET", "/api/leases"],
-      ["GET", "/api/outcomes"],
+      ["PUT", "/api/outcomes"],
       ["POST", "/healthz"],
       ["DELETE", "/api/snapshot"],
       ["POST", "/api/events"],

@@ -1,4 +1,194 @@
-// live mode of the console (to be built): `mount(element, { connection })`.
-export function mount(element) {
-  element.textContent = "live mode";
+// Live mode: watch and steer a pool server. Connect (server URL and token: the token stays in
+// sessionStorage, never in a URL), then tiles (stats), the resource × context grid with its
+// filters, one resource in detail with Block / Unblock, live events, and Download snapshot.
+// What changes the pool arrives as events; the grid and tiles reload shortly after and every
+// POLL_MS anyway; cooldown countdowns move every second. A large pool's resource list is tens
+// of megabytes of JSON: reloads are spaced to at least LOAD_SHARE times the last one's
+// duration, so reloading never takes more than about a tenth of the page's time.
+
+import { h, labelled } from "./dom.js";
+import { table, visibleRows } from "./model.js";
+import { Tiles } from "./tiles.js";
+import { Filters } from "./filters.js";
+import { ResourceGrid } from "./grid.js";
+import { ResourceDetail } from "./detail.js";
+import { EventsPanel } from "./events-panel.js";
+
+const RELOAD_MS = 1000;
+const POLL_MS = 30000;
+const LOAD_SHARE = 10;
+
+class LiveView {
+  #connection;
+  /** Server clock minus ours, from the last stats (the pool's clock drives cooldowns). */
+  #offset = 0;
+  #table = { rows: [], contexts: [] };
+  #timers = [];
+  #loading = null;
+  #again = false;
+  #reloadTimer = null;
+  /** How long the last reload took (ms). */
+  #lastLoadMs = 0;
+  #status = h("p", { class: "status", role: "status" });
+  #main;
+  #tiles = new Tiles();
+  #filters;
+  #grid;
+  #detail;
+  #events;
+  #count = h("p", { class: "muted", "aria-live": "polite" });
+
+  constructor(element, connection) {
+    this.#connection = connection;
+    const now = () => Date.now() + this.#offset;
+    this.#filters = new Filters({ onChange: () => this.#apply() });
+    this.#grid = new ResourceGrid({ now, onOpen: (row) => row && this.#detail.show(row.resource) });
+    this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus() });
+    this.#events = new EventsPanel(connection, { onChange: () => this.#soon() });
+    this.#main = h(
+      "div",
+      { class: "live-main", hidden: true },
+      h("div", { class: "toolbar" },
+        h("button", { type: "button", onclick: () => this.#download() }, "Download snapshot"),
+        h("button", { type: "button", onclick: () => this.#reload() }, "Refresh")),
+      this.#tiles.element,
+      h("section", { class: "panel resources", "aria-labelledby": "resources-title" },
+        h("h2", { id: "resources-title" }, "Resources"),
+        this.#filters.element,
+        this.#count,
+        h("div", { class: "resources-body" }, this.#grid.element, this.#detail.element)),
+      this.#events.element,
+    );
+    element.replaceChildren(this.#connectForm(), this.#status, this.#main);
+    connection.addEventListener("change", () => (connection.connected ? this.#start() : this.#stop()));
+  }
+
+  #connectForm() {
+    const c = this.#connection;
+    const url = h("input", { type: "url", name: "url", required: true, value: c.url, autocomplete: "url" });
+    const token = h("input", { type: "password", name: "token", value: c.token, autocomplete: "off", spellcheck: "false" });
+    const form = h(
+      "form",
+      { class: "toolbar connect", "aria-label": "Pool server" },
+      labelled("Server", url),
+      labelled("Token", token),
+      h("button", { type: "submit", class: "primary" }, "Connect"),
+      h("button", { type: "button", onclick: () => c.disconnect() }, "Disconnect"),
+    );
+    // Never submitted for real (the CSP's form-action 'none' would refuse it anyway): the
+    // token goes to sessionStorage and into Authorization headers, not into a URL.
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      this.#say(`connecting to ${url.value}…`);
+      try {
+        await c.connect(url.value, token.value);
+      } catch (err) {
+        this.#say(`Could not connect: ${err.message}`, true);
+      }
+    });
+    return form;
+  }
+
+  #say(text, error = false) {
+    this.#status.textContent = text;
+    this.#status.classList.toggle("error", error);
+  }
+
+  async #start() {
+    this.#stop();
+    this.#say(`Connected to ${this.#connection.url}.`);
+    this.#main.hidden = false;
+    const stats = await this.#reload();
+    if (!stats) return;
+    try {
+      await this.#events.open(stats.nextEventSeq - 1);
+    } catch (err) {
+      this.#say(`Could not load the events: ${err.message}`, true);
+    }
+    this.#timers.push(setInterval(() => this.#grid.tick(), 1000), setInterval(() => this.#soon(), POLL_MS));
+  }
+
+  #stop() {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    clearTimeout(this.#reloadTimer);
+    this.#reloadTimer = null;
+    this.#events.close();
+    this.#main.hidden = true;
+    if (!this.#connection.connected) this.#say("Not connected.");
+  }
+
+  /** An event arrived: reload soon (one reload for a burst of events). */
+  #soon() {
+    this.#reloadTimer ??= setTimeout(() => {
+      this.#reloadTimer = null;
+      this.#reload();
+    }, Math.max(RELOAD_MS, LOAD_SHARE * this.#lastLoadMs));
+  }
+
+  /** Reloads stats and resources (one load at a time; a call during one runs once after it).
+   * Resolves to the stats, or null when the server could not be read (said in the status). */
+  async #reload() {
+    if (this.#loading) {
+      this.#again = true;
+      return this.#loading;
+    }
+    this.#loading = (async () => {
+      try {
+        const sent = Date.now();
+        const [stats, list] = await Promise.all([
+          this.#connection.request("GET", "/api/stats"),
+          this.#connection.request("GET", "/api/resources"),
+        ]);
+        this.#offset = stats.now - (sent + Date.now()) / 2;
+        this.#tiles.show(stats);
+        const before = this.#table.contexts;
+        this.#table = table(list.resources);
+        if (before.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
+        this.#apply();
+        this.#lastLoadMs = Date.now() - sent;
+        if (this.#detail.open) await this.#detail.refresh();
+        return stats;
+      } catch (err) {
+        this.#say(`Could not refresh: ${err.message}`, true);
+        return null;
+      } finally {
+        this.#loading = null;
+        if (this.#again) {
+          this.#again = false;
+          this.#reload();
+        }
+      }
+    })();
+    return this.#loading;
+  }
+
+  #apply() {
+    const filter = this.#filters.value();
+    const rows = visibleRows(this.#table.rows, filter);
+    this.#grid.show(rows, filter.context ? [filter.context] : this.#table.contexts);
+    this.#count.textContent = `${rows.length} of ${this.#table.rows.length} resources`;
+  }
+
+  async #download() {
+    try {
+      const text = await this.#connection.request("GET", "/api/snapshot", { text: true });
+      const revision = /"revision":(\d+)/.exec(text)?.[1] ?? "unknown";
+      const href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+      const a = h("a", { href, download: `repute-snapshot-revision-${revision}.json`, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(href), 60000);
+      this.#say(`Snapshot downloaded (revision ${revision}).`);
+    } catch (err) {
+      this.#say(`Download refused: ${err.message}`, true);
+    }
+  }
+}
+
+/** Mounts live mode into `element` (see app.js). */
+export function mount(element, { connection }) {
+  document.head.append(h("link", { rel: "stylesheet", href: new URL("./live.css", import.meta.url).href }));
+  new LiveView(element, connection);
 }

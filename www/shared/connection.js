@@ -51,8 +51,9 @@ export class Connection extends EventTarget {
     return this.token ? { ...extra, authorization: `Bearer ${this.token}` } : extra;
   }
 
-  /** One API call; resolves to the parsed JSON body (or the text, or null), throws `ApiError`. */
-  async request(method, path, { body, headers = {}, signal } = {}) {
+  /** One API call; resolves to the parsed JSON body (or the text, or null; `text: true`: the
+   * body's text as sent, e.g. a snapshot's canonical bytes), throws `ApiError`. */
+  async request(method, path, { body, headers = {}, signal, text: asText = false } = {}) {
     const init = { method, headers: this.headers(headers), signal };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -72,6 +73,6 @@ export class Connection extends EventTarget {
       throw new ApiError(problem?.detail ?? `${res.status} ${res.statusText}`, res.status, problem);
     }
     if (!text) return null;
-    return type.startsWith("application/json") ? JSON.parse(text) : text;
+    return type.startsWith("application/json") && !asText ? JSON.parse(text) : text;
   }
 }

@@ -2,7 +2,7 @@
 //
 // - Snapshots are written atomically (snapshot-store.js) every `checkpointMs`, after a burst of
 //   `burst` mutations, and on close / SIGTERM / SIGINT; operator actions (register,
-//   deregister, block, unblock, snapshot import) are on disk before their promise resolves
+//   deregister, block, unblock, setConfig, snapshot import) are on disk before their promise resolves
 //   (concurrent ones share one write). A write never goes back in revision; one process owns
 //   the folder (lock.js).
 // - Fencing tokens and event seqs are reserved ahead in `reserve.json` (reservations.js), so
@@ -53,6 +53,7 @@ import { Pool } from "../../node.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
+import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { HostMetrics } from "./metrics.js";
 import { ChangeLog } from "./change-log.js";
@@ -113,6 +114,8 @@ export class PoolHost extends EventTarget {
   #lock;
   #store;
   #audit;
+  /** The reported outcomes, for replay (`recordOutcomes`), or null. */
+  #outcomes = null;
   #prober = null;
   #metrics;
   #onError;
@@ -166,6 +169,7 @@ export class PoolHost extends EventTarget {
     burst = 1000,
     burstGapMs = 1000,
     audit = {},
+    recordOutcomes = false,
     prober,
     fromBackup = false,
     handleSignals = true,
@@ -187,6 +191,7 @@ export class PoolHost extends EventTarget {
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
       this.#audit = await AuditLog.open(dir, { ...audit, now });
+      if (recordOutcomes) this.#outcomes = await OutcomeLog.open(dir, { ...audit, now });
       const reserved = readReserve(dir);
       // A prober decides the cells it can test: by default only BLOCKED cooldowns are
       // half-open trials (a synthetic probe cannot judge a site block; real traffic can).
@@ -327,6 +332,7 @@ export class PoolHost extends EventTarget {
   report(kind, value, context, outcome) {
     this.#admitHot(false);
     this.#pool.report(kind, value, context, outcome);
+    this.#outcomes?.record(kind, value, context, outcome, this.now());
     this.#mutated();
   }
 
@@ -417,6 +423,20 @@ export class PoolHost extends EventTarget {
     else this.#pool.unblock(kind, value);
   }
 
+  /** Changes the config in force (the engine validates it; nothing changes on an error) and
+   * resolves to the whole config once it is on disk. Written ahead like a deregister: a
+   * smaller window or event buffer drops what it no longer holds, which no inverse call could
+   * put back. A later restart still applies the host's `config` option over it: start-up
+   * options win. */
+  async setConfig(patch) {
+    this.#admit();
+    const run = this.#writing.then(() => this.#writeAhead((scratch) => scratch.setConfig(patch)));
+    this.#writing = run.catch(() => {});
+    await run;
+    this.#pool.setConfig(patch);
+    return this.#pool.config();
+  }
+
   /** Replaces the pool with a snapshot (operator import), under the host's config overrides.
    * Refused (code STALE_SNAPSHOT) when its revision is lower than the stored snapshot's or the
    * live pool's: a revision never goes back; (INVALID_SNAPSHOT) when its counters are too close
@@ -480,6 +500,10 @@ export class PoolHost extends EventTarget {
 
   resources(filter) {
     return this.#pool.resources(filter);
+  }
+
+  resource(kind, value) {
+    return this.#pool.resource(kind, value);
   }
 
   dueForRecoveryProbe() {
@@ -637,6 +661,12 @@ export class PoolHost extends EventTarget {
     return this.#audit.read({ after, limit });
   }
 
+  /** The outcome log, by its own seq: `{ outcomes, next }`, or null when outcomes are not
+   * recorded (`recordOutcomes`). */
+  readOutcomes({ after = 0, limit = 100 } = {}) {
+    return this.#outcomes?.read({ after, limit }) ?? null;
+  }
+
   // --- durability ------------------------------------------------------------------------
 
   /** Writes a snapshot if anything changed since the last one. Serialized. */
@@ -704,15 +734,7 @@ export class PoolHost extends EventTarget {
    * the live pool, stored, then applied to the live pool. */
   async #deregisterStep(batch) {
     try {
-      if (!this.#pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
-      const started = performance.now();
-      const live = this.#pool.snapshot();
-      this.#drain();
-      const covered = this.#changes.size;
-      // Its own config, not the overrides: the live pool's config is the one in force.
-      const scratch = Pool.restore(live, this.#poolOptions);
-      let json;
-      try {
+      await this.#writeAhead((scratch) => {
         for (const d of batch) {
           try {
             scratch.deregister(d.kind, d.value);
@@ -720,11 +742,7 @@ export class PoolHost extends EventTarget {
             d.error = e; // a bad argument: refused by the live pool the same way
           }
         }
-        json = scratch.snapshot();
-      } finally {
-        scratch.free();
-      }
-      await this.#persist(json, covered, started);
+      });
     } catch (e) {
       for (const d of batch) d.reject(d.error ?? e);
       return;
@@ -733,6 +751,27 @@ export class PoolHost extends EventTarget {
       if (d.error) d.reject(d.error);
       else d.resolve(this.#pool.deregister(d.kind, d.value));
     }
+  }
+
+  /** A write-ahead step (see the header): `apply(scratch)` makes the change on a copy restored
+   * from the live snapshot, which is stored; the caller then makes it on the live pool. Throws
+   * what `apply` throws (nothing is written then) or what the write meets. */
+  async #writeAhead(apply) {
+    if (!this.#pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
+    const started = performance.now();
+    const live = this.#pool.snapshot();
+    this.#drain();
+    const covered = this.#changes.size;
+    // Its own config, not the overrides: the live pool's config is the one in force.
+    const scratch = Pool.restore(live, this.#poolOptions);
+    let json;
+    try {
+      apply(scratch);
+      json = scratch.snapshot();
+    } finally {
+      scratch.free();
+    }
+    await this.#persist(json, covered, started);
   }
 
   /** Schedules a write of the current state; concurrent callers share one. Its outcome reaches
@@ -807,6 +846,7 @@ export class PoolHost extends EventTarget {
       this.#drain(false);
     } finally {
       await this.#audit.close();
+      await this.#outcomes?.close();
       await this.#store.close();
       this.#pool.free();
       this.#pool = null;

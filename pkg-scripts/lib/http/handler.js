@@ -5,11 +5,13 @@
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's
 // (see the `host` contract below) and, underneath, the engine's.
 //
-// host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), register, deregister, block, unblock, importSnapshot (async,
-// on disk before they resolve), acquire, renew, release, report, resources, nextChangeAt,
-// snapshot (sync), readEvents({after, limit}) (async), subscribe(listener) → unsubscribe,
-// metrics() → Prometheus text (or a promise of it), observeRequest(route, method, status,
-// seconds), streamCut(), stats() (its `nextEventSeq`) }.
+// host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), stats(),
+// register, deregister, block, unblock, setConfig, importSnapshot (async, on disk before they
+// resolve), acquire, renew, release, report, resources, resource, nextChangeAt, snapshot
+// (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
+// null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
+// Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
+// streamCut() }.
 
 import { Auth } from "./auth.js";
 import { HttpProblem, problemOf, problemReply } from "./problems.js";
@@ -90,8 +92,9 @@ export function snapshotLimitFor(config) {
   return 2 ** 20 + config.maxCells * (640 + 40 * config.windowSize);
 }
 
-/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
-async function body(request, limit, fields) {
+/** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them);
+ * duplicate keys are refused. */
+async function jsonObject(request, limit) {
   const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
   const raw = await bytes(request, limit);
@@ -106,6 +109,12 @@ async function body(request, limit, fields) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
   const duplicate = duplicateKeyPath(text);
   if (duplicate !== null) throw bad(`${duplicate}: duplicate field`);
+  return value;
+}
+
+/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
+async function body(request, limit, fields) {
+  const value = await jsonObject(request, limit);
   for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
@@ -191,6 +200,10 @@ export async function createHandler(
       if (q.has("state")) filter.state = q.get("state");
       return json(200, { resources: host.resources(filter) });
     }],
+    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value]) => {
+      query(url, []);
+      return json(200, host.resource(kindOf(kind), value));
+    }],
     ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", async (req, url, [, , kind, value]) => {
       query(url, []);
       if (!(await host.deregister(kindOf(kind), value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
@@ -250,6 +263,15 @@ export async function createHandler(
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
       return json(200, await host.readEvents({ after, limit }));
     }],
+    ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
+      const q = query(url, ["after", "limit"]);
+      const after = nonNegativeInt("after", q.get("after"), 0);
+      const limit = nonNegativeInt("limit", q.get("limit"), 100);
+      if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
+      const page = await host.readOutcomes?.({ after, limit });
+      if (!page) throw new HttpProblem(404, "outcomes-not-recorded", "this pool does not record reported outcomes (start it with --record-outcomes)");
+      return json(200, page);
+    }],
     ["GET", ["api", "events", "stream"], VIEWER, "stream", (req, url) => {
       const q = query(url, ["after"]);
       const last = req.headers.get("last-event-id");
@@ -266,6 +288,11 @@ export async function createHandler(
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
+    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
+      query(url, []);
+      return json(200, await host.setConfig(await jsonObject(req, bodyLimit)));
+    }],
+    ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {

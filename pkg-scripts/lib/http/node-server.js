@@ -1,13 +1,17 @@
 // The pool server on Node's `http`: adapts node:http to the web-standard handler (handler.js)
 // and owns what only a process has — listening, keep-alive, graceful shutdown. It adds no
 // route, no validation and no authentication of its own. It takes the handler's replies as
-// they are (`handle.reply`), without making web Request/Response objects of each call.
+// they are (`handle.reply`), without making web Request/Response objects of each call. With
+// `www`, it also serves the operator console's files (static-files.js) outside the API.
 
 import { createServer } from "node:http";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
 import { writeStream } from "./node-stream.js";
 import { answerClientError, isLingering, refuseRestOfBody, unreadable } from "./node-connection.js";
+import { staticFiles } from "./static-files.js";
+import { originGuard } from "./origin-guard.js";
+import { problemOf, problemReply } from "./problems.js";
 
 /**
  * The body's chunks. Leaving early (a 413 half-way) must not destroy the request — that would
@@ -82,10 +86,12 @@ export function isLoopback(host) {
  * answers 503 not-ready until it resolves, so `/readyz` tells a load balancer when the restore
  * is done). Options: `host` (default 127.0.0.1), `port` (0 picks one), `tokens` (parsed token
  * list; without any, only a loopback address is allowed, and only loopback Host and Origin
- * values are served: see origin-guard.js), handler options (`bodyLimit`, `heartbeatMs`,
- * `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose socket takes nothing
- * for that long is cut; default 30 s), `requestTimeoutMs` (to receive a whole request; default
- * 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once listening to
+ * values are served: see origin-guard.js), `www` (a folder served at `/`: the operator
+ * console, behind the same Host/Origin guard; default none), handler options (`bodyLimit`,
+ * `heartbeatMs`, `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose
+ * socket takes nothing for that long is cut; default 30 s), `requestTimeoutMs` (to receive a
+ * whole request; default 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once
+ * listening to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
@@ -93,7 +99,16 @@ export function isLoopback(host) {
  */
 export async function serve(
   pool,
-  { host = "127.0.0.1", port = 8787, tokens = [], closeGraceMs = 10000, streamWriteTimeoutMs = 30000, requestTimeoutMs = 30000, ...handlerOptions } = {},
+  {
+    host = "127.0.0.1",
+    port = 8787,
+    tokens = [],
+    closeGraceMs = 10000,
+    streamWriteTimeoutMs = 30000,
+    requestTimeoutMs = 30000,
+    www,
+    ...handlerOptions
+  } = {},
 ) {
   if (tokens.length === 0 && !isLoopback(host)) {
     throw Object.assign(new Error(`refusing to listen on ${host} without tokens: configure tokens, or listen on 127.0.0.1`), {
@@ -104,6 +119,19 @@ export async function serve(
   // /healthz 200, /readyz and the API 503 with Retry-After.
   const options = { tokens, loopbackOnly: tokens.length === 0, ...handlerOptions };
   let handle = await createHandler(STARTING, options);
+  const files = www === undefined ? null : await staticFiles(www);
+  // The console's files pass the API's Host/Origin guard too (a rebound name reads nothing).
+  const guard = originGuard({ loopbackOnly: options.loopbackOnly });
+  const fileReply = async (req, res) => {
+    const reply = await files(req.method, req.url);
+    if (reply === null || reply === undefined) return null;
+    try {
+      guard(new NodeRequest(req, res));
+    } catch (e) {
+      return problemReply(problemOf(e));
+    }
+    return reply;
+  };
   const ready = Promise.resolve(pool).then(async (p) => {
     handle = await createHandler(p, options);
   });
@@ -128,7 +156,7 @@ export async function serve(
     }
     let reply;
     try {
-      reply = await handle.reply(new NodeRequest(req, res));
+      reply = (files && (await fileReply(req, res))) ?? (await handle.reply(new NodeRequest(req, res)));
     } catch {
       reply = { status: 500, headers: {}, body: null };
     }

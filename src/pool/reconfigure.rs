@@ -1,0 +1,85 @@
+//! `setConfig`: a running pool's config changed in place (an operator's policy change).
+//!
+//! Owns what a new config means for state the pool already holds: the limits must hold what
+//! is there (checked first, `CAPACITY_EXCEEDED`), windows are cut to a smaller `windowSize`
+//! (newest outcomes kept, as a restore does) or given room for a larger one, cooling cells are
+//! re-filed between half-open trials and probe-only cells when `halfOpenCauses` changes, and
+//! the event buffer takes its new bound. Scores, states, cooldowns already running, leases and
+//! blocks are kept as they are: the new penalties, rewards, curve and lease TTL apply from the
+//! next report, cooldown and lease on. Validating the patch is `config.rs`'s business.
+
+use super::core::Core;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::events::{EventType, PoolEvent};
+use crate::types::{Millis, State};
+use crate::window::Window;
+
+impl Core {
+    /// Fails with `CAPACITY_EXCEEDED` when `cfg`'s limits are below what the pool holds.
+    pub(crate) fn check_config_capacity(&self, cfg: &Config) -> Result<()> {
+        let (resources, cells) = (self.reg.len(), self.cells.len());
+        if resources > cfg.max_resources as usize {
+            return Err(Error::CapacityExceeded(format!(
+                "maxResources = {} is below the {resources} resources the pool holds",
+                cfg.max_resources
+            )));
+        }
+        if cells > cfg.max_cells as usize {
+            return Err(Error::CapacityExceeded(format!(
+                "maxCells = {} is below the {cells} cells the pool holds",
+                cfg.max_cells
+            )));
+        }
+        Ok(())
+    }
+
+    /// Puts `cfg` (valid, within capacity) in force; `false`, changing nothing, when it is the
+    /// config already in force. Otherwise emits `CONFIG_CHANGED` (one revision step).
+    pub(crate) fn set_config(&mut self, cfg: Config, now: Millis) -> bool {
+        if cfg == self.cfg {
+            return false;
+        }
+        let old = std::mem::replace(&mut self.cfg, cfg);
+        if old.window_size != self.cfg.window_size {
+            self.resize_windows();
+        }
+        if old.half_open_causes != self.cfg.half_open_causes {
+            self.refile_cooling_cells(now);
+        }
+        if old.event_buffer_size != self.cfg.event_buffer_size {
+            self.events.set_capacity(self.cfg.event_buffer_size as usize);
+        }
+        self.emit(PoolEvent::new(EventType::ConfigChanged, now));
+        true
+    }
+
+    /// Every window to the new `windowSize`, keeping its newest outcomes.
+    fn resize_windows(&mut self) {
+        let cap = self.cfg.window_size as usize;
+        let ids: Vec<u32> = self.cells.live_ids().collect();
+        for id in ids {
+            let w = &mut self.cells.get_mut(id).cell.window;
+            *w = Window::from_oldest_first(w.iter(), w.len(), cap);
+        }
+    }
+
+    /// Files every cooling cell again under the new `halfOpenCauses` (a half-open trial's
+    /// cooldown end in the queue, a probe-only cell in the probe set) and re-indexes it: an
+    /// expired cooldown whose cause changed side becomes, or stops being, a candidate.
+    fn refile_cooling_cells(&mut self, now: Millis) {
+        let cooling: Vec<(u32, Option<Millis>)> = self
+            .cells
+            .live_ids()
+            .filter_map(|id| {
+                let c = &self.cells.get(id).cell;
+                (c.state == State::Cooling).then_some((id, c.cooldown_until))
+            })
+            .collect();
+        for (id, until) in cooling {
+            self.track_cooldown(id, until, now);
+            // Re-indexes the cell and brings kept `nextChangeAt` answers up to date with it.
+            self.refresh_cell(id, now);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+// The resource × context grid: one row per resource, one column per context; each cell shows
+// its state as a colour *and* a text label, its score and its cooldown countdown; a resource
+// nobody has reported on reads `contexts: 0`. Rows are virtualised: only the rows in view (plus
+// a margin) exist, recycled as the list scrolls, so 10,000 resources stay fluid. A WAI-ARIA
+// grid with one tab stop: arrows, Page Up/Down, Home/End and Ctrl+Home/End move between cells,
+// Enter or Space opens the row's resource.
+
+import { h } from "./dom.js";
+import { countdown, scoreText } from "./model.js";
+
+const ROW_HEIGHT = 32;
+const OVERSCAN = 8;
+/** Column widths in px; live.css gives the cells the same (flex rows of fixed cells lay out
+ * faster than a CSS grid per row). */
+const COLUMN = { resource: 300, count: 110, context: 160 };
+
+export class ResourceGrid {
+  #rows = [];
+  #contexts = [];
+  #now;
+  #onOpen;
+  /** Recycled row elements, each `{el, cells: [...], index, counting}` (`counting`: it shows a
+   * cooldown countdown). */
+  #pool = [];
+  #active = { row: 0, col: 0 };
+  /** The cell that has tabindex 0 (every other has -1). */
+  #stop = null;
+  #scheduled = false;
+  #scroller;
+  #grid;
+  #head;
+  #body;
+  element;
+
+  /** `now()`: the server's clock (ms); `onOpen(row)`: open a row's resource. */
+  constructor({ now, onOpen }) {
+    this.#now = now;
+    this.#onOpen = onOpen;
+    this.#head = h("div", { role: "row", "aria-rowindex": "1", class: "grid-row grid-head" });
+    this.#body = h("div", { role: "rowgroup", class: "grid-body" });
+    this.#grid = h(
+      "div",
+      { role: "grid", "aria-label": "Resources by context", class: "grid" },
+      h("div", { role: "rowgroup", class: "grid-headgroup" }, this.#head),
+      this.#body,
+    );
+    this.#scroller = h("div", { class: "grid-scroll" }, this.#grid);
+    this.#scroller.addEventListener("scroll", () => this.#schedule());
+    this.#grid.addEventListener("keydown", (e) => this.#key(e));
+    this.#grid.addEventListener("focusin", (e) => {
+      const at = this.#cellAt(e.target);
+      if (at) this.#active = at;
+    });
+    this.#grid.addEventListener("click", (e) => {
+      const at = this.#cellAt(e.target);
+      if (!at) return;
+      this.#active = at;
+      this.#roving();
+      this.#onOpen(this.#rows[at.row]);
+    });
+    new ResizeObserver(() => this.#render(true)).observe(this.#scroller);
+    this.element = this.#scroller;
+  }
+
+  /** Shows `rows` (from model.visibleRows) with a column per context of `contexts`. */
+  show(rows, contexts) {
+    const columnsChanged = contexts.length !== this.#contexts.length || contexts.some((c, i) => c !== this.#contexts[i]);
+    this.#rows = rows;
+    this.#contexts = contexts;
+    if (columnsChanged) this.#columns();
+    this.#grid.setAttribute("aria-rowcount", String(rows.length + 1));
+    this.#body.style.height = `${rows.length * ROW_HEIGHT}px`;
+    this.#active.row = Math.max(0, Math.min(this.#active.row, rows.length - 1));
+    this.#render(true);
+  }
+
+  /** Moves focus to the grid's tab stop (the active cell). */
+  focus() {
+    this.#grid.querySelector('.grid-body [tabindex="0"]')?.focus({ preventScroll: true });
+  }
+
+  /** Redraws the rows in view that show a cooldown countdown (they move with the clock). */
+  tick() {
+    const now = this.#now();
+    for (const slot of this.#pool) if (slot.counting && slot.index >= 0) this.#bind(slot, slot.index, now);
+  }
+
+  #columns() {
+    const n = this.#contexts.length;
+    this.#grid.style.width = `${COLUMN.resource + COLUMN.count + n * COLUMN.context}px`;
+    this.#grid.setAttribute("aria-colcount", String(n + 2));
+    const header = (text, i) => h("div", { role: "columnheader", "aria-colindex": i + 1, class: "grid-cell" }, text);
+    this.#head.replaceChildren(header("Resource", 0), header("Contexts", 1), ...this.#contexts.map((c, i) => header(c, i + 2)));
+    for (const r of this.#pool) r.el.remove();
+    this.#pool = [];
+    this.#stop = null;
+    this.#active.col = Math.min(this.#active.col, n + 1);
+  }
+
+  #newRow() {
+    const cells = [];
+    const el = h("div", { role: "row", class: "grid-row", hidden: true });
+    const resource = h("div", { role: "gridcell", "aria-colindex": "1", class: "grid-cell res", tabindex: "-1" },
+      h("span", { class: "kind" }), h("span", { class: "value" }), h("span", { class: "badges" }));
+    const count = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell count", tabindex: "-1" });
+    cells.push(resource, count);
+    for (let i = 0; i < this.#contexts.length; i++) {
+      cells.push(h("div", { role: "gridcell", "aria-colindex": i + 3, class: "grid-cell ctx", tabindex: "-1" },
+        h("span", { class: "state" }), h("span", { class: "score" })));
+    }
+    el.append(...cells);
+    this.#body.append(el);
+    return { el, cells, index: -1, counting: false };
+  }
+
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    requestAnimationFrame(() => {
+      this.#scheduled = false;
+      this.#render(false);
+    });
+  }
+
+  /** Binds the rows in view; `all` rebinds those already bound too. */
+  #render(all) {
+    const height = this.#scroller.clientHeight || 600;
+    const need = Math.ceil(height / ROW_HEIGHT) + 2 * OVERSCAN;
+    while (this.#pool.length < need) this.#pool.push(this.#newRow());
+    const first = Math.max(0, Math.floor(this.#scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(this.#rows.length, first + this.#pool.length);
+    const now = this.#now();
+    for (let i = 0; i < this.#pool.length; i++) {
+      const index = first + i;
+      const slot = this.#pool[index % this.#pool.length];
+      if (index >= last) {
+        if (slot.index !== -1) this.#unbind(slot);
+        continue;
+      }
+      if (all || slot.index !== index) this.#bind(slot, index, now);
+    }
+    this.#roving();
+  }
+
+  #unbind(slot) {
+    slot.index = -1;
+    slot.el.hidden = true;
+  }
+
+  #bind(slot, index, now) {
+    const row = this.#rows[index];
+    const r = row.resource;
+    slot.index = index;
+    slot.el.hidden = false;
+    slot.el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+    slot.el.setAttribute("aria-rowindex", String(index + 2));
+    const [res, count, ...ctx] = slot.cells;
+    res.children[0].textContent = r.kind;
+    res.children[1].textContent = r.value;
+    res.children[1].title = r.value;
+    res.children[2].textContent = [r.blocked ? "blocked" : "", r.lease ? "leased" : ""].filter(Boolean).join(" ");
+    count.textContent = `contexts: ${row.cells.size}`;
+    slot.counting = false;
+    for (let i = 0; i < ctx.length; i++) {
+      const cell = row.cells.get(this.#contexts[i]);
+      const el = ctx[i];
+      const [state, score] = el.children;
+      if (!cell) {
+        el.className = "grid-cell ctx s-none";
+        state.textContent = "no cell";
+        score.textContent = "";
+        continue;
+      }
+      el.className = `grid-cell ctx s-${cell.state.toLowerCase()}`;
+      state.textContent = cell.state;
+      // The score, and while cooling the time left (one text: fewer boxes to lay out).
+      const left = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
+      if (left) slot.counting = true;
+      score.textContent = left ? `${scoreText(cell.score)} · ${left}` : scoreText(cell.score);
+    }
+  }
+
+  /** One tab stop: the active cell if it is in view, else the same column of the first row in view. */
+  #roving() {
+    const hadFocus = this.#grid.contains(document.activeElement);
+    let target = null;
+    let fallback = null;
+    for (const slot of this.#pool) {
+      if (slot.index < 0) continue;
+      if (slot.index === this.#active.row) target = slot.cells[this.#active.col];
+      if (!fallback || slot.index < fallback.index) fallback = slot;
+    }
+    const stop = target ?? fallback?.cells[this.#active.col] ?? null;
+    if (stop !== this.#stop) {
+      if (this.#stop) this.#stop.tabIndex = -1;
+      if (stop) stop.tabIndex = 0;
+      this.#stop = stop;
+    }
+    if (hadFocus && target && document.activeElement !== target) target.focus({ preventScroll: true });
+  }
+
+  #cellAt(node) {
+    const cell = node.closest?.(".grid-body [role=gridcell]");
+    if (!cell) return null;
+    const slot = this.#pool.find((s) => s.cells.includes(cell));
+    if (!slot || slot.index < 0) return null;
+    return { row: slot.index, col: slot.cells.indexOf(cell) };
+  }
+
+  #key(e) {
+    const rows = this.#rows.length;
+    if (rows === 0) return;
+    const cols = this.#contexts.length + 2;
+    const page = Math.max(1, Math.floor(this.#scroller.clientHeight / ROW_HEIGHT) - 1);
+    let { row, col } = this.#active;
+    switch (e.key) {
+      case "ArrowDown": row += 1; break;
+      case "ArrowUp": row -= 1; break;
+      case "ArrowRight": col += 1; break;
+      case "ArrowLeft": col -= 1; break;
+      case "PageDown": row += page; break;
+      case "PageUp": row -= page; break;
+      case "Home": if (e.ctrlKey) row = 0; col = 0; break;
+      case "End": if (e.ctrlKey) row = rows - 1; col = cols - 1; break;
+      case "Enter":
+      case " ":
+        e.preventDefault();
+        this.#onOpen(this.#rows[row]);
+        return;
+      default:
+        return;
+    }
+    e.preventDefault();
+    this.#active = { row: Math.max(0, Math.min(rows - 1, row)), col: Math.max(0, Math.min(cols - 1, col)) };
+    this.#reveal(this.#active.row);
+    this.#render(false);
+    this.#roving();
+    this.#pool.find((s) => s.index === this.#active.row)?.cells[this.#active.col].focus({ preventScroll: true });
+  }
+
+  /** Scrolls so that row `index` is in view below the sticky header. */
+  #reveal(index) {
+    const top = index * ROW_HEIGHT;
+    const view = this.#scroller.clientHeight - ROW_HEIGHT; // the header row stays on top
+    if (top < this.#scroller.scrollTop) this.#scroller.scrollTop = top;
+    else if (top + ROW_HEIGHT > this.#scroller.scrollTop + view) this.#scroller.scrollTop = top + ROW_HEIGHT - view;
+  }
+}

@@ -1,0 +1,110 @@
+// Live mode's data, without the DOM: the resource × context table built from `GET
+// /api/resources`, its filters (context, state, kind, search) and sort orders (the server's
+// canonical order, severity, score), a cell's label and cooldown countdown, and the API path of
+// a resource. Pure functions over plain objects, so they are cheap to run on every refresh.
+
+/** Worst first. A resource's severity is its worst cell's (or BLOCKLISTED when blocked). */
+export const SEVERITY = { BLOCKLISTED: 4, COOLING: 3, RECOVERING: 2, HEALTHY: 1 };
+export const STATES = ["HEALTHY", "COOLING", "RECOVERING", "BLOCKLISTED"];
+export const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+export const SORTS = { canonical: "server order", severity: "severity (worst first)", "score-asc": "score (lowest first)", "score-desc": "score (highest first)" };
+
+/**
+ * The API path of a resource: by its opaque `id` when the server gives one (values may be
+ * masked for viewers), else by kind and percent-encoded value.
+ */
+export function resourcePath(r, suffix = "") {
+  const name = r.id !== undefined ? encodeURIComponent(r.id) : `${r.kind}/${encodeURIComponent(r.value)}`;
+  return `/api/resources/${name}${suffix}`;
+}
+
+/** `{kind}/{value}` as people read it. */
+export const nameOf = (r) => `${r.kind}/${r.value}`;
+
+/**
+ * A table of the resources: `rows` (one per resource, in server order) each with `cells` as a
+ * Map context → CellView, and `contexts`, every context that has a cell, sorted.
+ */
+export function table(resources) {
+  const contexts = new Set();
+  const rows = resources.map((r, order) => {
+    const cells = new Map();
+    for (const c of r.cells) {
+      cells.set(c.context, c);
+      contexts.add(c.context);
+    }
+    return { resource: r, cells, order };
+  });
+  return { rows, contexts: [...contexts].sort(byCodePoint) };
+}
+
+function byCodePoint(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The cells of `row` that the view shows (one context, or all). */
+function shown(row, context) {
+  if (!context) return [...row.cells.values()];
+  const c = row.cells.get(context);
+  return c ? [c] : [];
+}
+
+function severity(row, context) {
+  let s = row.resource.blocked ? SEVERITY.BLOCKLISTED : 0;
+  for (const c of shown(row, context)) s = Math.max(s, SEVERITY[c.state] ?? 0);
+  return s;
+}
+
+/** The lowest score shown; a resource without cells counts as the fresh score, 0. */
+function lowest(row, context) {
+  let s = Infinity;
+  for (const c of shown(row, context)) s = Math.min(s, c.score);
+  return s === Infinity ? 0 : s;
+}
+
+/**
+ * The rows that pass `filter` — `{context, state, kind, search}`, each optional — in `sort`
+ * order (a key of SORTS). `state` keeps resources with a shown cell in that state
+ * (BLOCKLISTED: blocked resources); `search` matches the value (case-insensitive).
+ */
+export function visibleRows(rows, { context = "", state = "", kind = "", search = "", sort = "canonical" } = {}) {
+  const needle = search.trim().toLowerCase();
+  const out = rows.filter((row) => {
+    const r = row.resource;
+    if (kind && r.kind !== kind) return false;
+    if (needle && !r.value.toLowerCase().includes(needle)) return false;
+    if (state === "BLOCKLISTED") return Boolean(r.blocked);
+    if (state) return shown(row, context).some((c) => c.state === state);
+    return true;
+  });
+  if (sort === "severity") {
+    const key = new Map(out.map((row) => [row, [severity(row, context), lowest(row, context)]]));
+    out.sort((a, b) => key.get(b)[0] - key.get(a)[0] || key.get(a)[1] - key.get(b)[1] || a.order - b.order);
+  } else if (sort === "score-asc" || sort === "score-desc") {
+    const sign = sort === "score-asc" ? 1 : -1;
+    const key = new Map(out.map((row) => [row, lowest(row, context)]));
+    out.sort((a, b) => sign * (key.get(a) - key.get(b)) || a.order - b.order);
+  }
+  return out;
+}
+
+/** `h:mm:ss` or `m:ss` until `until` (server ms) at server time `now`; "" when over. */
+export function countdown(until, now) {
+  if (until === null || until === undefined || until <= now) return "";
+  const s = Math.ceil((until - now) / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
+}
+
+/** A score as shown: integers as they are, fractions to one decimal. */
+export const scoreText = (score) => (Number.isInteger(score) ? String(score) : score.toFixed(1));
+
+/** "1 h", "permanently", or the instant a block ends, for people. */
+export function blockText(blocked, now) {
+  if (!blocked) return "not blocked";
+  if (blocked.permanent) return "blocked permanently";
+  const left = countdown(blocked.until, now);
+  return left ? `blocked for ${left} more` : "block ending";
+}

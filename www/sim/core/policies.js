@@ -1,0 +1,145 @@
+// Policies (engine configs) as the console edits them: the form's fields come from the config
+// the engine reports (`pool.config()`), never from a list kept here, so fields the engine adds
+// later appear by themselves; text typed in a field becomes a config value; the engine's
+// INVALID_CONFIG message is matched to the field it names. Also the ready-made policies
+// (engine defaults, plain rotation) and the file a policy is exported as.
+
+/**
+ * The form fields of a config, in the engine's order: `{ path, type, value }` where type is
+ * "number", "boolean", "list" (an array, edited as comma-separated text) or "json" (anything
+ * else, e.g. a map whose keys the user chooses). An object whose values are all numbers (the
+ * per-failure tables) becomes one number field per key, `penalties.BLOCKED`.
+ */
+export function fieldsOf(config) {
+  const out = [];
+  for (const [key, value] of Object.entries(config)) {
+    if (isNumberTable(value)) {
+      for (const [sub, v] of Object.entries(value)) out.push({ path: `${key}.${sub}`, type: "number", value: v });
+    } else {
+      out.push({ path: key, type: typeOf(value), value });
+    }
+  }
+  return out;
+}
+
+function isNumberTable(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length > 0 &&
+    Object.values(v).every((x) => typeof x === "number");
+}
+
+function typeOf(v) {
+  if (typeof v === "number") return "number";
+  if (typeof v === "boolean") return "boolean";
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return "list";
+  return "json";
+}
+
+/** A field's value as the text of its input. */
+export function textOf(field, value = field.value) {
+  if (field.type === "list") return value.join(", ");
+  if (field.type === "json") return JSON.stringify(value);
+  return String(value);
+}
+
+const NUMBER = /^\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/**
+ * The config value typed as `text` in a field of `type`. Text that is not of the field's type
+ * is passed on as the string it is, so that the engine refuses it naming the field.
+ */
+export function parseText(type, text) {
+  if (type === "number") return NUMBER.test(text) ? Number(text) : text;
+  if (type === "boolean") return text === true || text === "true";
+  if (type === "list") return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `config` with the field at `path` (`a` or `a.b`) set to `value`; `config` is not changed. */
+export function withField(config, path, value) {
+  const out = structuredClone(config);
+  const [key, sub] = splitPath(path);
+  if (sub === undefined) out[key] = value;
+  else out[key] = { ...out[key], [sub]: value };
+  return out;
+}
+
+/** The value at `path` of a config. */
+export function fieldValue(config, path) {
+  const [key, sub] = splitPath(path);
+  return sub === undefined ? config[key] : config[key]?.[sub];
+}
+
+function splitPath(path) {
+  const dot = path.indexOf(".");
+  return dot < 0 ? [path] : [path.slice(0, dot), path.slice(dot + 1)];
+}
+
+/**
+ * The field an engine error names: its message starts with the field's path (`coolAfter must
+ * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `coolAfter: invalid
+ * type…`). Returns the matching path of `paths`, or null (the error is about the whole policy).
+ */
+export function fieldOfError(message, paths) {
+  const m = /^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(?:\[\d+\])?[: ]/.exec(message ?? "");
+  if (!m) return null;
+  if (paths.includes(m[1])) return m[1];
+  const key = m[1].split(".")[0];
+  return paths.includes(key) ? key : (paths.find((p) => p.startsWith(`${key}.`)) ?? null);
+}
+
+/**
+ * Checks a policy with the engine: `null` when it takes it, else `{ message, path }` with the
+ * engine's message and the form field it names (null: none). `Pool` is the engine's class.
+ */
+export function checkPolicy(Pool, config) {
+  try {
+    new Pool({ config, seed: 0 }).free();
+    return null;
+  } catch (e) {
+    return { message: e.message, path: fieldOfError(e.message, fieldsOf(config).map((f) => f.path)) };
+  }
+}
+
+/**
+ * Plain rotation, as a config: every score stays 0 (no reward, no penalty), so every pick is
+ * uniform; a cell cools only after 1000 failures in a row, and then for 1 ms. What the pool
+ * does with reputation turned off — the baseline that shows what reputation buys.
+ */
+export function plainRotation(defaults) {
+  const zero = (table, v) => Object.fromEntries(Object.keys(table).map((k) => [k, v]));
+  return {
+    ...structuredClone(defaults),
+    successReward: 0,
+    penalties: zero(defaults.penalties, 0),
+    coolAfter: 1000,
+    cooldownBaseMs: zero(defaults.cooldownBaseMs, 1),
+    maxBackoffExponent: 0,
+  };
+}
+
+/** The ready-made policies, by id: `{ title, make(defaults) }` (`defaults`: the engine's config). */
+export const POLICIES = {
+  defaults: { title: "Engine defaults", make: (defaults) => structuredClone(defaults) },
+  "plain-rotation": { title: "Plain rotation (baseline: uniform picks, nothing cools)", make: plainRotation },
+};
+
+/** The fields whose values differ between two configs: `{ path, a, b }[]`. */
+export function diffConfigs(a, b) {
+  const paths = new Set([...fieldsOf(a), ...fieldsOf(b)].map((f) => f.path));
+  const out = [];
+  for (const path of paths) {
+    const x = fieldValue(a, path);
+    const y = fieldValue(b, path);
+    if (JSON.stringify(x) !== JSON.stringify(y)) out.push({ path, a: x, b: y });
+  }
+  return out;
+}
+
+/** A policy as the config file `repute serve --config FILE` reads (every field, as simulated). */
+export function policyFile(config) {
+  return `${JSON.stringify(config, null, 2)}\n`;
+}

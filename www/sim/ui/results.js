@@ -1,0 +1,60 @@
+// The results of the last run or A/B comparison: what ran, the summary table (with B's
+// differences from A marked in words and colour), the charts, and the exports — the results
+// as JSON and CSV, and the policy of either run (by default the winner's) as the config file
+// `repute serve --config` reads — and Apply, which offers that policy to the live pool.
+import { h, fill, field, select, download, clockText } from "./dom.js";
+import { drawCharts } from "./charts.js";
+import { summaryRows, formatValue } from "../core/compare.js";
+import { seriesCsv, summaryCsv } from "../core/csv.js";
+import { policyFile } from "../core/policies.js";
+
+/** `apply(label, config)` opens the Apply dialog. */
+export function resultsView({ apply }) {
+  const body = h("div");
+  const element = h("section", { class: "panel", "aria-labelledby": "sim-results-h" }, h("h2", { id: "sim-results-h" }, "Results"), body);
+  fill(body, h("p", {}, "No run yet: choose a scenario and policies, then Run (policy A) or Compare (A and B)."));
+
+  /** Shows `last` (the workspace's lastRun: `{ labels, runs, stopped, winner }`). */
+  function show(last) {
+    const { labels, runs } = last;
+    const rows = summaryRows(runs);
+    const charts = h("div", { class: "charts" });
+    const which = select(labels.map((l) => [l, `Policy ${l}`]), last.winner ?? labels[0]);
+    fill(body,
+      h("p", { class: "run-facts" }, runs.map((r, i) => h("span", {}, `Policy ${labels[i]}: ${facts(r)}. `))),
+      last.winner ? h("p", { class: "winner" }, `Policy ${last.winner} did better (higher success rate, then fewer rejections).`) : null,
+      summaryTable(rows, labels),
+      h("div", { class: "row exports" },
+        h("button", { type: "button", onclick: () => download("repute-simulation.json", `${JSON.stringify(last, null, 2)}\n`) }, "Export results (JSON)"),
+        h("button", { type: "button", onclick: () => download("repute-simulation-series.csv", seriesCsv(runs, labels), "text/csv") }, "Export series (CSV)"),
+        h("button", { type: "button", onclick: () => download("repute-simulation-summary.csv", summaryCsv(rows, labels), "text/csv") }, "Export summary (CSV)")),
+      h("div", { class: "row exports" },
+        field("Policy to export or apply", { control: which }).wrap,
+        h("button", { type: "button", onclick: () => download(`repute-policy-${which.value}.json`, policyFile(configOf(which.value))) }, "Export policy as config"),
+        h("button", { type: "button", onclick: () => apply(which.value, configOf(which.value)) }, "Apply to live pool…")),
+      charts);
+    const configOf = (label) => runs[labels.indexOf(label)].config;
+    drawCharts(charts, runs, labels.map((l) => `Policy ${l}`));
+  }
+
+  return { element, show };
+}
+
+function facts(r) {
+  const m = r.meta;
+  const ran = m.stoppedAtS === null ? `${clockText(m.durationS)} simulated` : `stopped at ${clockText(m.stoppedAtS)} of ${clockText(m.durationS)}`;
+  const dropped = m.eventsDropped > 0 ? `, ${m.eventsDropped} engine events dropped (eventBufferSize)` : "";
+  return `${ran}, ${m.requests.toLocaleString("en-US")} acquires over ${m.resources} resources, seed ${m.seed}${dropped}`;
+}
+
+function summaryTable(rows, labels) {
+  const pair = labels.length === 2;
+  return h("table", { class: "summary" },
+    h("caption", {}, pair ? "Summary: B against A (differences marked)" : "Summary"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Measure"), labels.map((l) => h("th", { scope: "col" }, `Policy ${l}`)),
+      pair ? h("th", { scope: "col" }, "B against A") : null)),
+    h("tbody", {}, rows.map((r) => h("tr", { class: pair && r.verdict !== "same" ? `differs ${r.verdict ?? ""}`.trim() : null, "data-key": r.key },
+      h("th", { scope: "row" }, r.label),
+      r.values.map((v) => h("td", {}, formatValue(r.format, v))),
+      pair ? h("td", { class: "verdict" }, r.verdict === null ? "differs" : r.verdict) : null))));
+}
