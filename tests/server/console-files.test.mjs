@@ -157,3 +157,32 @@ test("repute serve serves the repository's console at / (the page, its scripts a
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("the console's files pass the Host/Origin guard: a rebound name or a foreign page reads nothing", async () => {
+  // Without tokens (loopback only), as pkg-scripts/start runs.
+  const www = path.join(base, "www");
+  const open = await startServer({ serveOptions: { www } });
+  try {
+    const { port } = new URL(open.url);
+    const get = (headers) =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ host: "127.0.0.1", port, path: "/app.js", headers }, (res) => {
+          const chunks = [];
+          res.on("data", (c) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode, type: res.headers["content-type"], body: Buffer.concat(chunks).toString() }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    assert.equal((await get({ host: `localhost:${port}` })).status, 200);
+    const rebound = await get({ host: `rebind.attacker.example:${port}` });
+    assert.equal(rebound.status, 403);
+    assert.match(rebound.body, /forbidden-host/);
+    assert.doesNotMatch(rebound.body, /export const x/);
+    const foreign = await get({ host: `127.0.0.1:${port}`, origin: "https://evil.example" });
+    assert.equal(foreign.status, 403);
+    assert.match(foreign.body, /forbidden-origin/);
+  } finally {
+    await open.close();
+  }
+});
