@@ -55,7 +55,7 @@ impl std::fmt::Debug for Pool {
 }
 
 fn unknown(kind: Kind, value: &str) -> Error {
-    Error::UnknownResource(format!("{kind}/{} is not registered", redact(value)))
+    Error::UnknownResource(format!("{kind}/{} is not registered", redact(kind, value)))
 }
 
 impl Pool {
