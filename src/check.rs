@@ -47,9 +47,70 @@ pub fn is_blank(s: &str) -> bool {
     }
 }
 
+/// Unicode's format characters (general category Cf, Unicode 17): zero-width spaces and joiners,
+/// bidirectional controls, the byte order mark, tag characters. Checked against the
+/// platform's `\p{Cf}` by `tests/js/text-rules.test.mjs`.
+const FORMAT_CHARS: &[(u32, u32)] = &[
+    (0xAD, 0xAD),
+    (0x600, 0x605),
+    (0x61C, 0x61C),
+    (0x6DD, 0x6DD),
+    (0x70F, 0x70F),
+    (0x890, 0x891),
+    (0x8E2, 0x8E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// A character no value or context may hold: a control character (Cc: C0, DEL, C1 — NUL, CR,
+/// LF, TAB among them), a format character (Cf, see above), or a line or paragraph separator
+/// (U+2028, U+2029: line breaks to many log viewers). They forge log lines, hide text or
+/// reorder it on screen, and make two values that look alike different resources.
+pub fn is_hidden_char(c: char) -> bool {
+    let u = c as u32;
+    c.is_control()
+        || u == 0x2028
+        || u == 0x2029
+        || FORMAT_CHARS
+            .binary_search_by(|&(lo, hi)| {
+                if hi < u {
+                    std::cmp::Ordering::Less
+                } else if lo > u {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
+}
+
+/// The first control, format or separator character in `s` (see `is_hidden_char`).
+fn hidden_char(s: &str) -> Option<char> {
+    // The usual case, decided without decoding: printable ASCII only.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return None;
+    }
+    s.chars().find(|&c| is_hidden_char(c))
+}
+
 fn text(what: &str, s: &str, max: usize) -> Result<(), String> {
     if is_blank(s) {
         Err(format!("{what} must not be blank"))
+    } else if let Some(c) = hidden_char(s) {
+        // The code point is named (it is not a secret); the value is not.
+        Err(format!("{what} must not contain control or format characters (found U+{:04X})", c as u32))
     } else if s.len() > max {
         Err(format!("{what} must be at most {max} UTF-8 bytes (got {})", s.len()))
     } else {
