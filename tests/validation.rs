@@ -669,8 +669,13 @@ fn the_base_snapshot_restores() {
 fn malformed_snapshots_name_the_json_path() {
     type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
     let cases: Vec<(&str, &str, Mutation)> = vec![
-        ("unknown top-level field", "bogus", Box::new(|v| v["bogus"] = 1.into())),
-        ("unknown cell field", "cells[0].extra", Box::new(|v| v["cells"][0]["extra"] = 1.into())),
+        // Unknown keys are not quoted: they may be fragments of a value (see the test below).
+        (
+            "unknown top-level field",
+            "unknown field, expected one of `format`",
+            Box::new(|v| v["bogus"] = 1.into()),
+        ),
+        ("unknown cell field", "cells[0]: unknown field", Box::new(|v| v["cells"][0]["extra"] = 1.into())),
         ("wrong type", "cells[0].score", Box::new(|v| v["cells"][0]["score"] = "high".into())),
         ("out-of-range score", "cells[0].score", Box::new(|v| v["cells"][0]["score"] = 150.into())),
         ("bad state enum", "cells[0].state", Box::new(|v| v["cells"][0]["state"] = "SLEEPING".into())),
@@ -709,7 +714,7 @@ fn malformed_snapshots_name_the_json_path() {
             "config.penalties.SLOW",
             Box::new(|v| v["config"]["penalties"]["SLOW"] = 201.into()),
         ),
-        ("config unknown key", "config.nope", Box::new(|v| v["config"]["nope"] = 1.into())),
+        ("config unknown key", "config: unknown field", Box::new(|v| v["config"]["nope"] = 1.into())),
         (
             "missing top-level field",
             "fencingHighWater",
@@ -746,6 +751,55 @@ fn malformed_snapshots_name_the_json_path() {
         let mut v = base_snapshot();
         mutate(&mut v);
         expect_invalid_snapshot(restore_value(&v), path, what);
+    }
+}
+
+#[test]
+fn snapshot_errors_never_quote_the_documents_text() {
+    // A damaged or hand-edited snapshot with a secret where the parser complains: the message
+    // names the place and the problem, never the text.
+    let secret = "hunter2";
+    type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Mutation)> = vec![
+        ("cells[0].score: invalid type: string", Box::new(|v| v["cells"][0]["score"] = "u:hunter2@h".into())),
+        ("cells[0]: unknown field", Box::new(|v| v["cells"][0]["u:hunter2@h"] = 1.into())),
+        ("unknown field", Box::new(|v| v["hunter2"] = 1.into())),
+        ("registered[0].kind: must be", Box::new(|v| v["registered"][0]["kind"] = "hunter2".into())),
+        ("cells[0].state", Box::new(|v| v["cells"][0]["state"] = "hunter2".into())),
+        (
+            "registered[0].value: invalid type: map",
+            Box::new(|v| v["registered"][0]["value"] = serde_json::json!({"hunter2": 1})),
+        ),
+        (
+            "config.halfOpenCauses",
+            Box::new(|v| v["config"]["halfOpenCauses"] = serde_json::json!(["hunter2"])),
+        ),
+    ];
+    for (want, mutate) in cases {
+        let mut v = base_snapshot();
+        mutate(&mut v);
+        let text = v.to_string();
+        match restore_str(&text) {
+            Err(Error::InvalidSnapshot(msg)) => {
+                assert!(msg.starts_with(want), "{want}: {msg}");
+                assert!(!msg.contains(secret), "{want}: {msg}");
+            }
+            other => panic!("{want}: expected InvalidSnapshot, got {other:?}"),
+        }
+    }
+    // Not an object, cut short, or a value broken out of its string.
+    let good = base_snapshot().to_string();
+    let broken = good.replacen(r#""value":"q""#, r#""value":"q" "hunter2","#, 1);
+    for text in [
+        r#""hunter2""#.to_owned(),
+        format!(r#"["hunter2", {good}]"#),
+        good[..good.len() / 2].to_owned(),
+        broken,
+    ] {
+        match restore_str(&text) {
+            Err(Error::InvalidSnapshot(msg)) => assert!(!msg.contains(secret), "{text}: {msg}"),
+            other => panic!("{text}: expected InvalidSnapshot, got {other:?}"),
+        }
     }
 }
 

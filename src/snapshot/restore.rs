@@ -11,7 +11,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use super::input::{CellIn, SnapshotIn};
+use super::input::{self, CellIn, SnapshotIn};
 use super::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
@@ -54,7 +54,9 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<()
 /// Reads `format` and `version` leniently, so that a document of another version gets the
 /// version error rather than complaints about its fields.
 fn check_header(json: &str) -> Result<()> {
-    let h: Header = serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+    let h: Header = serde_json::from_str(json).map_err(|e| {
+        bad(format!("not a JSON object: {}", json_path::describe_private(json, &e, &input::is_key)))
+    })?;
     check_format_version(
         h.format.as_ref().and_then(|f| f.as_str()),
         h.version.as_ref().and_then(|v| v.as_f64()),
@@ -66,7 +68,7 @@ fn check_header(json: &str) -> Result<()> {
 fn parse(json: &str) -> Result<SnapshotIn<'_>> {
     serde_json::from_str(json).or_else(|e| {
         check_header(json)?;
-        Err(bad(json_path::describe(json, &e)))
+        Err(bad(json_path::describe_private(json, &e, &input::is_key)))
     })
 }
 
