@@ -237,6 +237,13 @@ const snapshot: string = pool.snapshot();
 
 // ----- events ---------------------------------------------------------------------------------
 
+const shown: string = Pool.maskValue("PROXY", "proxy-1.example.net:8080:user:pass");
+const withIds: PoolEvent[] = pool.drainEvents({ resourceId: (k: Kind, v: string) => `${k}:${v.length}` });
+const id: string | undefined = withIds[0]?.id;
+void shown;
+void id;
+// @ts-expect-error a resourceId function returns a string
+pool.drainEvents({ resourceId: () => 1 });
 const events: PoolEvent[] = pool.drainEvents();
 for (const e of events) {
   const seq: number = e.seq;
