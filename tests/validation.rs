@@ -387,6 +387,19 @@ fn control_and_format_characters_are_invalid_arguments_naming_the_field() {
         }
     }
     assert_unchanged(&mut h, &b, "hidden characters");
+    // Renew and release of a real lease with the value or the context swapped for one.
+    let lease = h.pool.acquire_resource(Kind::Proxy, "p", "c").unwrap().unwrap();
+    let b = before(&mut h);
+    for hidden in HIDDEN {
+        let bad_value = repute::Lease { value: hidden.into(), ..lease.clone() };
+        let bad_context = repute::Lease { context: hidden.into(), ..lease.clone() };
+        for l in [&bad_value, &bad_context] {
+            expect_invalid_argument(h.pool.renew(l), &format!("renew {hidden:?}"));
+            expect_invalid_argument(h.pool.release(l), &format!("release {hidden:?}"));
+        }
+    }
+    assert_unchanged(&mut h, &b, "hidden characters in a lease");
+    assert!(h.pool.release(&lease).unwrap());
     // Printable text of any script, and white space inside, is fine.
     for ok in ["é-ß-😀", "a b", "a\u{3000}b", "\u{0634}\u{0645}\u{0633}", "x\u{E000}"] {
         assert!(h.pool.register(Kind::Proxy, ok).unwrap(), "{ok:?}");
