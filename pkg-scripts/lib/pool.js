@@ -89,7 +89,8 @@ function unpackEvents(nums, text, resourceId) {
 function outcomeCode(o) {
   if (!isPlainObject(o)) throw invalid("outcome must be an object");
   for (const k in o) {
-    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid(`outcome has an unknown field ${k}`);
+    // Not quoted: a key sent by a worker may be a value that went astray.
+    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid("outcome has an unknown field (it takes ok, failure, latencyMs)");
   }
   if (o.ok === true) {
     if ("failure" in o) throw invalid("a successful outcome has no failure");

@@ -13,6 +13,8 @@
 //   listeners and to `events()` async iterators; a failing or slow consumer never blocks or
 //   fails a pool call, and what is dropped is counted.
 // - A recovery prober (prober.js) runs when `prober` is given.
+// - Every resource has an opaque id (`resource-id.js`) under a key kept in the folder
+//   (`resource-id.key`, key-file.js); events carry it beside their masked value.
 
 import { writeFileSync, readFileSync, openSync, fsyncSync, closeSync, renameSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +25,8 @@ import { AuditLog } from "./audit-log.js";
 import { startProber } from "./prober.js";
 import { fsyncDirSync } from "./fsync.js";
 import { HostMetrics } from "./metrics.js";
+import { loadKey } from "./key-file.js";
+import { ResourceIds } from "../resource-id.js";
 
 const RESERVE_STEP = 65536;
 
@@ -76,6 +80,14 @@ function restoreLifted(json, reserve, options) {
   return Pool.restore(lift(canonical, reserve), options);
 }
 
+function remask(kind, value) {
+  try {
+    return Pool.maskValue(kind, value);
+  } catch {
+    return "***"; // not a kind: a damaged line
+  }
+}
+
 /** Options: see README "Node runtime". */
 export async function openPool(options = {}) {
   const host = new PoolHost();
@@ -114,6 +126,9 @@ export class PoolHost extends EventTarget {
   /** Config given to every restore (host options, prober default). */
   #overrides;
   #deliveryDropped = 0;
+  /** Resource ids (see `resourceId`), and the function that names an event's resource. */
+  #ids;
+  #idOf = (kind, value) => this.#ids.of(kind, value);
   #closed = false;
   #signalHandler = null;
   ready = false;
@@ -141,6 +156,7 @@ export class PoolHost extends EventTarget {
     mkdirSync(dir, { recursive: true });
     this.#lock = await acquireLock(dir);
     try {
+      this.#ids = await ResourceIds.create(await loadKey(dir, "resource-id.key"));
       this.#store = await SnapshotStore.open(dir);
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
@@ -157,7 +173,15 @@ export class PoolHost extends EventTarget {
       this.#reserve.eventSeq = Math.max(this.#reserve.eventSeq, this.#audit.lastSeq + 1);
       const restoreOptions = { ...this.#poolOptions, ...(overrides ? { config: overrides } : {}) };
       if (stored) {
-        this.#pool = restoreLifted(stored.json, this.#reserve, restoreOptions);
+        try {
+          this.#pool = restoreLifted(stored.json, this.#reserve, restoreOptions);
+        } catch (e) {
+          // The engine names the field, never the text; say which file, and the way out.
+          if (e.code !== "INVALID_SNAPSHOT" && e.code !== "UNSUPPORTED_SNAPSHOT_VERSION") throw e;
+          const file = join(this.#store.dir, fromBackup ? "snapshot.prev.json" : "snapshot.json");
+          const way = fromBackup ? "" : "; start with --from-backup (fromBackup: true) to use the previous one";
+          throw Object.assign(new Error(`${file} cannot be restored: ${e.message}${way}`), { code: e.code, file });
+        }
       } else {
         const fresh = new Pool(restoreOptions);
         const s = fresh.stats();
@@ -361,12 +385,30 @@ export class PoolHost extends EventTarget {
     return this.#pool.config();
   }
 
+  // --- resource ids and masking ----------------------------------------------------------
+
+  /** The resource's opaque id: stable for this folder (its key), revealing nothing. */
+  resourceId(kind, value) {
+    return this.#ids.of(kind, value);
+  }
+
+  /** The resource `id` names ({kind, value}), or null: one the pool holds, or one it held
+   * lately (whether it is still registered is for the call that uses it to say). */
+  resourceById(id) {
+    return this.#ids.find(id, () => this.#pool.resources());
+  }
+
+  /** The value as events show it (`Pool.maskValue`). */
+  maskValue(kind, value) {
+    return Pool.maskValue(kind, value);
+  }
+
   // --- events ----------------------------------------------------------------------------
 
   #drain() {
     this.#drainScheduled = false;
     if (this.#closed && !this.#pool) return;
-    const events = this.#pool.drainEvents();
+    const events = this.#pool.drainEvents({ resourceId: this.#idOf });
     if (events.length === 0) return;
     this.#lastSeq = events[events.length - 1].seq;
     if (this.#lastSeq >= this.#reserve.eventSeq - 1) this.#ensureReserve(0, this.#lastSeq + 1);
@@ -480,9 +522,15 @@ export class PoolHost extends EventTarget {
   }
 
   /** The audit log, by seq (keyset pagination). */
-  readEvents({ after = 0, limit = 100 } = {}) {
+  async readEvents({ after = 0, limit = 100 } = {}) {
     this.#drain();
-    return this.#audit.read({ after, limit });
+    const page = await this.#audit.read({ after, limit });
+    for (const e of page.events) {
+      // Lines written before resource ids (and the masking of every value form) came in: mask
+      // their values again by today's rule. Lines with an id are masked already.
+      if (typeof e.kind === "string" && typeof e.value === "string" && e.id === undefined) e.value = remask(e.kind, e.value);
+    }
+    return page;
   }
 
   // --- durability ------------------------------------------------------------------------
