@@ -329,6 +329,11 @@ export async function hostUsage(): Promise<void> {
   void s.auditDropped;
   const page = await host.readEvents({ after: 0, limit: 10 });
   void page.next;
+  const id: string = host.resourceId("PROXY", "proxy-9");
+  const named: { kind: Kind; value: string } | null = host.resourceById(id);
+  const masked: string = host.maskValue("ACCOUNT", "carol:hunter2");
+  void named;
+  void masked;
   // @ts-expect-error operator actions are asynchronous
   const sync: boolean = host.unblock("PROXY", "proxy-9");
   void sync;
