@@ -66,8 +66,11 @@ export interface PoolEvent {
   type: EventType;
   at: number;
   kind?: Kind;
-  /** Credentials inside URL-like values are masked (`user:***@host`). */
+  /** The value with credentials masked (`Pool.maskValue`): never the value itself. */
   value?: string;
+  /** The resource's id, when the host gave `drainEvents` a `resourceId` function (the pool
+   * server's events carry it). */
+  id?: string;
   context?: string;
   /** Cooldown end, block end, or lease expiry. */
   until?: number;
@@ -165,6 +168,9 @@ export interface ReputeError extends Error {
 export declare class Pool {
   constructor(options?: PoolOptions);
   static restore(snapshotJson: string, options?: PoolOptions): Pool;
+  /** The value as events, errors and a viewer's dashboard show it: credentials masked (the
+   * engine's rule; see the README). */
+  static maskValue(kind: Kind, value: string): string;
   /** True when newly added. */
   register(kind: Kind, value: string): boolean;
   /** Removes the resource, its cells, its block. */
@@ -178,7 +184,9 @@ export declare class Pool {
   unblock(kind: Kind, value: string): boolean;
   /** Canonical JSON. */
   snapshot(): string;
-  drainEvents(): PoolEvent[];
+  /** `resourceId(kind, value)`, when given, names each event's resource by the value as
+   * registered (the event shows it masked); its answer becomes the event's `id`. */
+  drainEvents(options?: { resourceId?: (kind: Kind, value: string) => string }): PoolEvent[];
   resources(filter?: { context?: string; state?: State }): ResourceView[];
   /** One resource with its cells' windows; UNKNOWN_RESOURCE when not registered. */
   resource(kind: Kind, value: string): ResourceDetail;

@@ -87,6 +87,13 @@ export declare class PoolHost extends EventTarget {
   config(): Config;
   /** Changes the config in force (see `Pool.setConfig`); resolves to it once it is on disk. */
   setConfig(patch: ConfigPatch): Promise<Config>;
+  /** The resource's opaque id: 22 URL-safe characters, stable for this data folder (its
+   * `resource-id.key`), revealing nothing of the value. Events this host delivers carry it. */
+  resourceId(kind: Kind, value: string): string;
+  /** The resource an id names (one the pool holds or held lately), or null. */
+  resourceById(id: string): { kind: Kind; value: string } | null;
+  /** The value as events show it: credentials masked (`Pool.maskValue`). */
+  maskValue(kind: Kind, value: string): string;
   /** Calls `cb` for events of `type` ("event" for every type); returns a disposer. */
   on(type: EventType | "event", cb: (event: PoolEvent) => void): () => void;
   /** Live events (after replaying the audit log past `after`, when given). */

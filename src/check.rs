@@ -47,9 +47,87 @@ pub fn is_blank(s: &str) -> bool {
     }
 }
 
+/// Unicode's format characters (general category Cf, Unicode 17): zero-width spaces and joiners,
+/// bidirectional controls, the byte order mark, tag characters. Checked against the
+/// platform's `\p{Cf}` by `tests/js/text-rules.test.mjs`.
+const FORMAT_CHARS: &[(u32, u32)] = &[
+    (0xAD, 0xAD),
+    (0x600, 0x605),
+    (0x61C, 0x61C),
+    (0x6DD, 0x6DD),
+    (0x70F, 0x70F),
+    (0x890, 0x891),
+    (0x8E2, 0x8E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// A character no value or context may hold: a control character (Cc: C0, DEL, C1 — NUL, CR,
+/// LF, TAB among them), a format character (Cf, see above), or a line or paragraph separator
+/// (U+2028, U+2029: line breaks to many log viewers). They forge log lines, hide text or
+/// reorder it on screen, and make two values that look alike different resources.
+pub fn is_hidden_char(c: char) -> bool {
+    let u = c as u32;
+    c.is_control()
+        || u == 0x2028
+        || u == 0x2029
+        || FORMAT_CHARS
+            .binary_search_by(|&(lo, hi)| {
+                if hi < u {
+                    std::cmp::Ordering::Less
+                } else if lo > u {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
+}
+
+/// The first control, format or separator character in `s` (see `is_hidden_char`).
+fn hidden_char(s: &str) -> Option<char> {
+    // The usual case, decided without decoding: printable ASCII only.
+    if printable_ascii(s.as_bytes()) {
+        return None;
+    }
+    s.chars().find(|&c| is_hidden_char(c))
+}
+
+/// Every byte in 0x20..=0x7E, tested eight at a time (this runs on every call that names a
+/// value or a context: a byte-at-a-time `all` cost 8 instructions a byte, a quarter of an
+/// acquire + report + release cycle).
+fn printable_ascii(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    let mut bad = 0;
+    for w in &mut words {
+        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        let del = w ^ (ONES * 0x7F);
+        // A byte ≥ 0x80; a byte < 0x20 (for bytes < 0x80, the classic "has less than"); 0x7F.
+        bad |= w | (w.wrapping_sub(ONES * 0x20) & !w) | (del.wrapping_sub(ONES) & !del);
+    }
+    bad & HIGH == 0 && words.remainder().iter().all(|&b| (0x20..0x7F).contains(&b))
+}
+
 fn text(what: &str, s: &str, max: usize) -> Result<(), String> {
     if is_blank(s) {
         Err(format!("{what} must not be blank"))
+    } else if let Some(c) = hidden_char(s) {
+        // The code point is named (it is not a secret); the value is not.
+        Err(format!("{what} must not contain control or format characters (found U+{:04X})", c as u32))
     } else if s.len() > max {
         Err(format!("{what} must be at most {max} UTF-8 bytes (got {})", s.len()))
     } else {
@@ -100,5 +178,27 @@ pub fn latency_arg(v: Option<f64>) -> Result<Option<f64>> {
             Err(invalid_argument("latencyMs must be a finite, non-negative number"))
         }
         _ => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hidden_char, printable_ascii};
+
+    #[test]
+    fn printable_ascii_agrees_with_a_byte_at_a_time_test_at_every_position() {
+        for len in 0..=24 {
+            for at in 0..len {
+                for b in [0x00, 0x09, 0x0A, 0x1F, 0x20, 0x41, 0x7E, 0x7F, 0x80, 0xC3, 0xFF] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = b;
+                    let want = bytes.iter().all(|&c| (0x20..0x7F).contains(&c));
+                    assert_eq!(printable_ascii(&bytes), want, "{len} bytes, {b:#x} at {at}");
+                }
+            }
+        }
+        assert_eq!(hidden_char("proxy-1.example.net:8080"), None);
+        assert_eq!(hidden_char("proxy-1.example.net:8080\u{200B}"), Some('\u{200B}'));
+        assert_eq!(hidden_char("é-ß"), None);
     }
 }

@@ -2,8 +2,10 @@
 //! restarts (the snapshot keeps `nextEventSeq`), held in a bounded buffer until drained.
 //!
 //! Owns the event types, the event record and the buffer (overflow drops the oldest and counts
-//! them). Events carry resource values in their redacted form only. Delivering events to
-//! streams or logs is the hosts' business.
+//! them). Events show resource values in their masked form only (`redact.rs`); the value
+//! itself rides along as an [`Unmasked`], which no output of the engine prints, so that a host
+//! can name the resource by an opaque id of its own (the HTTP server's resource ids).
+//! Delivering events to streams or logs is the hosts' business.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -66,8 +68,11 @@ pub struct PoolEvent {
     pub seq: u64,
     pub ty: EventType,
     pub at: Millis,
-    /// The resource, its value redacted (see `redact.rs`).
+    /// The resource, its value masked (see `redact.rs`).
     pub resource: Option<(Kind, Rc<str>)>,
+    /// The resource's value as registered (with `resource`): for telling resources apart, never
+    /// for showing.
+    pub unmasked: Option<Unmasked>,
     pub context: Option<Rc<str>>,
     /// `RESOURCE_COOLED`: the failure type that started the cooldown.
     pub cause: Option<FailureType>,
@@ -86,12 +91,30 @@ impl PoolEvent {
             ty,
             at,
             resource: None,
+            unmasked: None,
             context: None,
             cause: None,
             until: None,
             permanent: false,
             token: None,
         }
+    }
+}
+
+/// A resource value that may hold credentials. Its `Debug` does not print it; `expose` does,
+/// for code that needs the value to identify the resource.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Unmasked(pub(crate) Rc<str>);
+
+impl Unmasked {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Unmasked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Unmasked(..)")
     }
 }
 

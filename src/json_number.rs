@@ -275,10 +275,11 @@ impl<'de> Deserialize<'de> for Exact {
         let raw = <&'de RawValue>::deserialize(d)?;
         parse(raw.get()).filter(|v| v.is_finite()).map(Exact).ok_or_else(|| {
             let what = match raw.get().as_bytes().first() {
-                Some(b'"') => "a string",
-                Some(b'{') => "an object",
-                Some(b'[') => "an array",
-                Some(b't' | b'f') => "a boolean",
+                // serde's words for the input's type (it quotes nothing of the text)
+                Some(b'"') => "string",
+                Some(b'{') => "map",
+                Some(b'[') => "sequence",
+                Some(b't' | b'f') => "boolean",
                 Some(b'n') => "null",
                 _ => "a number out of range",
             };

@@ -4,6 +4,11 @@
 //! Restore and config errors must name the offending field. A path-tracking deserializer would
 //! double the size of every deserialization routine in the WebAssembly module; failures are
 //! rare, so re-reading the text on the error path costs nothing that matters.
+//!
+//! A snapshot holds resource values, so an error about one must not quote its text
+//! (`describe_private`): keys show only when they are names of the format, and the parser's
+//! message loses whatever it quotes from the input (`invalid type: string "hunter2"` becomes
+//! `invalid type: string`). A config is the operator's own text and is quoted as it is.
 
 /// One level of nesting while scanning.
 enum Frame {
@@ -21,6 +26,11 @@ fn offset(text: &str, line: usize, column: usize) -> usize {
 /// The path of the value being read at (`line`, `column`), e.g. `cells[3].score`; empty at the
 /// top level.
 pub fn path_at(text: &str, line: usize, column: usize) -> String {
+    path_where(text, line, column, &|_| true)
+}
+
+/// `path_at` with only the keys for which `shown` holds (an unknown key is left out).
+fn path_where(text: &str, line: usize, column: usize, shown: &dyn Fn(&str) -> bool) -> String {
     let end = offset(text, line, column);
     let bytes = &text.as_bytes()[..end];
     let mut stack: Vec<Frame> = Vec::new();
@@ -65,33 +75,72 @@ pub fn path_at(text: &str, line: usize, column: usize) -> String {
     let mut path = String::new();
     for frame in &stack {
         match frame {
-            Frame::Object { key: Some(k) } => {
+            Frame::Object { key: Some(k) } if shown(k) => {
                 if !path.is_empty() {
                     path.push('.');
                 }
                 path.push_str(k);
             }
-            Frame::Object { key: None } => {}
+            Frame::Object { .. } => {}
             Frame::Array { index } => path.push_str(&format!("[{index}]")),
         }
     }
     path
 }
 
-/// The path where a serde_json error in `text` happened, and its message without the position.
-pub fn locate(text: &str, e: &serde_json::Error) -> (String, String) {
-    let path = path_at(text, e.line(), e.column());
-    let mut msg = e.to_string();
-    if let Some((m, _)) = msg.rsplit_once(" at line ") {
-        msg.truncate(m.len());
-    }
-    (path, msg)
-}
-
 /// `path: message` for a serde_json error in `text` (the message without its position).
 pub fn describe(text: &str, e: &serde_json::Error) -> String {
-    let (path, msg) = locate(text, e);
-    if path.is_empty() { msg } else { format!("{path}: {msg}") }
+    join(&path_at(text, e.line(), e.column()), &message(e))
+}
+
+/// `describe` for text that may hold secrets: only keys for which `known` holds appear in the
+/// path, and nothing the parser quotes from the text appears in the message.
+pub fn describe_private(text: &str, e: &serde_json::Error, known: &dyn Fn(&str) -> bool) -> String {
+    let path = path_where(text, e.line(), e.column(), known);
+    let msg = message(e);
+    // Syntax and end-of-input messages never quote the input; data errors may.
+    let msg = if e.is_data() { scrub(&msg, known) } else { msg };
+    join(&path, &msg)
+}
+
+/// serde_json's message without " at line L column C".
+fn message(e: &serde_json::Error) -> String {
+    let mut msg = e.to_string();
+    if let Some(i) = rfind(&msg, " at line ") {
+        msg.truncate(i);
+    }
+    msg
+}
+
+fn join(path: &str, msg: &str) -> String {
+    if path.is_empty() { msg.to_owned() } else { format!("{path}: {msg}") }
+}
+
+/// A serde data error's message without what it quotes from the input: cut at its first quote
+/// (serde quotes input as `x` or "x": `unknown field `x`, expected …`, `invalid type: string
+/// "x", expected …`), keeping serde's fixed words, the input's type and what was expected
+/// (`, expected …` comes last, after any input). `missing field `x`` and `duplicate field `x``
+/// name a field of the format: kept when `known` says so.
+fn scrub(msg: &str, known: &dyn Fn(&str) -> bool) -> String {
+    let Some(quote) = msg.find(['`', '"']) else { return msg.to_owned() };
+    let (head, rest) = msg.split_at(quote);
+    if head == "missing field " || head == "duplicate field " {
+        if rest[1..].split('`').next().is_some_and(known) {
+            return msg.to_owned();
+        }
+        return head.trim_end().to_owned();
+    }
+    let expected =
+        rfind(msg, ", expected ").or_else(|| rfind(msg, ", there are no")).map_or("", |i| &msg[i..]);
+    let mut out = head.trim_end().to_owned();
+    out.push_str(expected);
+    out
+}
+
+/// The last occurrence of `needle` (a byte search: `str::rfind` with a string pattern brings a
+/// large searcher into the WebAssembly module).
+fn rfind(haystack: &str, needle: &str) -> Option<usize> {
+    haystack.as_bytes().windows(needle.len()).rposition(|w| w == needle.as_bytes())
 }
 
 #[cfg(test)]
@@ -134,6 +183,57 @@ mod tests {
         assert!(err(nested).starts_with("cells[0].tags[1]: invalid type"), "{}", err(nested));
         let multiline = "{\n  \"n\": 1,\n  \"cells\": [\n    {\"score\": 1, \"tags\": [], \"x\": 0}\n  ]\n}";
         assert!(err(multiline).starts_with("cells[0].x: unknown field"), "{}", err(multiline));
+    }
+
+    fn private(text: &str) -> String {
+        let known = |k: &str| ["cells", "score", "tags", "n"].contains(&k);
+        describe_private(text, &serde_json::from_str::<Doc>(text).unwrap_err(), &known)
+    }
+
+    #[test]
+    fn private_errors_name_known_fields_and_quote_nothing_of_the_text() {
+        let ok = r#"{"score":1,"tags":[]}"#;
+        // (text, what the message starts with, the text's secret)
+        let cases = [
+            (
+                format!(r#"{{"cells":[{ok},{{"score":"hunter2","tags":[]}}],"n":1}}"#),
+                "cells[1].score: invalid type: string, expected f64",
+                "hunter2",
+            ),
+            (
+                r#"{"cells":[{"score":1,"hunter2":[]}],"n":1}"#.to_owned(),
+                "cells[0]: unknown field, expected `score` or `tags`",
+                "hunter2",
+            ),
+            (
+                r#"{"n":1,"cells":[{"score":1,"tags":[{"hunter2":1}]}]}"#.to_owned(),
+                "cells[0].tags[0]: invalid type: map, expected a string",
+                "hunter2",
+            ),
+            (r#""hunter2""#.to_owned(), "invalid type: string, expected struct Doc", "hunter2"),
+            (
+                r#"{"cells":[{"score":1,"tags":[]}],"n":1,"n":2}"#.to_owned(),
+                "n: duplicate field `n`",
+                "\u{0}",
+            ),
+            (
+                r#"{"cells":[{"score":1,"tags":["a"]}]"hunter2"}"#.to_owned(),
+                "cells: expected `,` or `}`",
+                "hunter2",
+            ),
+            (
+                r#"{"cells":[{"score":1,"tags":[]}],"n":"hunter2"}"#.to_owned(),
+                "n: invalid type: string, expected u32",
+                "hunter2",
+            ),
+        ];
+        for (text, want, secret) in cases {
+            let msg = private(&text);
+            assert!(msg.starts_with(want), "{text}: {msg}");
+            assert!(!msg.contains(secret), "{text}: {msg}");
+        }
+        // The same errors in a config (the operator's own text) quote it.
+        assert!(err(r#"{"cells":[],"n":1,"tagz":1}"#).contains("tagz"));
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! cost it about a quarter of an acquire + report + release cycle).
 //!
 //! Layout of `numbers`: `[events, strings, len_0 … len_{strings−1}, then FIELDS per event]`,
-//! each event `seq, at, type, kind, value, context, cause, until, permanent, token`. `type`,
-//! `kind`, `value`, `context` and `cause` are indexes into the string table (`-1`: absent);
+//! each event `seq, at, type, kind, value, context, cause, until, permanent, token, unmasked`.
+//! `type`, `kind`, `value` (masked), `context`, `cause` and `unmasked` (the value as registered,
+//! for a host that names resources by an id of its own; the same index as `value` when nothing
+//! is masked) are indexes into the string table (`-1`: absent);
 //! `until` and `token` are `-1` when absent, `permanent` is 0 or 1. The string table is
 //! `strings` cut at the given lengths, counted in UTF-16 code units (what JavaScript's `slice`
 //! counts). Keys present in an event are those of `json::write_event`, in the same order.
@@ -14,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::events::PoolEvent;
 
 /// Numbers per event.
-pub const FIELDS: usize = 10;
+pub const FIELDS: usize = 11;
 
 /// Drained events in the layout above.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -66,6 +68,7 @@ pub fn pack_events(events: &[PoolEvent]) -> Packed {
             or_none(e.until.map(|u| u as f64)),
             f64::from(u8::from(e.permanent)),
             or_none(e.token.map(|t| t as f64)),
+            or_none(e.unmasked.as_ref().map(|u| table.id(u.expose()))),
         ]);
     }
     let mut numbers = Vec::with_capacity(2 + table.order.len() + fields.len());

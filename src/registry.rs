@@ -120,7 +120,7 @@ impl Registry {
     /// Stores a new resource (not yet in the order index) and returns its slot.
     pub fn add(&mut self, kind: Kind, value: &str) -> u32 {
         let value: Rc<str> = Rc::from(value);
-        let display = match redact(&value) {
+        let display = match redact(kind, &value) {
             std::borrow::Cow::Borrowed(_) => Rc::clone(&value),
             std::borrow::Cow::Owned(s) => Rc::from(s),
         };

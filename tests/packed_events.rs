@@ -1,7 +1,8 @@
 //! The packed event form the WebAssembly facade hands to JavaScript (`packed.rs`): decoded the
 //! way `pkg-scripts/lib/pool.js` decodes it, it must give exactly the JSON of `json::events`
 //! (same keys, same order, same values) for every event type, for redacted values, for
-//! strings outside the Basic Multilingual Plane (UTF-16 lengths) and for an empty drain.
+//! strings outside the Basic Multilingual Plane (UTF-16 lengths) and for an empty drain; its
+//! `unmasked` field names the value as registered.
 
 mod common;
 
@@ -95,7 +96,21 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     let packed = pack_events(&events);
     let (text, table) = decode(&packed.numbers, &packed.strings);
     assert_eq!(text, json::events(&events));
-    assert!(!packed.strings.contains("s3cret"), "values are packed redacted");
+    // `value` is masked; `unmasked` is the value as registered, shared with `value` when
+    // nothing is masked.
+    let fields = &packed.numbers[2 + table.len()..];
+    for (e, f) in events.iter().zip(fields.chunks(FIELDS)) {
+        match &e.unmasked {
+            Some(u) => {
+                assert_eq!(table[f[10] as usize], u.expose(), "{e:?}");
+                let masked = e.resource.as_ref().map(|(_, v)| &**v) != Some(u.expose());
+                assert_eq!(f[4] != f[10], masked, "{e:?}");
+            }
+            None => assert_eq!(f[10], -1.0, "{e:?}"),
+        }
+        assert!(!table[f[4].max(0.0) as usize].contains("s3cret"), "values are packed masked");
+    }
+    assert!(format!("{events:?}").contains("Unmasked(..)") && !format!("{events:?}").contains("s3cret"));
     // Shared strings are sent once, not once per event.
     for name in ["PROXY", "RESOURCE_BLOCKLISTED", "http://🦀:***@proxy-é.example.net:8080"] {
         assert_eq!(table.iter().filter(|s| *s == name).count(), 1, "{name}");

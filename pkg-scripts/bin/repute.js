@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
+import { jsonProblem } from "../lib/host/json-problem.js";
 
 // The engine and the server are loaded after the arguments are read, so `--help` and argument
 // errors answer without the built WebAssembly module.
@@ -89,7 +90,8 @@ function tokensFrom(file, inline) {
 }
 
 /** A JSON document from `--NAME FILE` or, without the flag, the environment variable `env`
- * (inline JSON); undefined when neither is given. Not used for secrets: parse errors quote it. */
+ * (inline JSON); undefined when neither is given. A parse error does not quote the text (a
+ * probe target's URL may hold a token). */
 function jsonOption(flag, file, env, inline) {
   if (!file && !inline) return undefined;
   const where = file ? `${flag} ${file}` : env;
@@ -102,7 +104,7 @@ function jsonOption(flag, file, env, inline) {
   try {
     return JSON.parse(text);
   } catch (e) {
-    fail(`${where} is not valid JSON: ${e.message}`);
+    fail(`${where} is ${jsonProblem(e)}`);
   }
 }
 
@@ -191,7 +193,7 @@ async function main(argv) {
       probes: { PROXY: probe },
       intervalMs: Math.max(1, intervalMs),
       onError: (e, entry) =>
-        process.stderr.write(`repute: probe${entry ? ` of ${redactCredentials(entry.value)} in ${entry.context}` : ""}: ${redactCredentials(e?.message ?? e)}\n`),
+        process.stderr.write(`repute: probe${entry ? ` of ${Pool.maskValue(entry.kind, entry.value)} in ${entry.context}` : ""}: ${redactCredentials(e?.message ?? e)}\n`),
     };
   }
 

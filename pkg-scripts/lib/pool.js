@@ -48,15 +48,16 @@ function latency(v) {
 }
 
 /** Numbers per event in a packed drain. */
-const EVENT_FIELDS = 10;
+const EVENT_FIELDS = 11;
 
 /**
  * The PoolEvent objects of a packed drain (layout in src/packed.rs): `[events, strings,
  * string lengths…, then per event seq, at, type, kind, value, context, cause, until,
- * permanent, token]`, strings by index into `text` cut at those lengths, -1 for absent. Keys
- * in the order of the engine's event JSON.
+ * permanent, token, unmasked]`, strings by index into `text` cut at those lengths, -1 for
+ * absent. Keys in the order of the engine's event JSON; with `resourceId`, an `id` after
+ * `value`, from the unmasked value (which no event object holds).
  */
-function unpackEvents(nums, text) {
+function unpackEvents(nums, text, resourceId) {
   const count = nums[0];
   const n = nums[1];
   const table = new Array(n);
@@ -71,6 +72,7 @@ function unpackEvents(nums, text) {
     if (nums[o + 3] >= 0) {
       e.kind = table[nums[o + 3]];
       e.value = table[nums[o + 4]];
+      if (resourceId) e.id = resourceId(e.kind, table[nums[o + 10]]);
     }
     if (nums[o + 5] >= 0) e.context = table[nums[o + 5]];
     if (nums[o + 6] >= 0) e.cause = table[nums[o + 6]];
@@ -87,7 +89,8 @@ function unpackEvents(nums, text) {
 function outcomeCode(o) {
   if (!isPlainObject(o)) throw invalid("outcome must be an object");
   for (const k in o) {
-    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid(`outcome has an unknown field ${k}`);
+    // Not quoted: a key sent by a worker may be a value that went astray.
+    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid("outcome has an unknown field (it takes ok, failure, latencyMs)");
   }
   if (o.ok === true) {
     if ("failure" in o) throw invalid("a successful outcome has no failure");
@@ -196,6 +199,10 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const [config, now, random, s] = optionsOf(options, seed);
       this.#raw = new RawPool(config, random, s);
       this.#now = clock(now);
+    }
+
+    static maskValue(kind, value) {
+      return RawPool.maskValue(kindCode(kind), text("value", value));
     }
 
     static restore(snapshotJson, options) {
@@ -347,9 +354,16 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return this.#raw.snapshot(this.#now());
     }
 
-    drainEvents() {
+    drainEvents(options) {
+      let resourceId;
+      if (options !== undefined) {
+        if (!isPlainObject(options)) throw invalid("options must be an object");
+        for (const k in options) if (k !== "resourceId") throw invalid(`unknown option ${k}`);
+        resourceId = options.resourceId;
+        if (resourceId !== undefined && typeof resourceId !== "function") throw invalid("resourceId must be a function");
+      }
       const numbers = this.#raw.drainEvents(this.#now());
-      return unpackEvents(numbers, this.#raw.drainedStrings());
+      return unpackEvents(numbers, this.#raw.drainedStrings(), resourceId);
     }
 
     resources(filter) {

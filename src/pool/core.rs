@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use super::expiry::Expiries;
 use super::next_change::NextChange;
 use crate::config::Config;
-use crate::events::{EventBuffer, EventType, PoolEvent};
+use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
 use crate::index::avail_log::AvailLog;
 use crate::index::cells::{CellStore, Context};
 
@@ -138,6 +138,7 @@ impl Core {
         let r = self.reg.get(slot);
         let mut e = PoolEvent::new(ty, at);
         e.resource = Some((r.kind, Rc::clone(&r.display)));
+        e.unmasked = Some(Unmasked(Rc::clone(&r.value)));
         e
     }
 

@@ -55,7 +55,7 @@ impl std::fmt::Debug for Pool {
 }
 
 fn unknown(kind: Kind, value: &str) -> Error {
-    Error::UnknownResource(format!("{kind}/{} is not registered", redact(value)))
+    Error::UnknownResource(format!("{kind}/{} is not registered", redact(kind, value)))
 }
 
 impl Pool {
@@ -92,6 +92,29 @@ impl Pool {
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
         self.core.reg.find(kind, value).ok_or_else(|| unknown(kind, value))
+    }
+
+    /// Checks a call's value and context as arguments, except what the pool already holds: a
+    /// registered resource's value (checked when it was registered or restored) and the context
+    /// of that resource's lease (checked when it was acquired). Reports and releases name
+    /// exactly those, and the check reads every byte. The resource's slot when registered.
+    fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
+        let slot = self.core.reg.find(kind, value);
+        match slot {
+            Some(s) if self.core.reg.get(s).lease.as_ref().is_some_and(|l| *l.context == *context) => {
+                Ok(slot)
+            }
+            _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
+        }
+    }
+
+    /// The checks `check_named` could not spare (out of line: the common call skips them).
+    #[inline(never)]
+    fn check_args(value: Option<&str>, context: &str) -> Result<()> {
+        if let Some(v) = value {
+            check::value_arg(v)?;
+        }
+        check::context_arg(context)
     }
 
     /// Runs `body` after applying the clock reading `t`, and closes the call.
@@ -152,10 +175,9 @@ impl Pool {
     /// Records an outcome of using `(kind, value)` in `context`.
     pub fn report(&mut self, kind: Kind, value: &str, context: &str, outcome: Outcome) -> Result<()> {
         let t = self.read_clock()?;
-        check::value_arg(value)?;
-        check::context_arg(context)?;
+        let slot = self.check_named(kind, value, context)?;
         check::latency_arg(outcome.latency_ms())?;
-        let slot = self.find(kind, value)?;
+        let slot = slot.ok_or_else(|| unknown(kind, value))?;
         let cell = self.core.locate_cell(slot, context);
         if cell.is_none() {
             self.core.check_cell_capacity()?;
@@ -167,16 +189,14 @@ impl Pool {
     /// Extends the lease for its current holder; `None` when lapsed, not the holder, or blocked.
     pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
         let t = self.read_clock()?;
-        check::value_arg(&lease.value)?;
-        check::context_arg(&lease.context)?;
+        self.check_named(lease.kind, &lease.value, &lease.context)?;
         Ok(self.apply(t, |c, now| c.renew(lease, now)))
     }
 
     /// Ends the lease for its current holder; `false` otherwise.
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
         let t = self.read_clock()?;
-        check::value_arg(&lease.value)?;
-        check::context_arg(&lease.context)?;
+        self.check_named(lease.kind, &lease.value, &lease.context)?;
         Ok(self.apply(t, |c, now| c.release(lease, now)))
     }
 

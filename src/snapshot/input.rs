@@ -16,6 +16,58 @@ use crate::json_number::{Exact, exact};
 use crate::types::FailureType;
 use crate::window::Observation;
 
+/// Every key a snapshot may hold (the config's and the failure types' included): the names an
+/// error message may quote (`json_path::describe_private`). Any other key in a document is
+/// text from the file, which may be a fragment of a resource value.
+pub const KEYS: &[&str] = &[
+    "format",
+    "version",
+    "revision",
+    "takenAt",
+    "fencingHighWater",
+    "nextEventSeq",
+    "config",
+    "registered",
+    "blocklist",
+    "cells",
+    "kind",
+    "value",
+    "until",
+    "permanent",
+    "context",
+    "score",
+    "consecutiveFailures",
+    "consecutiveSuccesses",
+    "state",
+    "cooldownUntil",
+    "cooldownCause",
+    "updatedAt",
+    "window",
+    "coolAfter",
+    "recoverAfter",
+    "successReward",
+    "penalties",
+    "cooldownBaseMs",
+    "maxBackoffExponent",
+    "explorationFloor",
+    "leaseTtlMs",
+    "windowSize",
+    "halfOpenCauses",
+    "maxResources",
+    "maxCells",
+    "eventBufferSize",
+    "BLOCKED",
+    "TLS_HANDSHAKE",
+    "CONNECTION_RESET",
+    "TIMEOUT",
+    "SLOW",
+];
+
+/// A key of the format (see `KEYS`).
+pub fn is_key(k: &str) -> bool {
+    KEYS.contains(&k)
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SnapshotIn<'a> {

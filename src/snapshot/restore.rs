@@ -11,7 +11,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use super::input::{CellIn, SnapshotIn};
+use super::input::{self, CellIn, SnapshotIn};
 use super::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
@@ -105,15 +105,12 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<()
 fn check_header(json: &str) -> Result<()> {
     let h: Header = serde_json::from_str(json).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
-            // Where it broke: the path being read and the position. serde_json's message
-            // quotes none of the text, which may hold credentials; the path is made of keys,
-            // masked all the same in case damage put a value where a key belongs.
-            let (path, msg) = json_path::locate(json, &e);
-            let at =
-                if path.is_empty() { String::new() } else { format!("{}: ", crate::redact::redact(&path)) };
-            bad(format!("{at}not valid JSON ({msg}) at line {} column {}", e.line(), e.column()))
+            // Where it broke: the path being read (known keys only) and the position; the
+            // message quotes nothing of the text, which may hold credentials.
+            let at = json_path::describe_private(json, &e, &input::is_key);
+            bad(format!("{at} (not valid JSON, at line {} column {})", e.line(), e.column()))
         } else {
-            bad(format!("not a JSON object: {e}"))
+            bad(format!("not a JSON object: {}", json_path::describe_private(json, &e, &input::is_key)))
         }
     })?;
     let format = match &h.format {
@@ -132,7 +129,7 @@ fn check_header(json: &str) -> Result<()> {
 fn parse(json: &str) -> Result<SnapshotIn<'_>> {
     serde_json::from_str(json).or_else(|e| {
         check_header(json)?;
-        Err(bad(json_path::describe(json, &e)))
+        Err(bad(json_path::describe_private(json, &e, &input::is_key)))
     })
 }
 

@@ -184,6 +184,13 @@ impl RawPool {
         build().map_err(js_error)
     }
 
+    /// A value as events and errors show it, credentials masked (`redact.rs`).
+    #[wasm_bindgen(js_name = maskValue)]
+    pub fn mask_value(kind_code: u8, value: &str) -> JsResult<String> {
+        let k = kind(kind_code).map_err(js_error)?;
+        Ok(crate::redact::redact(k, value).into_owned())
+    }
+
     /// The id of a context name for the hot path (`NO_CONTEXT` once the table is full).
     pub fn context(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.context_ids.get(name) {

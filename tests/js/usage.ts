@@ -251,6 +251,13 @@ const snapshot: string = pool.snapshot();
 
 // ----- events ---------------------------------------------------------------------------------
 
+const shown: string = Pool.maskValue("PROXY", "proxy-1.example.net:8080:user:pass");
+const withIds: PoolEvent[] = pool.drainEvents({ resourceId: (k: Kind, v: string) => `${k}:${v.length}` });
+const id: string | undefined = withIds[0]?.id;
+void shown;
+void id;
+// @ts-expect-error a resourceId function returns a string
+pool.drainEvents({ resourceId: () => 1 });
 const events: PoolEvent[] = pool.drainEvents();
 for (const e of events) {
   const seq: number = e.seq;
@@ -341,6 +348,11 @@ export async function hostUsage(): Promise<void> {
   void s.auditDropped;
   const page = await host.readEvents({ after: 0, limit: 10 });
   void page.next;
+  const id: string = host.resourceId("PROXY", "proxy-9");
+  const named: { kind: Kind; value: string } | null = host.resourceById(id);
+  const masked: string = host.maskValue("ACCOUNT", "carol:hunter2");
+  void named;
+  void masked;
   // @ts-expect-error operator actions are asynchronous
   const sync: boolean = host.unblock("PROXY", "proxy-9");
   void sync;

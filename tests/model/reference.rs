@@ -98,7 +98,7 @@ impl RefPool {
             seq,
             ty,
             at,
-            resource: res.map(|(k, v)| (*k, redact(&text(v)).into_owned())),
+            resource: res.map(|(k, v)| (*k, redact(*k, &text(v)).into_owned())),
             context: None,
             cause: None,
             until: None,

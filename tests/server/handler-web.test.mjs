@@ -2,8 +2,9 @@
 // reuse; the Node server calls its `reply` form with a light request object instead. Both
 // forms must be the same API: the same script of requests against two identical pools (same
 // seed, same fixed clock) gets the same statuses, headers and bodies through a real web
-// Request/Response and through the Node server on 127.0.0.1 (lease ids aside: each handler
-// seals them under its own random key, so they are compared by what they decode to).
+// Request/Response and through the Node server on 127.0.0.1 (lease ids and resource ids aside:
+// each handler seals lease ids under its own random key, each pool folder has its own
+// resource-id key; resource ids are compared by the order they first appear in).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
@@ -30,7 +31,17 @@ const SCRIPT = [
   ["GET", "/api/snapshot"],
 ];
 
-const normalize = (text) => text.replace(/"leaseId":"[^"]+"/g, '"leaseId":"…"');
+/** The answers with lease ids blanked and resource ids numbered by first appearance. */
+function normalizer() {
+  const ids = new Map();
+  return (text) =>
+    text
+      .replace(/"leaseId":"[^"]+"/g, '"leaseId":"…"')
+      .replace(/"id":"([A-Za-z0-9_-]{22})"/g, (_, id) => {
+        if (!ids.has(id)) ids.set(id, ids.size);
+        return `"id":"#${ids.get(id)}"`;
+      });
+}
 const HEADERS = ["content-type", "retry-after", "allow", "www-authenticate"];
 
 /** The fetch/Request init of one SCRIPT step (JSON unless the body is already text). */
@@ -45,6 +56,7 @@ async function viaWeb() {
   const pool = await openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false, onError: () => {} });
   try {
     const handle = await createHandler(pool);
+    const normalize = normalizer();
     const out = [];
     for (const [method, path, body] of SCRIPT) {
       const init = requestInit(method, body);
@@ -62,6 +74,7 @@ async function viaWeb() {
 async function viaNode() {
   const s = await startServer({});
   try {
+    const normalize = normalizer();
     const out = [];
     for (const [method, path, body] of SCRIPT) {
       const init = requestInit(method, body);

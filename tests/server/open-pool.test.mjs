@@ -274,7 +274,10 @@ test("the host has the methods of Pool and gives the same results for the same c
     }
   }
   assert.equal(got.length, expected.length);
-  assert.deepEqual(events, expectedEvents, "the host delivers exactly the events the plain pool emits");
+  // ... each about a resource with the resource's id beside its value.
+  for (const e of events.filter((x) => x.kind)) assert.equal(e.id, host.resourceId(e.kind, e.value), e.type);
+  const withoutIds = events.map(({ id, ...e }) => e);
+  assert.deepEqual(withoutIds, expectedEvents, "the host delivers exactly the events the plain pool emits");
   assert.deepEqual(errors, []);
   // Errors are the engine's: synchronous calls throw synchronously, operator actions reject.
   assert.throws(() => host.report("PROXY", "nope", "x", { ok: true }), { code: "UNKNOWN_RESOURCE" });

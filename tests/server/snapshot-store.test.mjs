@@ -145,15 +145,44 @@ test("a damaged snapshot: SNAPSHOT_DAMAGED naming the file and the backup; kept,
   await store.close();
 });
 
+test("a damaged snapshot's message never quotes the file (it holds credentials), nor does a damaged backup's", async () => {
+  const secret = "hunter2";
+  const start = '{"format":"repute-snapshot","version":1,"revision":4,"registered":[{"kind":"PROXY","value":';
+  const cases = [
+    [`${start}"h.example:1:carol:${secret}`, /not valid JSON \(Unterminated string at position \d+\)/], // cut in the value
+    [`${start}"h.example:1:carol:x" ${secret}}]}`, /not valid JSON \(Expected ',' or '}' after property value at position \d+\)/],
+    [`${start}${secret}}]}`, /not valid JSON \(an unexpected character\)/], // V8 gives no position here
+    [secret, /not valid JSON \(an unexpected character\)/],
+    [`{"format":"${secret}","revision":1}`, /is not a repute snapshot/],
+    [`{"format":"repute-snapshot","revision":"${secret}"}`, /has an invalid revision/],
+    [`{"format":"repute-snapshot","revision":1,"x":"\u0001${secret}`, /not valid JSON/],
+  ];
+  for (const [text, problem] of cases) {
+    const dir = newDir();
+    await mkdir(dir);
+    await writeFile(path.join(dir, "snapshot.json"), text);
+    await writeFile(path.join(dir, "snapshot.prev.json"), text);
+    const store = await SnapshotStore.open(dir);
+    await assert.rejects(store.read(), (e) => {
+      assert.equal(e.code, "SNAPSHOT_DAMAGED");
+      assert.match(e.message, problem);
+      assert.match(e.message, /the backup is unusable too/);
+      assert.ok(!e.message.includes(secret) && !e.stack.includes(secret), e.message);
+      return true;
+    });
+    await assert.rejects(store.readBackup(), (e) => !e.message.includes(secret));
+  }
+});
+
 test("a file without format or revision, or with a bad revision, is damaged; so is a damaged backup", async () => {
   const cases = [
-    ["", /is not valid JSON \(Unexpected end of JSON input; 0 bytes\)/],
+    ["", /is not valid JSON \(it ends too soon\), 0 bytes/],
     ["[1]", /is not a JSON object/],
     ['{"revision":3}', /has no format field/],
-    ['{"format":"other","revision":3}', /is not a repute snapshot \(format "other"\)/],
+    ['{"format":"other","revision":3}', /is not a repute snapshot \(its format is not "repute-snapshot"\)/],
     ['{"format":"repute-snapshot","version":1}', /has no revision field/],
-    ['{"format":"repute-snapshot","revision":-1}', /has an invalid revision \(-1\)/],
-    ['{"format":"repute-snapshot","revision":"7"}', /has an invalid revision \("7"\)/],
+    ['{"format":"repute-snapshot","revision":-1}', /has an invalid revision \(not an integer in 0..2\^53\)/],
+    ['{"format":"repute-snapshot","revision":"7"}', /has an invalid revision \(not an integer/],
   ];
   for (const [text, problem] of cases) {
     const dir = newDir();

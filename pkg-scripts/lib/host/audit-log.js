@@ -13,7 +13,7 @@
 // on byte offsets (lines are in seq order), and reads forward from there: a page costs a few small
 // reads, not a scan of 16 MiB.
 
-import { mkdir, open, readdir, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDir } from "./fsync.js";
 
@@ -24,6 +24,9 @@ const SEARCH_CHUNK = 4 * 1024;
 /** A crash-cut last line longer than this is not even tried as JSON: it is cut off. */
 const MAX_TAIL_REPAIR = 1 << 20;
 const EMPTY = Object.freeze([]);
+/** Events name resources and contexts: the files are the owner's alone (older ones are narrowed
+ * to this at open). */
+const FILE_MODE = 0o600;
 
 /**
  * @typedef {object} AuditLogOptions
@@ -120,7 +123,7 @@ export class AuditLog {
     }
     if (typeof now !== "function") throw invalid("AuditLog.open: now must be a function");
     const auditDir = path.join(path.resolve(dir), "audit");
-    await mkdir(auditDir, { recursive: true });
+    await mkdir(auditDir, { recursive: true, mode: 0o700 });
     const log = new AuditLog(auditDir, { maxFileBytes, maxFiles, maxAgeMs, queueLimit, now });
     await log.#init();
     return log;
@@ -131,7 +134,10 @@ export class AuditLog {
     for (const name of await readdir(this.#dir)) {
       const m = NAME_RE.exec(name);
       const firstSeq = m ? Number(m[1]) : NaN;
-      if (Number.isSafeInteger(firstSeq)) files.push({ firstSeq, path: path.join(this.#dir, name) });
+      if (!Number.isSafeInteger(firstSeq)) continue;
+      const file = path.join(this.#dir, name);
+      if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, FILE_MODE);
+      files.push({ firstSeq, path: file });
     }
     files.sort((a, b) => a.firstSeq - b.firstSeq);
     this.#files = files;
@@ -352,7 +358,7 @@ export class AuditLog {
   async #appendLines(lines) {
     if (lines.length === 0) return;
     if (this.#fh === null) {
-      this.#fh = await open(this.#files[this.#files.length - 1].path, "a", 0o644);
+      this.#fh = await open(this.#files[this.#files.length - 1].path, "a", FILE_MODE);
     }
     const buf = Buffer.from(lines.join(""));
     const before = this.#size;
@@ -387,7 +393,7 @@ export class AuditLog {
       }
     }
     const file = path.join(this.#dir, `audit-${String(firstSeq).padStart(16, "0")}.jsonl`);
-    const fh = await open(file, "a", 0o644);
+    const fh = await open(file, "a", FILE_MODE);
     const { size } = await fh.stat();
     this.#fh = fh;
     this.#size = size;

@@ -12,6 +12,8 @@
 //   listeners and to `events()` async iterators; a failing or slow consumer never blocks or
 //   fails a pool call, and what is dropped is counted.
 // - A recovery prober (prober.js) runs when `prober` is given.
+// - Every resource has an opaque id (`resource-id.js`) under a key kept in the folder
+//   (`resource-id.key`, key-file.js); events carry it beside their masked value.
 //
 // When the disk refuses a write (full, read-only, failing), no call may crash the process, no
 // caller may be told a change is saved when it is not, and a refused call changes nothing. The
@@ -49,6 +51,7 @@
 // refusals reach HTTP as 503 storage-unavailable through problems.js.
 
 import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { Pool } from "../../node.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
@@ -59,6 +62,8 @@ import { HostMetrics } from "./metrics.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { MAX_SAFE, Reservations, checkImportRoom, checkStartRoom, exhausted, readReserve } from "./reservations.js";
+import { loadKey } from "./key-file.js";
+import { ResourceIds } from "../resource-id.js";
 
 /** Free space an operator action needs beyond the last snapshot's size (any single change —
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
@@ -98,6 +103,14 @@ function liftPool(pool, floor, options) {
   const lifted = Pool.restore(lift(pool.snapshot(), floor), options);
   pool.free();
   return lifted;
+}
+
+function remask(kind, value) {
+  try {
+    return Pool.maskValue(kind, value);
+  } catch {
+    return "***"; // not a kind: a damaged line
+  }
 }
 
 /** Options: see README "Node runtime". */
@@ -155,6 +168,9 @@ export class PoolHost extends EventTarget {
   /** Config given to every restore (host options, prober default). */
   #overrides;
   #deliveryDropped = 0;
+  /** Resource ids (see `resourceId`), and the function that names an event's resource. */
+  #ids;
+  #idOf = (kind, value) => this.#ids.of(kind, value);
   #closed = false;
   #signalHandler = null;
   ready = false;
@@ -187,6 +203,7 @@ export class PoolHost extends EventTarget {
     mkdirSync(dir, { recursive: true });
     this.#lock = await acquireLock(dir);
     try {
+      this.#ids = await ResourceIds.create(await loadKey(dir, "resource-id.key"));
       this.#store = await SnapshotStore.open(dir);
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
@@ -205,7 +222,15 @@ export class PoolHost extends EventTarget {
       checkStartRoom(dir, reserved.fencing, reserved.eventSeq);
       const restoreOptions = this.#restoreOptions();
       if (stored) {
-        this.#pool = restoreLifted(stored.json, reserved, restoreOptions);
+        try {
+          this.#pool = restoreLifted(stored.json, reserved, restoreOptions);
+        } catch (e) {
+          // The engine names the field, never the text; say which file, and the way out.
+          if (e.code !== "INVALID_SNAPSHOT" && e.code !== "UNSUPPORTED_SNAPSHOT_VERSION") throw e;
+          const file = join(this.#store.dir, fromBackup ? "snapshot.prev.json" : "snapshot.json");
+          const way = fromBackup ? "" : "; start with --from-backup (fromBackup: true) to use the previous one";
+          throw Object.assign(new Error(`${file} cannot be restored: ${e.message}${way}`), { code: e.code, file });
+        }
       } else {
         const fresh = new Pool(restoreOptions);
         const s = fresh.stats();
@@ -524,6 +549,24 @@ export class PoolHost extends EventTarget {
     return this.#pool.config();
   }
 
+  // --- resource ids and masking ----------------------------------------------------------
+
+  /** The resource's opaque id: stable for this folder (its key), revealing nothing. */
+  resourceId(kind, value) {
+    return this.#ids.of(kind, value);
+  }
+
+  /** The resource `id` names ({kind, value}), or null: one the pool holds, or one it held
+   * lately (whether it is still registered is for the call that uses it to say). */
+  resourceById(id) {
+    return this.#ids.find(id, () => this.#pool.resources());
+  }
+
+  /** The value as events show it (`Pool.maskValue`). */
+  maskValue(kind, value) {
+    return Pool.maskValue(kind, value);
+  }
+
   // --- events ----------------------------------------------------------------------------
 
   /** Delivers the pool's new events — those the reservation covers (`extend`: after extending
@@ -531,7 +574,7 @@ export class PoolHost extends EventTarget {
   #drain(extend = true) {
     this.#drainScheduled = false;
     if (!this.#pool) return;
-    let events = this.#pool.drainEvents();
+    let events = this.#pool.drainEvents({ resourceId: this.#idOf });
     if (this.#held.length > 0) {
       events = this.#held.concat(events);
       this.#held = [];
@@ -656,9 +699,15 @@ export class PoolHost extends EventTarget {
   }
 
   /** The audit log, by seq (keyset pagination). */
-  readEvents({ after = 0, limit = 100 } = {}) {
+  async readEvents({ after = 0, limit = 100 } = {}) {
     this.#drain();
-    return this.#audit.read({ after, limit });
+    const page = await this.#audit.read({ after, limit });
+    for (const e of page.events) {
+      // Lines written before resource ids (and the masking of every value form) came in: mask
+      // their values again by today's rule. Lines with an id are masked already.
+      if (typeof e.kind === "string" && typeof e.value === "string" && e.id === undefined) e.value = remask(e.kind, e.value);
+    }
+    return page;
   }
 
   /** The outcome log, by its own seq: `{ outcomes, next }`, or null when outcomes are not

@@ -2,8 +2,9 @@
 //
 // Owns: atomic, crash-safe replacement of the snapshot file; the never-backwards guard on
 // `revision` (SPEC §6: compare-and-set, not read-then-write); telling a damaged file apart from a
-// missing one. Does not own: locking the folder (the caller holds `acquireLock(dir)`), what the
-// snapshot means (the engine's `Pool.snapshot()` / `Pool.restore()`), when to write.
+// missing one, in words that never quote the file (it holds credentials). Does not own: locking
+// the folder (the caller holds `acquireLock(dir)`), what the snapshot means (the engine's
+// `Pool.snapshot()` / `Pool.restore()`), when to write.
 //
 // Why not `write-file-atomic` (npm's own temp-file + fsync + rename): it would cover only the
 // easy third of a write, and not the way this store needs it — it names its temporary file itself
@@ -18,6 +19,7 @@ import { copyFile, link, mkdir, open, readFile, readdir, rename, unlink } from "
 import { constants as fsConstants } from "node:fs";
 import path from "node:path";
 import { fsyncDir } from "./fsync.js";
+import { jsonProblem } from "./json-problem.js";
 
 const MAIN = "snapshot.json";
 const PREV = "snapshot.prev.json";
@@ -259,18 +261,18 @@ async function readSnapshot(file) {
   try {
     doc = JSON.parse(json);
   } catch (e) {
-    throw damaged(file, `is not valid JSON (${e.message}; ${size} bytes)`);
+    throw damaged(file, `is ${jsonProblem(e)}, ${size} bytes`);
   }
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
     throw damaged(file, "is not a JSON object");
   }
   if (!("format" in doc)) throw damaged(file, "has no format field");
   if (doc.format !== FORMAT) {
-    throw damaged(file, `is not a repute snapshot (format ${JSON.stringify(doc.format)})`);
+    throw damaged(file, `is not a repute snapshot (its format is not "${FORMAT}")`);
   }
   if (!("revision" in doc)) throw damaged(file, "has no revision field");
   if (!Number.isSafeInteger(doc.revision) || doc.revision < 0) {
-    throw damaged(file, `has an invalid revision (${JSON.stringify(doc.revision)})`);
+    throw damaged(file, "has an invalid revision (not an integer in 0..2^53)");
   }
   return { json, revision: doc.revision };
 }

@@ -11,7 +11,11 @@
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
-// streamCut() }.
+// streamCut(), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
+// of it), maskValue(kind, value) }.
+//
+// A path names a resource by `{kind}/{value}` or by its opaque id (`resource-views.js`): a
+// segment that is a kind starts the first form, any other is an id.
 
 import { Auth } from "./auth.js";
 import { HttpProblem, problemOf, problemReply } from "./problems.js";
@@ -20,6 +24,7 @@ import { eventStream } from "./sse.js";
 import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
 import { duplicateKeyPath } from "./strict-json.js";
+import { showResources } from "./resource-views.js";
 
 const JSON_TYPE = "application/json";
 const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
@@ -27,6 +32,8 @@ const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
 const OPEN = null;
+/** A route pattern segment: a resource id (any segment but a kind). */
+const ID = ":id";
 
 const bad = (detail) => new HttpProblem(400, "bad-request", detail);
 
@@ -115,7 +122,8 @@ async function jsonObject(request, limit) {
 /** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
 async function body(request, limit, fields) {
   const value = await jsonObject(request, limit);
-  for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
+  // An unknown key is not quoted: it may be a value that went astray.
+  for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field (the fields are ${fields.join(", ")})`);
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
 }
@@ -138,7 +146,7 @@ function text(name, v) {
 function query(url, allowed) {
   const seen = new Set();
   for (const k of url.searchParams.keys()) {
-    if (!allowed.includes(k)) throw bad(`unknown query parameter ${JSON.stringify(k)}`);
+    if (!allowed.includes(k)) throw bad(allowed.length ? `unknown query parameter (this route takes ${allowed.join(", ")})` : "this route takes no query parameters");
     if (seen.has(k)) throw bad(`query parameter ${JSON.stringify(k)} is given more than once`);
     seen.add(k);
   }
@@ -179,7 +187,47 @@ export async function createHandler(
   // One snapshot upload is read at a time: ten at once could hold ten times the limit.
   let importing = false;
 
-  // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything.
+  /** The resource an id in a path names; an unknown id is a 404 (as an unknown value is). */
+  const byId = async (id) => {
+    const r = await host.resourceById(id);
+    if (!r) throw new HttpProblem(404, "unknown-resource", "no resource has this id");
+    return r;
+  };
+  /** One resource with its cells' windows (the console's detail), shown as the dashboard shows
+   * it (its id; masked for a viewer). */
+  const resource = (url, { kind, value }, role) => {
+    query(url, []);
+    return json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
+  };
+  const deregister = async (url, { kind, value }) => {
+    query(url, []);
+    if (!(await host.deregister(kind, value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
+    return json(204);
+  };
+  const block = async (url, { kind, value }) => {
+    const q = query(url, ["seconds", "permanent"]);
+    let how;
+    if (q.has("permanent") && !q.has("seconds")) {
+      if (q.get("permanent") !== "true") throw bad("permanent must be true");
+      how = { permanent: true };
+    } else if (q.has("seconds") && !q.has("permanent")) {
+      const raw = q.get("seconds");
+      if (!/^\d+(\.\d+)?$/.test(raw)) throw bad("seconds must be a positive number");
+      how = { seconds: Number(raw) };
+    } else {
+      throw bad("give exactly one of ?seconds=N or ?permanent=true");
+    }
+    await host.block(kind, value, how);
+    return json(204);
+  };
+  const unblock = async (url, { kind, value }) => {
+    query(url, []);
+    return json(200, { unblocked: await host.unblock(kind, value) });
+  };
+
+  // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything, ID any but
+  // a kind. The first route that matches serves (the ID forms come before the {kind}/{value}
+  // forms they overlap).
   const routes = [
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
     ["GET", ["readyz"], OPEN, "readyz", () => {
@@ -191,44 +239,23 @@ export async function createHandler(
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
       const b = await body(req, bodyLimit, ["kind", "value"]);
       const created = await host.register(kindOf(b.kind), text("value", b.value));
-      return json(created ? 201 : 200, { kind: b.kind, value: b.value, created });
+      return json(created ? 201 : 200, { kind: b.kind, value: b.value, id: host.resourceId(b.kind, b.value), created });
     }],
-    ["GET", ["api", "resources"], VIEWER, "resources", (req, url) => {
+    ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
       const q = query(url, ["context", "state"]);
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
-      return json(200, { resources: host.resources(filter) });
+      return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
     }],
-    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value]) => {
-      query(url, []);
-      return json(200, host.resource(kindOf(kind), value));
-    }],
-    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", async (req, url, [, , kind, value]) => {
-      query(url, []);
-      if (!(await host.deregister(kindOf(kind), value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
-      return json(204);
-    }],
-    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", async (req, url, [, , kind, value]) => {
-      const q = query(url, ["seconds", "permanent"]);
-      let how;
-      if (q.has("permanent") && !q.has("seconds")) {
-        if (q.get("permanent") !== "true") throw bad("permanent must be true");
-        how = { permanent: true };
-      } else if (q.has("seconds") && !q.has("permanent")) {
-        const raw = q.get("seconds");
-        if (!/^\d+(\.\d+)?$/.test(raw)) throw bad("seconds must be a positive number");
-        how = { seconds: Number(raw) };
-      } else {
-        throw bad("give exactly one of ?seconds=N or ?permanent=true");
-      }
-      await host.block(kindOf(kind), value, how);
-      return json(204);
-    }],
-    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", async (req, url, [, , kind, value]) => {
-      query(url, []);
-      return json(200, { unblocked: await host.unblock(kindOf(kind), value) });
-    }],
+    ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
+    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id]) => deregister(url, await byId(id))],
+    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id]) => block(url, await byId(id))],
+    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id]) => unblock(url, await byId(id))],
+    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value], role) => resource(url, { kind: kindOf(kind), value }, role)],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value]) => deregister(url, { kind: kindOf(kind), value })],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
     ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
       const b = await body(req, bodyLimit, ["context"]);
       const lease = host.acquire(text("context", b.context));
@@ -321,9 +348,9 @@ export async function createHandler(
     const allowed = [];
     for (const route of routes) {
       const [m, pattern] = route;
-      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || p === parts[i])) continue;
+      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || (p === ID ? parts[i] !== "" && !KINDS.has(parts[i]) : p === parts[i]))) continue;
       if (m === method) return { route };
-      allowed.push(m);
+      if (!allowed.includes(m)) allowed.push(m);
     }
     return { allowed };
   }
@@ -345,13 +372,14 @@ export async function createHandler(
       }
       const [, , roles, routeName, run] = route;
       name = routeName;
+      let role = null; // null: no tokens, every route open
       if (roles !== OPEN && auth.enabled) {
-        const role = await auth.roleOf(request);
+        role = await auth.roleOf(request);
         if (role === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
         if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      out = await run(request, url, parts);
+      out = await run(request, url, parts, role);
     } catch (error) {
       out = problemReply(problemOf(error));
     }

@@ -16,7 +16,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 
 const NodeBuffer = globalThis.Buffer;
 
-function b64url(bytes) {
+export function b64url(bytes) {
   if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("base64url");
   let s = "";
   for (const b of bytes) s += String.fromCharCode(b);
