@@ -103,7 +103,7 @@ test("a run starts from a snapshot: its resources, reputation and time", () => {
   const lease = live.acquire("shop-us");
   for (let i = 0; i < 2; i++) live.report(lease.kind, lease.value, "shop-us", { ok: false, failure: "BLOCKED" });
   now += 60_000;
-  const snap = maskSnapshot(live.snapshot());
+  const snap = maskSnapshot(live.snapshot(), Pool.maskValue);
   assert.ok(!snap.json.includes("pw"), "credentials masked");
   const scenario = SCENARIOS["flaky-set"].make(); // good-1 20, good-2 20, flaky 10 (PROXY)
   const run = createRun({ Pool, scenario, config: defaults, seed: 42, snapshot: snap.json });
@@ -226,13 +226,13 @@ test("masked snapshots: no credential, values that mask alike kept apart, restor
   pool.register("PROXY", "http://u:s3cret-1@h.example:1");
   pool.register("PROXY", "http://u:s3cret-2@h.example:1");
   pool.block("PROXY", "http://u:s3cret-2@h.example:1", { permanent: true });
-  const m = maskSnapshot(pool.snapshot());
+  const m = maskSnapshot(pool.snapshot(), Pool.maskValue);
   assert.ok(!m.json.includes("s3cret"));
   const back = Pool.restore(m.json, { seed: 1 });
   assert.deepEqual(back.resources().map((r) => [r.value, r.blocked]), [
     ["http://u:***@h.example:1", null], ["http://u:***@h.example:1 #2", { permanent: true }]]);
-  assert.throws(() => maskSnapshot("{}"), /not a repute snapshot/);
-  assert.throws(() => maskSnapshot("nope"), /not valid JSON/);
+  assert.throws(() => maskSnapshot("{}", Pool.maskValue), /not a repute snapshot/);
+  assert.throws(() => maskSnapshot("nope", Pool.maskValue), /not valid JSON/);
 });
 
 test("workspace files round-trip; bad ones are refused; new engine fields are filled in", () => {

@@ -100,3 +100,28 @@ test("logs that cannot be replayed are refused with a reason", () => {
   assert.throws(() => parseLog('[{"hello": 1}]'), /neither an engine event/);
   assert.throws(() => replay({ Pool, log: parseLog("[]"), config: defaults }), /no acquisitions/);
 });
+
+test("resources that mask alike (every SESSION shows as ***) stay apart in a replay, by their ids", async () => {
+  const d = await mkdtemp(path.join(os.tmpdir(), "repute-replay-ids-"));
+  try {
+    const clock = { now: 1_700_000_000_000 };
+    const pool = await openPool({ dir: d, now: () => clock.now, seed: 3, checkpointMs: 0, handleSignals: false, recordOutcomes: true });
+    for (const s of ["session-a", "session-b"]) await pool.register("SESSION", s);
+    for (let i = 0; i < 6; i++) {
+      clock.now += 1000;
+      const lease = pool.acquireResource("SESSION", i % 2 ? "session-b" : "session-a", "c");
+      pool.report(lease.kind, lease.value, "c", { ok: true, latencyMs: 10 });
+      pool.release(lease);
+    }
+    const events = (await pool.readEvents({ after: 0, limit: 1000 })).events;
+    const outcomes = (await pool.readOutcomes({ after: 0, limit: 1000 })).outcomes;
+    await pool.close();
+    assert.deepEqual(new Set(outcomes.map((o) => o.value)), new Set(["***"]), "masked alike");
+    const parsed = parseLog(JSON.stringify({ events, outcomes }));
+    assert.equal(new Set(parsed.outcomes.map((o) => o.value)).size, 2, "two resources, told apart by id");
+    assert.deepEqual(parseLog(JSON.stringify([...parsed.outcomes, ...parsed.events])), parsed, "naming is idempotent");
+    assert.equal(replay({ Pool, log: parsed, config: defaults, seed: 1 }).resources, 2, "the replay's pool holds both");
+  } finally {
+    await rm(d, { recursive: true, force: true });
+  }
+});

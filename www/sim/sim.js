@@ -87,7 +87,7 @@ export async function mount(element, { connection }) {
       : "Runs start from fresh resources, as the scenario's sets describe them.";
   };
   const useSnapshot = (text) => {
-    const { json, takenAt, resources, cells, contexts } = maskSnapshot(text);
+    const { json, takenAt, resources, cells, contexts } = maskSnapshot(text, (kind, value) => Pool.maskValue(kind, value));
     ws.snapshot = { json, takenAt, resources, cells, contexts };
     showSnapshot();
     persist();

@@ -208,7 +208,10 @@ export class PoolHost extends EventTarget {
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
       this.#audit = await AuditLog.open(dir, { ...audit, now });
-      if (recordOutcomes) this.#outcomes = await OutcomeLog.open(dir, { ...audit, now });
+      if (recordOutcomes) {
+        const name = (kind, value) => ({ value: Pool.maskValue(kind, value), id: this.#ids.of(kind, value) });
+        this.#outcomes = await OutcomeLog.open(dir, name, { ...audit, now });
+      }
       const reserved = readReserve(dir);
       // A prober decides the cells it can test: by default only BLOCKED cooldowns are
       // half-open trials (a synthetic probe cannot judge a site block; real traffic can).

@@ -55,7 +55,15 @@ export function parseLog(text) {
   }
   events.sort((a, b) => a.seq - b.seq);
   outcomes.sort((a, b) => a.at - b.at || (a.seq ?? 0) - (b.seq ?? 0));
-  return { events, outcomes };
+  return { events: events.map(named), outcomes: outcomes.map(named) };
+}
+
+/** A record names its resource by its masked value, which two resources may share (every
+ * SESSION value shows as `***`); where the record carries the resource's opaque `id` (a pool
+ * server's records do), the value the replay uses is the masked value with the id, unique. */
+function named(r) {
+  if (typeof r.id !== "string" || typeof r.value !== "string" || r.value.endsWith(` [${r.id}]`)) return r;
+  return { ...r, value: `${r.value} [${r.id}]` };
 }
 
 const keyOf = (kind, value) => `${kind} ${value}`;

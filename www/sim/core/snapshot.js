@@ -1,8 +1,7 @@
-// A snapshot as the console keeps it: credentials masked in every resource value (as the engine
-// masks them in events) before it is stored in the workspace, shown or run, so no proxy
-// password reaches IndexedDB or an exported file. Two values that mask alike stay apart with a
-// `#2`, `#3` suffix. The engine still reads it: values are opaque to it.
-import { maskValue } from "../../vendor/repute/lib/mask.js";
+// A snapshot as the console keeps it: credentials masked in every resource value (by the
+// engine's own rule, `Pool.maskValue`, passed in) before it is stored in the workspace, shown or
+// run, so no proxy password reaches IndexedDB or an exported file. Two values that mask alike
+// stay apart with a `#2`, `#3` suffix. The engine still reads it: values are opaque to it.
 
 /** Bad snapshot text: not JSON, or not a repute snapshot. */
 export class SnapshotError extends Error {
@@ -10,10 +9,18 @@ export class SnapshotError extends Error {
 }
 
 /**
- * `text` (a snapshot's JSON) with its values masked, and facts about it: `{ json, takenAt,
- * resources, cells, contexts }`. The engine checks the rest when a run restores it.
+ * `text` (a snapshot's JSON) with its values masked by `mask(kind, value)` (the engine's
+ * `Pool.maskValue`), and facts about it: `{ json, takenAt, resources, cells, contexts }`. The
+ * engine checks the rest when a run restores it.
  */
-export function maskSnapshot(text) {
+export function maskSnapshot(text, mask) {
+  const maskValue = (kind, value) => {
+    try {
+      return mask(kind, String(value));
+    } catch (e) {
+      throw new SnapshotError(`a resource the engine cannot name: ${e.message}`);
+    }
+  };
   let doc;
   try {
     doc = JSON.parse(text);
@@ -26,13 +33,13 @@ export function maskSnapshot(text) {
   const names = new Map(); // `kind value` → masked value
   const taken = new Set();
   for (const r of doc.registered) {
-    let masked = maskValue(String(r.value));
+    let masked = maskValue(r.kind, r.value);
     const base = masked;
     for (let n = 2; taken.has(`${r.kind} ${masked}`); n++) masked = `${base} #${n}`;
     taken.add(`${r.kind} ${masked}`);
     names.set(`${r.kind} ${r.value}`, masked);
   }
-  const rename = (e) => ({ ...e, value: names.get(`${e.kind} ${e.value}`) ?? maskValue(String(e.value)) });
+  const rename = (e) => ({ ...e, value: names.get(`${e.kind} ${e.value}`) ?? maskValue(e.kind, e.value) });
   doc.registered = doc.registered.map(rename);
   for (const key of ["blocklist", "cells"]) if (Array.isArray(doc[key])) doc[key] = doc[key].map(rename);
   const contexts = [...new Set((doc.cells ?? []).map((c) => c.context))].sort();
