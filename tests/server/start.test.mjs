@@ -62,6 +62,12 @@ test("pkg-scripts/start serves; the README's curl examples answer as shown; SIGT
     await new Promise((r) => setTimeout(r, 20));
   }
 
+  // The operator console is at the same address.
+  const page = await fetch(`${url}/`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<title>repute console<\/title>/);
+  assert.match(page.headers.get("content-security-policy") ?? "", /script-src 'self'/);
+
   const [register, acquire] = curlCommands().map((c) =>
     JSON.parse(execFileSync("bash", ["-c", c.replaceAll("localhost:8787", `localhost:${port}`)], { encoding: "utf8" })),
   );
