@@ -24,7 +24,8 @@ before(async () => {
   s = await startPoolServer({
     setup: async (pool) => {
       for (let i = 0; i < 30; i++) await pool.register(kind(i), value(i));
-      await pool.register("SESSION", "never-reported");
+      // A plain host:port: a viewer sees it as it is (SESSION values, say, show only as ***).
+      await pool.register("PROXY", "never-reported.example:8080");
       for (let i = 0; i < 20; i++) {
         for (const c of CONTEXTS) {
           pool.report(kind(i), value(i), c, i % 4 === 0 ? { ok: false, failure: "TIMEOUT", latencyMs: 900 } : { ok: true, latencyMs: 100 + i });
@@ -148,7 +149,7 @@ liveTest("viewer: Block is refused with the server's message shown, and nothing 
 liveTest("the grid: contexts: 0, filters, search, sorting and the keyboard", "viewer", async (page, w) => {
   const count = page.getByText(/ of 31 resources$/);
   await page.getByText("31 of 31 resources").waitFor();
-  assert.equal(await rowOf(page, "never-reported").getByRole("gridcell").nth(1).innerText(), "contexts: 0");
+  assert.equal(await rowOf(page, "never-reported.example:8080").getByRole("gridcell").nth(1).innerText(), "contexts: 0");
   const headers = await grid(page).getByRole("columnheader").allInnerTexts();
   assert.deepEqual(headers, ["Resource", "Contexts", ...CONTEXTS]);
 
@@ -210,7 +211,7 @@ liveTest("the detail shows every cell with p50/p95 and its recent outcomes; cont
   assert.match(rows[1], /^checkout-us\s+COOLING\s+-35\s+2 \/ 0\s+BLOCKED, (1:5\d:\d\d|2:00:00).*\s+900 ms\s+900 ms\s+TIMEOUT 900 ms\s*BLOCKED$/s);
   assert.match(rows[2], /^search-eu\s+HEALTHY\s+-5\s+1 \/ 0\s+–\s+900 ms\s+900 ms\s+TIMEOUT 900 ms$/s);
   await screenshot(page, "live-detail-cells");
-  const fresh = await openDetail(page, "SESSION", "never-reported");
+  const fresh = await openDetail(page, "PROXY", "never-reported.example:8080");
   await fresh.getByText(/^contexts: 0/).waitFor();
 });
 
