@@ -3,22 +3,10 @@
 //! halfway points between neighbouring doubles (the hardest case: ties go to even), with a
 //! nudge either side.
 
+mod common;
+
+use common::Rng;
 use repute::json_number::parse;
-
-/// xorshift64*: the inputs are reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn check(text: &str) {
     let want: f64 = text.parse().unwrap();

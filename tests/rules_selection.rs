@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{Harness, T0};
+use common::{Harness, Rng, T0};
 use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, ProbeDue};
 
 /// T0 as an integer instant.
@@ -738,24 +738,6 @@ fn spec_pick(cands: &[(Kind, String, f64)], u: f64, floor: f64) -> Option<(Kind,
         }
     }
     cands.last().map(|c| (c.0, c.1.clone()))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 #[test]
