@@ -40,6 +40,7 @@ pub mod random;
 pub mod redact;
 pub mod registry;
 pub mod snapshot;
+pub mod sort;
 pub mod types;
 pub mod window;
 

@@ -156,15 +156,16 @@ impl Window {
 
     /// Nearest-rank percentiles (`p` in (0, 1]) over the observations that carry a latency.
     pub fn percentiles<const N: usize>(&self, ps: [f64; N]) -> [Option<f64>; N] {
-        let mut lats: Vec<u64> = self.iter().filter_map(Observation::latency_micros).collect();
+        let lats: Vec<u64> = self.iter().filter_map(Observation::latency_micros).collect();
         if lats.is_empty() {
             return [None; N];
         }
-        lats.sort_unstable();
+        // The engine's one sort (a sort of u64 of its own would cost the module 3 KB).
+        let order = crate::sort::sorted_positions(lats.len(), &|a, b| lats[a].cmp(&lats[b]));
         let n = lats.len();
         ps.map(|p| {
             let rank = ((p * n as f64).ceil() as usize).clamp(1, n);
-            Some(lats[rank - 1] as f64 / 1000.0)
+            Some(lats[order[rank - 1] as usize] as f64 / 1000.0)
         })
     }
 

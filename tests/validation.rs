@@ -749,6 +749,16 @@ fn malformed_snapshots_name_the_json_path() {
             }),
         ),
         (
+            // Apart in the document (another resource's cell between them): found after sorting.
+            "a second cell for one resource and context",
+            "cells: a second cell for the same resource and context",
+            Box::new(|v| {
+                let (mut other, again) = (v["cells"][0].clone(), v["cells"][0].clone());
+                other["value"] = "q".into();
+                v["cells"].as_array_mut().unwrap().extend([other, again]);
+            }),
+        ),
+        (
             "block for an unregistered resource",
             "blocklist[0].value",
             Box::new(|v| v["blocklist"][0]["value"] = "ghost".into()),

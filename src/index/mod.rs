@@ -8,11 +8,3 @@ pub mod blocks;
 pub mod cells;
 pub mod order;
 pub mod summary_tree;
-
-use std::cmp::Ordering;
-
-/// Sorts ids with a comparator passed by reference: every cold-path sort of ids (restore,
-/// snapshot, views) shares one copy of the sort, which keeps the WebAssembly module small.
-pub fn sort_ids(ids: &mut [u32], cmp: &dyn Fn(u32, u32) -> Ordering) {
-    ids.sort_unstable_by(|&a, &b| cmp(a, b));
-}

@@ -102,7 +102,7 @@ impl Registry {
     /// The caller sets the cursor.
     pub fn order_rebuild(&mut self) {
         let mut slots: Vec<u32> = self.live_slots().collect();
-        super::sort_ids(&mut slots, &|a, b| {
+        crate::sort::sort_ids(&mut slots, &|a, b| {
             let (ra, rb) = (self.get(a), self.get(b));
             (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
         });

@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, VecDeque};
 use super::core::Core;
 use crate::events::EventType;
 use crate::registry::Block;
+use crate::sort::sorted_positions;
 use crate::types::Millis;
 
 #[derive(Debug, Clone, Default)]
@@ -97,9 +98,11 @@ impl Expiries {
 }
 
 impl Core {
-    /// Sorts `(slot, token)` pairs by the slots' canonical order, then token.
-    fn sort_canonical(&self, v: &mut [(u32, u64)]) {
-        v.sort_unstable_by(|a, b| self.reg.order_cmp(a.0, b.0).then(a.1.cmp(&b.1)));
+    /// `(slot, token)` pairs in the slots' canonical order, then by token.
+    fn in_canonical_order(&self, v: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
+        let order =
+            sorted_positions(v.len(), &|a, b| self.reg.order_cmp(v[a].0, v[b].0).then(v[a].1.cmp(&v[b].1)));
+        order.into_iter().map(|i| v[i as usize]).collect()
     }
 
     /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
@@ -109,38 +112,7 @@ impl Core {
             return;
         }
         while let Some(at) = self.expiries.next_due(now) {
-            // Blocks carry token 0. Both lists sort with one comparator (one copy of the sort
-            // in the WebAssembly module), unstably: keys are unique (a slot has one block
-            // entry per instant, and its stale lease entries differ by token).
-            let mut blocks: Vec<(u32, u64)> = Vec::new();
-            while let Some(&(t, slot)) = self.expiries.blocks.first()
-                && t == at
-            {
-                self.expiries.blocks.pop_first();
-                blocks.push((slot, 0));
-            }
-            let mut leases: Vec<(u32, u64)> = Vec::new();
-            while let Some(&(t, slot, token)) = self.expiries.leases.front()
-                && t == at
-            {
-                self.expiries.leases.pop_front();
-                leases.push((slot, token));
-            }
-            self.sort_canonical(&mut blocks);
-            self.sort_canonical(&mut leases);
-            for (slot, _) in blocks {
-                let old = self.reg.set_block(slot, None);
-                debug_assert_eq!(old, Some(Block::Until(at)));
-                self.expired(EventType::BlockExpired, at, slot, None);
-            }
-            for (slot, token) in leases {
-                if !self.lease_is(slot, token, at) {
-                    self.expiries.stale -= 1;
-                    continue;
-                }
-                self.reg.set_lease(slot, None);
-                self.expired(EventType::LeaseExpired, at, slot, Some(token));
-            }
+            self.end_leases_and_blocks(at);
         }
         while let Some(&(until, id)) = self.expiries.cooldowns.first() {
             if until > now {
@@ -152,6 +124,42 @@ impl Core {
             }
         }
         self.expiries.due_from = self.expiries.earliest();
+    }
+
+    /// Ends the blocks, then the leases, queued to end at `at`.
+    #[inline(never)] // cold: most calls end none; kept out of every call's `advance`
+    fn end_leases_and_blocks(&mut self, at: Millis) {
+        // Blocks carry token 0. Both lists sort with one comparator, unstably: keys are
+        // unique (a slot has one block entry per instant, and its stale lease entries differ
+        // by token).
+        let mut blocks: Vec<(u32, u64)> = Vec::new();
+        while let Some(&(t, slot)) = self.expiries.blocks.first()
+            && t == at
+        {
+            self.expiries.blocks.pop_first();
+            blocks.push((slot, 0));
+        }
+        let mut leases: Vec<(u32, u64)> = Vec::new();
+        while let Some(&(t, slot, token)) = self.expiries.leases.front()
+            && t == at
+        {
+            self.expiries.leases.pop_front();
+            leases.push((slot, token));
+        }
+        let (blocks, leases) = (self.in_canonical_order(blocks), self.in_canonical_order(leases));
+        for (slot, _) in blocks {
+            let old = self.reg.set_block(slot, None);
+            debug_assert_eq!(old, Some(Block::Until(at)));
+            self.expired(EventType::BlockExpired, at, slot, None);
+        }
+        for (slot, token) in leases {
+            if !self.lease_is(slot, token, at) {
+                self.expiries.stale -= 1;
+                continue;
+            }
+            self.reg.set_lease(slot, None);
+            self.expired(EventType::LeaseExpired, at, slot, Some(token));
+        }
     }
 
     /// How many candidates context `ctx` (`None`: a context without cells) will have once the

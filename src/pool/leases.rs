@@ -28,9 +28,14 @@ pub struct Lease {
 impl Core {
     /// Summarises the candidates of `context` (after bringing its index up to date).
     pub(crate) fn candidates(&mut self, context: &str) -> (Option<u32>, Candidates) {
+        self.candidates_in(self.ctxs.find(context))
+    }
+
+    /// `candidates` of the context with id `ctx` (`None`: a context without cells).
+    fn candidates_in(&mut self, ctx: Option<u32>) -> (Option<u32>, Candidates) {
         let floor = self.cfg.exploration_floor;
         self.sync_order();
-        match self.ctxs.find(context) {
+        match ctx {
             Some(id) => {
                 self.sync_context(id);
                 let ctx = self.ctxs.get_mut(id);
@@ -47,15 +52,17 @@ impl Core {
     /// `acquire(context)` at the clock reading `reading`, applying time passing itself: whether
     /// the call needs a random draw (two or more candidates once the expiries due now are
     /// applied) is worked out *before* they are, and `draw` is called then, exactly once when
-    /// needed; so a bad draw fails the call before anything has changed (SPEC §9).
+    /// needed; so a bad draw fails the call before anything has changed (SPEC §9). `known` is
+    /// the context's id as the caller found it (`ctxs.find(context)`).
     pub(crate) fn acquire(
         &mut self,
         context: &str,
+        known: Option<u32>,
         reading: Millis,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
         let now = self.now.max(reading);
-        let (mut ctx, mut sum) = self.candidates(context);
+        let (mut ctx, mut sum) = self.candidates_in(known);
         let due = self.expiries.maybe_due(now);
         let count = if due { self.candidates_after(ctx, sum.count, now, 2) } else { sum.count };
         let u = if count >= 2 { Some(draw()?) } else { None };

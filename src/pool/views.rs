@@ -106,7 +106,7 @@ impl Core {
             by_res[self.cells.get(id).res as usize].push(id);
         }
         for list in &mut by_res {
-            crate::index::sort_ids(list, &|a, b| {
+            crate::sort::sort_ids(list, &|a, b| {
                 let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
                 name(a).cmp(name(b))
             });
@@ -144,7 +144,7 @@ impl Core {
         let mut ids: Vec<u32> = self.ctxs.ids().filter_map(|ctx| self.cells.find(slot, ctx)).collect();
         let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
         // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
-        crate::index::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
+        crate::sort::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
         let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
         let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }
@@ -196,7 +196,7 @@ impl Core {
 
     pub(crate) fn due_for_recovery_probe(&self, now: Millis) -> Vec<ProbeDue> {
         let half_open = self.cfg.half_open_causes;
-        let mut out: Vec<ProbeDue> = self
+        let out: Vec<ProbeDue> = self
             .expiries
             .probe_only
             .range(..=(now, u32::MAX))
@@ -212,13 +212,9 @@ impl Core {
             })
             .collect();
         // (kind, value, context) is unique per cell: unstable gives the same order.
-        out.sort_unstable_by(|a, b| {
-            (a.kind, a.value.as_bytes(), a.context.as_bytes()).cmp(&(
-                b.kind,
-                b.value.as_bytes(),
-                b.context.as_bytes(),
-            ))
-        });
-        out
+        let key = |i: usize| (out[i].kind, out[i].value.as_bytes(), out[i].context.as_bytes());
+        let order = crate::sort::sorted_positions(out.len(), &|a, b| key(a).cmp(&key(b)));
+        let mut out: Vec<Option<ProbeDue>> = out.into_iter().map(Some).collect();
+        order.into_iter().map(|i| out[i as usize].take().expect("each once")).collect()
     }
 }

@@ -19,10 +19,10 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
 use crate::events::EventBuffer;
 use crate::index::cells::Context;
-use crate::index::sort_ids;
 use crate::json_path;
 use crate::pool::Core;
 use crate::registry::Block;
+use crate::sort::sort_ids;
 use crate::types::{Kind, Millis, State};
 use crate::window::Window;
 
@@ -332,6 +332,24 @@ fn cell_in(
     })
 }
 
+/// `order` reordered stably by `rank[i]` (each below `ranks`): a counting sort.
+fn by_rank(order: &[u32], rank: &[u32], ranks: usize) -> Vec<u32> {
+    let mut next = vec![0usize; ranks + 1];
+    for &i in order {
+        next[rank[i as usize] as usize + 1] += 1;
+    }
+    for r in 1..=ranks {
+        next[r] += next[r - 1];
+    }
+    let mut out = vec![0u32; order.len()];
+    for &i in order {
+        let r = rank[i as usize] as usize;
+        out[next[r]] = i;
+        next[r] += 1;
+    }
+    out
+}
+
 /// Stores validated cells, creates their contexts and builds every index. Rejects a second
 /// cell for one resource in one context.
 fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
@@ -355,13 +373,14 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     for (i, slot) in core.reg.in_order().into_iter().enumerate() {
         res_rank[slot as usize] = i as u32;
     }
-    let mut keys: Vec<(u32, u32, u32)> = placed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (name_rank[name_index[&p.1.as_ptr()] as usize], res_rank[p.0 as usize], i as u32))
-        .collect();
-    keys.sort_unstable();
-    if keys.windows(2).any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1)) {
+    // The placed cells by context rank, then resource rank: two counting sorts, O(cells +
+    // resources + contexts), with no comparison sort of a type of its own in the module.
+    let ctx_of: Vec<u32> = placed.iter().map(|p| name_rank[name_index[&p.1.as_ptr()] as usize]).collect();
+    let res_of: Vec<u32> = placed.iter().map(|p| res_rank[p.0 as usize]).collect();
+    let all: Vec<u32> = (0..placed.len() as u32).collect();
+    let order = by_rank(&by_rank(&all, &res_of, res_rank.len()), &ctx_of, names.len());
+    let key = |i: u32| (ctx_of[i as usize], res_of[i as usize]);
+    if order.windows(2).any(|w| key(w[0]) == key(w[1])) {
         return Err(bad("cells: a second cell for the same resource and context"));
     }
     let now = core.now;
@@ -369,14 +388,14 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     core.cells.reserve(placed.len());
     let mut placed: Vec<Option<Placed>> = placed.into_iter().map(Some).collect();
     let mut start = 0;
-    while start < keys.len() {
-        let rank = keys[start].0;
-        let end = start + keys[start..].iter().take_while(|k| k.0 == rank).count();
-        let name = Rc::clone(&placed[keys[start].2 as usize].as_ref().expect("placed once").1);
+    while start < order.len() {
+        let rank = ctx_of[order[start] as usize];
+        let end = start + order[start..].iter().take_while(|&&i| ctx_of[i as usize] == rank).count();
+        let name = Rc::clone(&placed[order[start] as usize].as_ref().expect("placed once").1);
         let ctx = core.ctxs.add(Context::new(name, &core.reg, &core.log));
         let mut ids = Vec::with_capacity(end - start);
-        for k in &keys[start..end] {
-            let (slot, _, cell) = placed[k.2 as usize].take().expect("placed once");
+        for &i in &order[start..end] {
+            let (slot, _, cell) = placed[i as usize].take().expect("placed once");
             let eligible = cell.selectable(now, half_open);
             ids.push((core.cells.add(slot, ctx, cell), eligible));
         }
