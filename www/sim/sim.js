@@ -45,6 +45,7 @@ export async function mount(element, { connection }) {
   let timer = 0;
   const persist = () => {
     clearTimeout(timer);
+    saved.textContent = "Saving the workspace in this browser…";
     timer = setTimeout(async () => {
       try {
         await saveStored(workspaceFile(ws));
