@@ -1,48 +1,75 @@
-// Node benchmark: acquire + report + release cycles per second through the `repute` package,
-// beside the same loop on Crawlee's SessionPool (getSession + markGood/markBad, persistence
-// off), in the same run, at 1k / 10k / 100k resources; then the cost of a rejected acquire
-// and its `nextChangeAt` on a saturated pool. Prints figures; asserts nothing.
+// Node benchmark: acquire + report + release cycles through the `repute` package, beside the
+// native engine running the same cycle (examples/cycle_rate.rs, the engine benchmark's
+// workload) and Crawlee's SessionPool (getSession + markGood/markBad, persistence off, its
+// usage caps removed), in the same run, at 1k / 10k / 100k resources; then the cost of a
+// rejected acquire and its `nextChangeAt` on a saturated pool. Prints figures, and for each size
+// one line `BENCH {"size","nativeNs","nodeNs","ratio","crawleeNs"}` (medians of the rounds);
+// asserts nothing.
 //   pkg-scripts/bench            (all sizes)     pkg-scripts/bench 10000     (one size)
+// BENCH_CYCLES (default 1 000 000): cycles per round, the same number natively and in Node, so
+//   both cover the same simulated period (1 ms a cycle; far longer runs exhaust a 1k pool:
+//   every cell cools). BENCH_ROUNDS (default 3): rounds per size, each on a fresh pool.
+// BENCH_SECONDS (default 3): the time per Crawlee round. REPUTE_NATIVE_BIN: the built example
+//   (pkg-scripts/bench builds it).
+import { spawnSync } from "node:child_process";
 import { SessionPool } from "@crawlee/core";
 import { Pool } from "repute";
 import { cyclingPool, outcomes } from "./bench-workload.mjs";
 
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const NATIVE = process.env.REPUTE_NATIVE_BIN;
+const WARM_UP = 20_000;
 
-/** Runs `cycle(i)` for SECONDS after a short warm-up; returns cycles per second. A cycle
- * that returns a promise is awaited; a synchronous one is not (awaiting would add a
- * microtask per cycle that the API does not need). */
-async function rate(cycle, async = false) {
-  const run = async
-    ? async (from, k) => { for (let i = from; i < from + k; i++) await cycle(i); }
-    : (from, k) => { for (let i = from; i < from + k; i++) cycle(i); };
-  await run(0, 20000);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Nanoseconds per cycle of the native engine over CYCLES cycles after the warm-up. */
+function nativeNs(n) {
+  const run = spawnSync(NATIVE, [String(n), String(CYCLES)], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`${NATIVE} ${n} ${CYCLES} failed: ${run.stderr.trim()}`);
+  return JSON.parse(run.stdout.trim()).ns;
+}
+
+/** Nanoseconds per cycle through the package: a fresh pool, the warm-up, then CYCLES cycles. */
+function nodeNs(n) {
+  const { pool, cycle } = cyclingPool(Pool, n);
+  for (let i = 0; i < WARM_UP; i++) cycle(i);
+  const start = performance.now();
+  for (let i = WARM_UP; i < WARM_UP + CYCLES; i++) cycle(i);
+  const ns = ((performance.now() - start) * 1e6) / CYCLES;
+  pool.free();
+  return ns;
+}
+
+/** A pre-filled Crawlee SessionPool whose sessions never retire by use or age (only by their
+ * error score, which is its reputation), and its cycle. */
+async function crawleePool(n) {
+  const pool = await SessionPool.open({
+    maxPoolSize: n,
+    persistenceOptions: { enable: false },
+    sessionOptions: { maxUsageCount: Number.MAX_SAFE_INTEGER, maxAgeSecs: 10 * 365 * 86_400 },
+  });
+  for (let i = 0; i < n; i++) await pool.addSession();
+  const mix = outcomes();
+  return async (i) => {
+    const session = await pool.getSession();
+    if (mix[i % 1000].ok) session.markGood();
+    else session.markBad();
+  };
+}
+
+/** Nanoseconds per awaited cycle over SECONDS after a warm-up. */
+async function crawleeNs(cycle) {
+  for (let i = 0; i < WARM_UP; i++) await cycle(i);
   let n = 0;
   const start = performance.now();
   const end = start + SECONDS * 1000;
   while (performance.now() < end) {
-    await run(n, 1000);
+    for (let i = n; i < n + 1000; i++) await cycle(i);
     n += 1000;
   }
-  return n / ((performance.now() - start) / 1000);
-}
-
-async function repute(n) {
-  const { pool, cycle } = cyclingPool(Pool, n);
-  const r = await rate(cycle);
-  pool.free();
-  return r;
-}
-
-async function crawlee(n) {
-  const pool = await SessionPool.open({ maxPoolSize: n, persistenceOptions: { enable: false } });
-  for (let i = 0; i < n; i++) await pool.addSession();
-  const mix = outcomes();
-  return rate(async (i) => {
-    const session = await pool.getSession();
-    if (mix[i % 1000].ok) session.markGood();
-    else session.markBad();
-  }, true);
+  return ((performance.now() - start) * 1e6) / n;
 }
 
 /** A saturated pool (every resource leased) where one random lease changes hands and then an
@@ -70,14 +97,29 @@ function saturated(n) {
   return us;
 }
 
+if (!NATIVE) throw new Error("REPUTE_NATIVE_BIN is not set: run pkg-scripts/bench, which builds examples/cycle_rate");
 const sizes = process.argv.slice(2).map(Number);
-console.log(`acquire + report + release cycles per second (${SECONDS} s per figure, 10 contexts, 85 % success)`);
-console.log("resources   repute (wasm)   crawlee SessionPool");
+const fmt = (ns) => `${ns.toFixed(0).padStart(7)} ns`;
+console.log(`acquire + report + release, ns per cycle, median of ${ROUNDS} rounds (${CYCLES.toLocaleString("en")} cycles a round natively and in Node, ${SECONDS} s for Crawlee; 10 contexts, 85 % success)`);
+console.log("resources    native    repute (Node)   ratio   crawlee SessionPool");
+const lines = [];
 for (const n of sizes.length ? sizes : [1_000, 10_000, 100_000]) {
-  const a = await repute(n);
-  const b = await crawlee(n);
-  console.log(`${String(n).padStart(9)}   ${Math.round(a).toLocaleString("en").padStart(13)}   ${Math.round(b).toLocaleString("en").padStart(19)}`);
+  const native = [];
+  const node = [];
+  const crawlee = [];
+  const crawleeCycle = await crawleePool(n);
+  for (let r = 0; r < ROUNDS; r++) {
+    node.push(nodeNs(n));
+    native.push(nativeNs(n));
+    crawlee.push(await crawleeNs(crawleeCycle));
+  }
+  const row = { size: n, nativeNs: +median(native).toFixed(1), nodeNs: +median(node).toFixed(1) };
+  row.ratio = +(row.nodeNs / row.nativeNs).toFixed(2);
+  row.crawleeNs = +median(crawlee).toFixed(1);
+  console.log(`${String(n).padStart(9)}   ${fmt(row.nativeNs)}   ${fmt(row.nodeNs)}   ${row.ratio.toFixed(2).padStart(5)}×   ${fmt(row.crawleeNs)}`);
+  lines.push(row);
 }
+for (const row of lines) console.log(`BENCH ${JSON.stringify(row)}`);
 console.log("\nsaturated pool: release + acquire + rejected acquire + nextChangeAt, per round");
 for (const n of sizes.length ? sizes : [1_000, 10_000, 100_000]) {
   console.log(`${String(n).padStart(9)}   ${saturated(n).toFixed(1).padStart(8)} µs`);

@@ -280,7 +280,7 @@ function assertInstalledThen(log, then) {
 for (const [script, args, then, made = []] of [
   ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
-  ["bench", ["1000"], ["cargo build", "bench.mjs 1000"]],
+  ["bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate", "bench.mjs 1000"]],
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
   ["profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
 ]) {
