@@ -6,10 +6,10 @@
 // (acquire, report, renew, release), unpacks drained events (numbers plus a string table) and
 // parses JSON text for other bulk results. Every rule lives in the engine.
 
-const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
-// Maps, not object literals: "toString" or "__proto__" must not pass for a kind.
-const KIND = new Map([["PROXY", 0], ["ACCOUNT", 1], ["SESSION", 2]]);
-const FAILURE = new Map([["BLOCKED", 1], ["TLS_HANDSHAKE", 2], ["CONNECTION_RESET", 3], ["TIMEOUT", 4], ["SLOW", 5]]);
+import { KINDS, KIND_CODE, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
+
+const KIND_MESSAGE = `kind must be ${oneOf(KINDS)}`;
+const FAILURE_MESSAGE = `outcome.failure must be ${oneOf(FAILURE_TYPES)}`;
 const OPTION_KEYS = new Set(["config", "now", "random", "seed"]);
 
 function fail(code, message) {
@@ -21,8 +21,8 @@ function fail(code, message) {
 const invalid = (message) => fail("INVALID_ARGUMENT", message);
 
 function kindCode(kind) {
-  const c = KIND.get(kind);
-  if (c === undefined) throw invalid("kind must be PROXY, ACCOUNT or SESSION");
+  const c = KIND_CODE.get(kind);
+  if (c === undefined) throw invalid(KIND_MESSAGE);
   return c;
 }
 
@@ -97,10 +97,8 @@ function outcomeCode(o) {
     return 0;
   }
   if (o.ok !== false) throw invalid("outcome.ok must be true or false");
-  const code = FAILURE.get(o.failure);
-  if (code === undefined) {
-    throw invalid("outcome.failure must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW");
-  }
+  const code = FAILURE_CODE.get(o.failure);
+  if (code === undefined) throw invalid(FAILURE_MESSAGE);
   return code;
 }
 

@@ -111,7 +111,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   for (const s of SCRIPTS) copyFileSync(join(repo, "pkg-scripts", s), join(root, "pkg-scripts", s));
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
-  for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
+  for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
   for (const b of BASICS) symlinkSync(which(b), join(bin, b));
   for (const [name, body] of Object.entries(STANDINS)) {
     if (omit.includes(name)) continue;
@@ -278,7 +278,7 @@ function assertInstalledThen(log, then) {
 }
 
 for (const [script, args, then, made = []] of [
-  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/uplot/uPlot.esm.js"]],
+  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/repute/lib/vocabulary.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
   ["bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate", "bench.mjs 1000"]],
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],

@@ -5,8 +5,7 @@
 
 /** Worst first. A resource's severity is its worst cell's (or BLOCKLISTED when blocked). */
 export const SEVERITY = { BLOCKLISTED: 4, COOLING: 3, RECOVERING: 2, HEALTHY: 1 };
-export const STATES = ["HEALTHY", "COOLING", "RECOVERING", "BLOCKLISTED"];
-export const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+export { VIEW_STATES as STATES, KINDS } from "../vendor/repute/lib/vocabulary.js";
 export const SORTS = { canonical: "server order", severity: "severity (worst first)", "score-asc": "score (lowest first)", "score-desc": "score (highest first)" };
 
 /**

@@ -10,10 +10,11 @@
 import { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import { ProxyAgent, request } from "undici";
+import { isKind } from "../vocabulary.js";
 
 /**
- * @typedef {"PROXY" | "ACCOUNT" | "SESSION"} Kind
- * @typedef {"BLOCKED" | "TLS_HANDSHAKE" | "CONNECTION_RESET" | "TIMEOUT" | "SLOW"} FailureType
+ * @typedef {import("../../pool.d.ts").Kind} Kind
+ * @typedef {import("../../pool.d.ts").FailureType} FailureType
  * @typedef {{ ok: true, latencyMs?: number } | { ok: false, failure: FailureType, latencyMs?: number }} Outcome
  * @typedef {{ kind: Kind, value: string, context: string, token: number, leasedAt: number, expiresAt: number }} Lease
  */
@@ -87,7 +88,6 @@ import { ProxyAgent, request } from "undici";
  *   `stop()` it resolves with 0 and does nothing.
  */
 
-const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
 const OPTION_KEYS = new Set([
   "probes", "intervalMs", "jitterMs", "concurrency", "recoverAfter", "random", "onError", "setTimer", "clearTimer",
 ]);
@@ -195,7 +195,7 @@ export function startProber(pool, options) {
   } = options;
   if (typeof probes !== "object" || probes === null) throw invalid("probes must be an object");
   for (const k of Object.keys(probes)) {
-    if (!KINDS.includes(k)) throw invalid(`probes has an unknown kind ${k}`);
+    if (!isKind(k)) throw invalid(`probes has an unknown kind ${k}`);
     if (probes[k] !== undefined) fn(`probes.${k}`, probes[k]);
   }
   positive("intervalMs", intervalMs);

@@ -25,9 +25,9 @@ import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
 import { duplicateKeyPath } from "./strict-json.js";
 import { showResources } from "./resource-views.js";
+import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
 const JSON_TYPE = "application/json";
-const KINDS = new Set(["PROXY", "ACCOUNT", "SESSION"]);
 const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
@@ -67,7 +67,7 @@ function segments(pathname) {
 }
 
 function kindOf(kind) {
-  if (!KINDS.has(kind)) throw bad("kind must be PROXY, ACCOUNT or SESSION");
+  if (!isKind(kind)) throw bad(`kind must be ${oneOf(KINDS)}`);
   return kind;
 }
 
@@ -348,7 +348,7 @@ export async function createHandler(
     const allowed = [];
     for (const route of routes) {
       const [m, pattern] = route;
-      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || (p === ID ? parts[i] !== "" && !KINDS.has(parts[i]) : p === parts[i]))) continue;
+      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || (p === ID ? parts[i] !== "" && !isKind(parts[i]) : p === parts[i]))) continue;
       if (m === method) return { route };
       if (!allowed.includes(m)) allowed.push(m);
     }

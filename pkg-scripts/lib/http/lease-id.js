@@ -9,7 +9,8 @@
 // for the same key. The last few thousand ids issued decode from memory (a release usually
 // follows its acquire closely), older ones through the cipher.
 
-const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+import { KINDS } from "../vocabulary.js";
+
 const TAG = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });

@@ -4,8 +4,9 @@
 // checks (each problem names the field, as the engine's config errors do) and the ready-made
 // scenarios. Owns no behaviour: world.js turns a profile into outcomes, simulate.js runs it.
 
-export const FAILURES = ["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"];
-export const KINDS = ["PROXY", "ACCOUNT", "SESSION"];
+import { FAILURE_TYPES as FAILURES, KINDS } from "../../vendor/repute/lib/vocabulary.js";
+
+export { FAILURES, KINDS };
 /** What each incident type does to every request it covers. */
 export const INCIDENTS = { outage: "TIMEOUT", ban: "BLOCKED" };
 
