@@ -37,7 +37,8 @@ export interface Handler {
 export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<Handler>;
 
 /** Serves a pool over node:http. Without tokens, only a loopback address is allowed. Given a
- * promise of the pool, it listens at once and answers 503 not-ready until the pool is open. */
+ * promise of the pool, it listens at once and answers 503 not-ready until the pool is open; given
+ * an open pool, it resolves with `ready` settled and serves from the first request. */
 export declare function serve(
   pool: PoolHost | Promise<PoolHost>,
   options?: HandlerOptions & {

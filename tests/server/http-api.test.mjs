@@ -6,6 +6,7 @@
 // Each test has its own server on 127.0.0.1:0, a temporary folder and a clock it moves by hand.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { pbkdf2 } from "node:crypto";
 import http from "node:http";
 import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
 import { serve } from "../../pkg-scripts/lib/http/node-server.js";
@@ -38,6 +39,27 @@ test("GET /healthz and /readyz answer 200 with JSON once the pool is ready", asy
     assert.equal(r.headers.get("content-type"), JSON_TYPE);
     assert.deepEqual(r.json, { ready: true });
   });
+});
+
+test("serve(openPool) resolves with the handler in place: its first request is served, never 503 not-ready", async () => {
+  const dir = await tempDir("open");
+  const pool = await openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false, onError: () => {} });
+  // The handler digests its tokens: a trip through the thread pool. Keep every thread of it busy for
+  // a while (as a loaded CI machine did), so that trip ends well after the server listens.
+  const busy = Array.from({ length: 8 }, () => new Promise((ok) => pbkdf2("x", "y", 200_000, 32, "sha256", ok)));
+  const token = "opr-first-request-0123456789";
+  const server = await serve(pool, { host: "127.0.0.1", port: 0, tokens: [{ token, role: "operator" }] });
+  try {
+    const settled = await Promise.race([server.ready.then(() => "settled"), Promise.resolve().then(() => "pending")]);
+    assert.equal(settled, "settled");
+    const r = await call(server.url, "POST", "/api/resources", { token, body: { kind: "PROXY", value: "p1" } });
+    assert.equal(r.status, 201, r.text);
+  } finally {
+    await Promise.all(busy);
+    await server.close();
+    await pool.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test("the server listens while the pool opens: /healthz 200, /readyz and the API 503 not-ready with Retry-After, then ready", async () => {

@@ -91,7 +91,8 @@ export function isLoopback(host) {
  * `heartbeatMs`, `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose
  * socket takes nothing for that long is cut; default 30 s), `requestTimeoutMs` (to receive a
  * whole request; default 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once
- * listening to
+ * listening (and, given an open pool, once its handler is in place: no request of a caller
+ * that waited for `serve` is answered not-ready) to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
  * pool's promise did); `close()` stops accepting, ends event streams, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
@@ -136,6 +137,9 @@ export async function serve(
     handle = await createHandler(p, options);
   });
   ready.catch(() => {}); // the caller sees it through `ready`
+  // A pool that is open already is served from the first request: no 503 while the handler's
+  // keys are derived (that takes a trip through the crypto thread pool, long under load).
+  if (typeof pool?.then !== "function") await ready;
   const streams = new Set();
   const answering = new WeakMap(); // socket → its latest response (see answerClientError)
   let closing = false;
