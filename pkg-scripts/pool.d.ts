@@ -161,13 +161,21 @@ export type ErrorCode =
   | "CAPACITY_EXCEEDED"
   | "UNKNOWN_RESOURCE";
 
+/** `Pool.restore`'s options: a pool's, and the least counters the restored pool may have. */
+export type RestoreOptions = PoolOptions & {
+  /** A host's floor: the restored revision, fencing high-water mark and next event seq are
+   * raised to at least these (a host that reserved tokens and seqs past its last checkpoint,
+   * or imports a snapshot older than the pool it replaces). Whole numbers ≤ 2^53 − 1. */
+  atLeast?: { revision?: number; fencingHighWater?: number; nextEventSeq?: number };
+};
+
 export interface ReputeError extends Error {
   code: ErrorCode;
 }
 
 export declare class Pool {
   constructor(options?: PoolOptions);
-  static restore(snapshotJson: string, options?: PoolOptions): Pool;
+  static restore(snapshotJson: string, options?: RestoreOptions): Pool;
   /** The value as events, errors and a viewer's dashboard show it: credentials masked (the
    * engine's rule; see the README). */
   static maskValue(kind: Kind, value: string): string;

@@ -160,6 +160,11 @@ impl EventBuffer {
         self.next_seq
     }
 
+    /// The next seq to at least `min` (seqs only ever grow).
+    pub fn raise_next_seq(&mut self, min: u64) {
+        self.next_seq = self.next_seq.max(min);
+    }
+
     pub fn dropped(&self) -> u64 {
         self.dropped
     }

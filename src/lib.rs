@@ -58,6 +58,8 @@ pub use clock::{Clock, ManualClock};
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
-pub use pool::{BlockSpec, CellView, Filter, Lease, Pool, ProbeDue, ResourceDetail, ResourceView, Stats};
+pub use pool::{
+    BlockSpec, CellView, Filter, Floor, Lease, Pool, ProbeDue, ResourceDetail, ResourceView, Stats,
+};
 pub use random::{RandomSource, SeededRandom};
 pub use types::{FailureType, Kind, Millis, Outcome, State, ViewState};

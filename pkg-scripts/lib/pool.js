@@ -154,6 +154,20 @@ function optionsOf(options, seed) {
   return [configJson(config), now, random, s];
 }
 
+const FLOOR_KEYS = ["revision", "fencingHighWater", "nextEventSeq"];
+
+/** `atLeast` as the facade's three optional numbers (the engine checks their range). */
+function atLeastOf(atLeast) {
+  if (atLeast === undefined) return [undefined, undefined, undefined];
+  if (!isPlainObject(atLeast)) throw invalid("atLeast must be an object");
+  for (const k in atLeast) if (!FLOOR_KEYS.includes(k)) throw invalid(`unknown atLeast field ${k}`);
+  return FLOOR_KEYS.map((k) => {
+    const v = atLeast[k];
+    if (v !== undefined && typeof v !== "number") throw invalid(`atLeast.${k} must be a number`);
+    return v;
+  });
+}
+
 /** A seed from the platform's cryptographic random source, read when a pool is made. */
 export function cryptoSeed() {
   const words = globalThis.crypto.getRandomValues(new Uint32Array(2));
@@ -205,8 +219,11 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     static restore(snapshotJson, options) {
       text("snapshotJson", snapshotJson);
+      let atLeast;
+      if (isPlainObject(options) && "atLeast" in options) ({ atLeast, ...options } = options);
       const [config, now, random, s] = optionsOf(options, seed);
-      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s), clock(now)]);
+      const floor = atLeastOf(atLeast);
+      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now)]);
     }
 
     #context(name) {

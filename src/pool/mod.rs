@@ -11,6 +11,7 @@
 mod admin;
 mod core;
 mod expiry;
+mod floor;
 mod invariants;
 mod leases;
 mod next_change;
@@ -19,6 +20,7 @@ mod reports;
 mod views;
 
 pub use self::core::Core;
+pub use floor::Floor;
 pub use leases::Lease;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
@@ -82,7 +84,19 @@ impl Pool {
         clock: impl Clock + 'static,
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
-        let core = crate::snapshot::restore(json, overrides)?;
+        Pool::restore_above(json, overrides, &Floor::default(), clock, random)
+    }
+
+    /// `restore`, with the counters raised to at least `floor`'s (`floor.rs`).
+    pub fn restore_above(
+        json: &str,
+        overrides: Option<&ConfigPatch>,
+        floor: &Floor,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<Pool> {
+        let mut core = crate::snapshot::restore(json, overrides)?;
+        core.raise_to(floor);
         Ok(Pool { core, clock: Box::new(clock), random: Box::new(random) })
     }
 

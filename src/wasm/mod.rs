@@ -27,7 +27,7 @@ use crate::clock::ManualClock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::packed::pack_events;
-use crate::pool::{BlockSpec, Filter, Lease, Pool};
+use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 use crate::{check, json};
@@ -168,17 +168,29 @@ impl RawPool {
         build().map_err(js_error)
     }
 
-    /// Restores a snapshot; `config` overrides fields of the snapshot's config.
+    /// Restores a snapshot; `config` overrides fields of the snapshot's config; the counters
+    /// are raised to at least the given floor (each optional).
+    #[allow(clippy::too_many_arguments)]
     pub fn restore(
         snapshot: &str,
         config: Option<String>,
         rand: Option<Function>,
         seed: Option<f64>,
+        min_revision: Option<f64>,
+        min_fencing: Option<f64>,
+        min_next_seq: Option<f64>,
     ) -> JsResult<RawPool> {
         let build = || -> Result<RawPool, Error> {
             let overrides = patch(config)?;
+            let floor = Floor::from_host(min_revision, min_fencing, min_next_seq)?;
             let clock = ManualClock::new(0.0);
-            let pool = Pool::restore(snapshot, overrides.as_ref(), clock.clone(), random(rand, seed)?)?;
+            let pool = Pool::restore_above(
+                snapshot,
+                overrides.as_ref(),
+                &floor,
+                clock.clone(),
+                random(rand, seed)?,
+            )?;
             Ok(RawPool::wrap(pool, clock))
         };
         build().map_err(js_error)

@@ -522,6 +522,35 @@ test("snapshot() is canonical JSON and Pool.restore reproduces it byte for byte"
   assert.ok(lease.token > JSON.parse(text).fencingHighWater, "tokens keep increasing across a restore");
 });
 
+test("Pool.restore(json, {atLeast}) raises the counters to a host's floor and changes nothing else", () => {
+  const { pool } = fixture();
+  const text = pool.snapshot();
+  const strip = (t) => {
+    const { revision, fencingHighWater, nextEventSeq, ...rest } = JSON.parse(t);
+    return rest;
+  };
+  const floor = { revision: 900, fencingHighWater: 7_000, nextEventSeq: 8_000 };
+  const lifted = Pool.restore(text, { seed: 1, now: () => T, atLeast: floor });
+  const s = lifted.stats();
+  assert.deepEqual([s.revision, s.fencingHighWater, s.nextEventSeq], [900, 7_000, 8_000]);
+  assert.deepEqual(strip(lifted.snapshot()), strip(text));
+  assert.equal(lifted.acquireResource("PROXY", "c", "x").token, 7_001);
+  assert.equal(lifted.drainEvents()[0].seq, 8_000);
+  // Below the snapshot's own counters, or empty: the same bytes.
+  assert.equal(Pool.restore(text, { seed: 1, now: () => T, atLeast: { revision: 1, fencingHighWater: 0 } }).snapshot(), text);
+  assert.equal(Pool.restore(text, { seed: 1, now: () => T, atLeast: {} }).snapshot(), text);
+  for (const [atLeast, message] of [
+    [5, /atLeast must be an object/],
+    [{ fencing: 3 }, /unknown atLeast field fencing/],
+    [{ revision: "3" }, /atLeast.revision must be a number/],
+    [{ nextEventSeq: 1.5 }, /minNextEventSeq/],
+    [{ fencingHighWater: 2 ** 53 }, /minFencingHighWater/],
+  ]) {
+    assert.throws(() => Pool.restore(text, { seed: 1, atLeast }), (e) => e.code === "INVALID_ARGUMENT" && message.test(e.message), String(atLeast));
+  }
+  assert.throws(() => new Pool({ seed: 1, atLeast: {} }), (e) => e.code === "INVALID_ARGUMENT" && /unknown option atLeast/.test(e.message));
+});
+
 // ---------------------------------------------------------------------------------------------
 // Errors
 

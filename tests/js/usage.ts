@@ -46,6 +46,7 @@ const withRandom = new Pool({ now: () => 1_700_000_000_000, random: Math.random 
 const bare = new Pool();
 const restored: Pool = Pool.restore(pool.snapshot(), { config: { maxCells: 1_000_000 }, seed: 1 });
 const restoredBare: Pool = Pool.restore(pool.snapshot());
+const lifted: Pool = Pool.restore(pool.snapshot(), { seed: 1, atLeast: { fencingHighWater: 10, nextEventSeq: 20 } });
 
 const config: Config = pool.config();
 const slowPenalty: number = config.penalties.SLOW;
@@ -72,6 +73,10 @@ new Pool({ now: 1_700_000_000_000 });
 new Pool({ seed: "42" });
 // @ts-expect-error restore takes JSON text
 Pool.restore({ format: "repute-snapshot" });
+// @ts-expect-error atLeast names the counters as stats() does
+Pool.restore("{}", { atLeast: { fencing: 3 } });
+// @ts-expect-error atLeast is for restore only
+new Pool({ atLeast: {} });
 // @ts-expect-error a Config has every field (a patch is a ConfigPatch)
 const notAConfig: Config = { coolAfter: 2 };
 
@@ -319,7 +324,7 @@ async function edge(wasm: WebAssembly.Module, bytes: Uint8Array): Promise<WebLea
   return p.acquire("edge-eu");
 }
 
-void [withRandom, bare, restored, restoredBare, slowPenalty, blockedBase, causes, fullAsPatch, changed];
+void [withRandom, bare, restored, restoredBare, lifted, slowPenalty, blockedBase, causes, fullAsPatch, changed];
 void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 
 // ----- Node runtime: openPool and the server ----------------------------------------------------

@@ -69,38 +69,24 @@ import { ResourceIds } from "../resource-id.js";
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
 const SPACE_MARGIN = 256 * 1024;
 
-/**
- * Raises a canonical snapshot's revision, fencing high-water mark and next event seq to at
- * least `floor`'s (a crash may have used tokens and seqs past the last checkpoint; an import
- * written while the live pool moved on must not go back). These top-level fields lead the
- * canonical text, in this order, with one spelling.
- */
-function lift(json, floor) {
-  const up = (v, min) => Math.max(Number(v), min ?? 0);
-  return json
-    .replace(/"revision":(\d+)/, (_, r) => `"revision":${up(r, floor.revision)}`)
-    .replace(/"fencingHighWater":(\d+),"nextEventSeq":(\d+)/, (_, f, s) =>
-      `"fencingHighWater":${up(f, floor.fencing)},"nextEventSeq":${up(s, floor.eventSeq)}`);
-}
+/** A host's floor (`{fencing, eventSeq, revision?}`: a crash may have used tokens and seqs
+ * past the last checkpoint; an import written while the live pool moved on must not go back)
+ * as `Pool.restore`'s `atLeast`. */
+const atLeast = (floor) => ({ revision: floor.revision ?? 0, fencingHighWater: floor.fencing, nextEventSeq: floor.eventSeq });
 
 const revisionOf = (json) => Number(/"revision":(\d+)/.exec(json)?.[1] ?? NaN);
 
-/**
- * Restores `json` (any JSON spelling) with `options`, with its revision, fencing high-water
- * mark and next event seq raised to at least `floor`'s (each optional). The engine validates
- * the text first; only when a lift is needed is the pool re-read from its own canonical
- * snapshot, patched.
- */
+/** Restores `json` (any JSON spelling) with `options`, its counters raised to `floor`'s. */
 function restoreLifted(json, floor, options) {
-  return liftPool(Pool.restore(json, options), floor, options);
+  return Pool.restore(json, { ...options, atLeast: atLeast(floor) });
 }
 
 /** `pool` itself when its counters are at `floor` already; else a lifted copy (and `pool` is
- * freed). */
+ * freed): a live pool's counters only move up through a restore of its own snapshot. */
 function liftPool(pool, floor, options) {
   const s = pool.stats();
   if (s.fencingHighWater >= floor.fencing && s.nextEventSeq >= floor.eventSeq && s.revision >= (floor.revision ?? 0)) return pool;
-  const lifted = Pool.restore(lift(pool.snapshot(), floor), options);
+  const lifted = restoreLifted(pool.snapshot(), floor, options);
   pool.free();
   return lifted;
 }
