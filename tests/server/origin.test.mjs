@@ -179,6 +179,8 @@ test("in Chromium: a rebound name reads nothing, a cross-site page blocks nothin
   // A page of the attacker's, on another origin (served on another loopback port).
   const evil = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<title>evil</title>"));
   await new Promise((ok) => evil.listen(0, "127.0.0.1", ok));
+  // Closed whatever happens (a browser that fails to launch must fail the test, not hang it).
+  after(() => new Promise((ok) => evil.close(ok)));
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -212,6 +214,5 @@ test("in Chromium: a rebound name reads nothing, a cross-site page blocks nothin
     await call(open.url, "DELETE", resourcePath("PROXY", "from-the-console"));
   } finally {
     await browser.close();
-    await new Promise((ok) => evil.close(ok));
   }
 });
