@@ -34,6 +34,9 @@ export interface OpenPoolOptions {
   reserveStep?: number;
   /** While writes fail, how often the folder is probed and what is pending written (default 1000). */
   storageRetryMs?: number;
+  /** The runtime's timers and monotonic clock (snapshot interval, bursts, storage retries,
+   * checkpoint age); default the process's own. Tests pass virtual ones to step time. */
+  timers?: HostTimers;
   /** A recovery prober; with one, halfOpenCauses defaults to ["BLOCKED"]. */
   prober?: {
     probes: Partial<Record<Kind, ProbeFn>>;
@@ -48,6 +51,15 @@ export interface OpenPoolOptions {
     /** Errors the prober swallows (default: the host's onError); `entry.value` may hold credentials. */
     onError?: (error: unknown, entry: { kind: Kind; value: string; context: string } | null) => void;
   };
+}
+
+export interface HostTimers {
+  /** Milliseconds on a clock that never goes back (default `performance.now`). */
+  monotonicMs(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+  setInterval(callback: () => void, ms: number): unknown;
+  clearInterval(timer: unknown): void;
 }
 
 export interface DisposableLease extends Lease {

@@ -329,13 +329,18 @@ void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 
 // ----- Node runtime: openPool and the server ----------------------------------------------------
 
-import { openPool, type PoolHost, type DisposableLease, type HostStats } from "repute";
+import { openPool, type PoolHost, type DisposableLease, type HostStats, type HostTimers } from "repute";
 import type { createHandler, serve } from "../../pkg-scripts/server.js";
 
 export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
   const added: boolean = await host.register("PROXY", "proxy-9");
   void added;
+  let virtual = 0;
+  const timers: HostTimers = { monotonicMs: () => virtual, setTimeout, clearTimeout, setInterval, clearInterval };
+  const stepped: PoolHost = await openPool({ dir: "./data-2", timers });
+  virtual += 1;
+  void stepped;
   const r = host.readiness();
   if (!r.ready) void (r.reason === "storage-unavailable" && r.detail);
   await host.block("PROXY", "proxy-9", { seconds: 60 });

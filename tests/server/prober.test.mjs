@@ -473,12 +473,12 @@ describe("httpProbe through a local forward proxy", () => {
     await p.stop();
   });
 
-  test("a target that never answers gives TIMEOUT after timeoutMs", async () => {
+  // (A real socket that never answers: the probe's own deadline ends it; the test's timeout
+  // only turns a deadline that does not work into a failure instead of a hang.)
+  test("a target that never answers gives TIMEOUT after timeoutMs", { timeout: 10_000 }, async () => {
     const probe = httpProbe({ targets: { ctx: url("/hang") }, timeoutMs: 200 });
-    const started = performance.now();
     const outcome = await probe({ kind: "PROXY", value: proxyUrl(), context: "ctx", signal: new AbortController().signal });
     assert.deepEqual(outcome, { ok: false, failure: "TIMEOUT" });
-    assert.ok(performance.now() - started < 5_000);
   });
 
   test("status mapping, SLOW, unknown contexts and aborts", async () => {

@@ -9,6 +9,7 @@ const MAX_CONTEXT_LABELS = 1000;
 
 export class HostMetrics {
   #host;
+  #monotonicMs;
   #registry = new client.Registry();
   #contexts = new Set();
   #acquisitions;
@@ -20,8 +21,9 @@ export class HostMetrics {
   #requests;
   #streamCuts;
 
-  constructor(host) {
+  constructor(host, monotonicMs = () => performance.now()) {
     this.#host = host;
+    this.#monotonicMs = monotonicMs;
     const registers = [this.#registry];
     this.#acquisitions = new client.Counter({
       name: "repute_acquisitions_total",
@@ -64,7 +66,7 @@ export class HostMetrics {
     gauge("repute_delivery_dropped", "Events dropped for slow in-process consumers.", (g) =>
       g.set((stats ?? fresh()).deliveryDropped));
     gauge("repute_checkpoint_age_seconds", "Seconds since the last snapshot was written.", (g) =>
-      g.set(this.#lastCheckpoint === null ? -1 : (performance.now() - this.#lastCheckpoint) / 1000));
+      g.set(this.#lastCheckpoint === null ? -1 : (this.#monotonicMs() - this.#lastCheckpoint) / 1000));
     gauge("repute_checkpoint_duration_seconds", "Duration of the last snapshot write.", (g) => g.set(this.#lastDurationMs / 1000));
   }
 
@@ -85,7 +87,7 @@ export class HostMetrics {
 
   checkpointed(ms) {
     this.#checkpoints.inc();
-    this.#lastCheckpoint = performance.now();
+    this.#lastCheckpoint = this.#monotonicMs();
     this.#lastDurationMs = ms;
   }
 
@@ -103,7 +105,7 @@ export class HostMetrics {
 
   checkpointStats() {
     return {
-      checkpointAgeMs: this.#lastCheckpoint === null ? null : Math.round(performance.now() - this.#lastCheckpoint),
+      checkpointAgeMs: this.#lastCheckpoint === null ? null : Math.round(this.#monotonicMs() - this.#lastCheckpoint),
     };
   }
 

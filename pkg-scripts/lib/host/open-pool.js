@@ -69,6 +69,18 @@ import { ResourceIds } from "../resource-id.js";
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
 const SPACE_MARGIN = 256 * 1024;
 
+/** The runtime's timers: the process's own. Tests pass virtual ones (same shape) to step time. */
+const SYSTEM_TIMERS = Object.freeze({
+  monotonicMs: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (t) => clearTimeout(t),
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (t) => clearInterval(t),
+});
+
+/** A timer that does not keep the process alive (virtual timers have no `unref`). */
+const unref = (t) => (t?.unref?.(), t);
+
 /** A host's floor (`{fencing, eventSeq, revision?}`: a crash may have used tokens and seqs
  * past the last checkpoint; an import written while the live pool moved on must not go back)
  * as `Pool.restore`'s `atLeast`. */
@@ -124,6 +136,8 @@ export class PoolHost extends EventTarget {
   #lastBurst = -Infinity;
   #burstTimer = null;
   #timer = null;
+  /** The runtime's timers and monotonic clock (`SYSTEM_TIMERS`, or a test's virtual ones). */
+  #timers;
   #mutations = 0;
   #lastRevision = -1;
   #writing = Promise.resolve();
@@ -178,7 +192,9 @@ export class PoolHost extends EventTarget {
     onError = (e) => console.error("repute:", e.message),
     reserveStep = 65536,
     storageRetryMs = 1000,
+    timers = SYSTEM_TIMERS,
   } = {}) {
+    this.#timers = timers;
     this.#dir = dir;
     this.#onError = onError;
     this.#health = new StorageHealth(dir, { onError });
@@ -234,8 +250,8 @@ export class PoolHost extends EventTarget {
       checkStartRoom(dir, stats.fencingHighWater, stats.nextEventSeq);
       this.#fencing = stats.fencingHighWater;
       this.#lastSeq = stats.nextEventSeq - 1;
-      this.#metrics = new HostMetrics(this);
-      this.#reserve = new Reservations(dir, reserved, { step: reserveStep, health: this.#health, retryMs: storageRetryMs });
+      this.#metrics = new HostMetrics(this, timers.monotonicMs);
+      this.#reserve = new Reservations(dir, reserved, { step: reserveStep, health: this.#health, retryMs: storageRetryMs, monotonicMs: timers.monotonicMs });
       this.#reserve.writeAhead(this.#fencing, this.#lastSeq);
       await this.checkpoint();
     } catch (e) {
@@ -246,11 +262,9 @@ export class PoolHost extends EventTarget {
       throw e;
     }
     if (checkpointMs > 0) {
-      this.#timer = setInterval(() => this.checkpoint().catch(() => {}), checkpointMs);
-      this.#timer.unref();
+      this.#timer = unref(timers.setInterval(() => this.checkpoint().catch(() => {}), checkpointMs));
     }
-    this.#retryTimer = setInterval(() => this.#retryStorage(), storageRetryMs);
-    this.#retryTimer.unref();
+    this.#retryTimer = unref(timers.setInterval(() => this.#retryStorage(), storageRetryMs));
     if (prober) this.#prober = startProber(this, { ...prober, onError: prober.onError ?? onError });
     if (handleSignals) {
       this.#signalHandler = (signal) => {
@@ -284,14 +298,13 @@ export class PoolHost extends EventTarget {
   #mutated() {
     this.#scheduleDrain();
     if (++this.#mutations < this.#burst || this.#burstTimer) return;
-    const wait = this.#lastBurst + this.#burstGapMs - performance.now();
-    this.#burstTimer = setTimeout(() => {
+    const wait = this.#lastBurst + this.#burstGapMs - this.#timers.monotonicMs();
+    this.#burstTimer = unref(this.#timers.setTimeout(() => {
       this.#burstTimer = null;
       this.#mutations = 0;
-      this.#lastBurst = performance.now();
+      this.#lastBurst = this.#timers.monotonicMs();
       this.checkpoint().catch(() => {});
-    }, Math.max(0, wait));
-    this.#burstTimer.unref();
+    }, Math.max(0, wait)));
   }
 
   #scheduleDrain() {
@@ -717,7 +730,7 @@ export class PoolHost extends EventTarget {
   /** One snapshot write of the live pool (callers serialize through `#writing`). */
   async #write() {
     if (!this.#pool) return;
-    const started = performance.now();
+    const started = this.#timers.monotonicMs();
     const json = this.#pool.snapshot();
     this.#drain();
     await this.#persist(json, this.#changes.size, started);
@@ -743,7 +756,7 @@ export class PoolHost extends EventTarget {
   }
 
   /** `#store.write` with the bookkeeping; a file-system error becomes STORAGE_UNAVAILABLE. */
-  async #put(json, revision, started = performance.now()) {
+  async #put(json, revision, started = this.#timers.monotonicMs()) {
     let stored;
     try {
       stored = await this.#store.write(json, revision);
@@ -765,7 +778,7 @@ export class PoolHost extends EventTarget {
     this.#health.succeeded("snapshot");
     this.#lastRevision = revision;
     this.#lastBytes = json.length;
-    this.#metrics.checkpointed(performance.now() - started);
+    this.#metrics.checkpointed(this.#timers.monotonicMs() - started);
   }
 
   /** The write-ahead step of deregistrations (see `deregister`): applied to a scratch copy of
@@ -796,7 +809,7 @@ export class PoolHost extends EventTarget {
    * what `apply` throws (nothing is written then) or what the write meets. */
   async #writeAhead(apply) {
     if (!this.#pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
-    const started = performance.now();
+    const started = this.#timers.monotonicMs();
     const live = this.#pool.snapshot();
     this.#drain();
     const covered = this.#changes.size;
@@ -870,9 +883,9 @@ export class PoolHost extends EventTarget {
       process.off("SIGTERM", this.#signalHandler);
       process.off("SIGINT", this.#signalHandler);
     }
-    clearInterval(this.#timer);
-    clearInterval(this.#retryTimer);
-    clearTimeout(this.#burstTimer);
+    this.#timers.clearInterval(this.#timer);
+    this.#timers.clearInterval(this.#retryTimer);
+    this.#timers.clearTimeout(this.#burstTimer);
     await this.#prober?.stop();
     try {
       await this.checkpoint();

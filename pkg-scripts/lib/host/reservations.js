@@ -120,17 +120,19 @@ export class Reservations {
   #step;
   #health;
   #retryMs;
-  /** No write is tried before this (performance.now() ms), after a failed one. */
+  /** No write is tried before this (`monotonicMs()`), after a failed one. */
   #retryAt = 0;
+  #monotonicMs;
   #fencing;
   #eventSeq;
 
   /**
    * @param {string} dir the pool folder
    * @param {{fencing: number, eventSeq: number}} reserve what is on disk (`readReserve`)
-   * @param {{step: number, health: import("./storage-health.js").StorageHealth, retryMs: number}} options
+   * @param {{step: number, health: import("./storage-health.js").StorageHealth, retryMs: number, monotonicMs?: () => number}} options
    */
-  constructor(dir, reserve, { step, health, retryMs }) {
+  constructor(dir, reserve, { step, health, retryMs, monotonicMs = () => performance.now() }) {
+    this.#monotonicMs = monotonicMs;
     this.#dir = dir;
     this.#fencing = reserve.fencing;
     this.#eventSeq = reserve.eventSeq;
@@ -156,7 +158,7 @@ export class Reservations {
   cover(token, seq) {
     const half = this.#step / 2;
     if (this.#fencing - token >= half && this.#eventSeq - seq > half) return true;
-    if (performance.now() >= this.#retryAt) this.#tryWrite(token, seq);
+    if (this.#monotonicMs() >= this.#retryAt) this.#tryWrite(token, seq);
     return token <= this.#fencing && seq < this.#eventSeq;
   }
 
@@ -192,7 +194,7 @@ export class Reservations {
       this.#write(this.#ahead(token, seq));
       return true;
     } catch (e) {
-      this.#retryAt = performance.now() + this.#retryMs;
+      this.#retryAt = this.#monotonicMs() + this.#retryMs;
       this.#health.failed("reservation", isStorageError(e) ? e : new Error(e?.message ?? String(e)));
       return false;
     }
