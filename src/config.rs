@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
 use crate::error::{Error, Result};
+use crate::json::{Obj, array, float, per_failure, string, uint};
 use crate::json_number::some_exact;
 use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
@@ -283,8 +284,28 @@ impl Config {
     /// The canonical JSON form (fixed key order; integers printed as integers).
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(512);
-        crate::json::write_config(&mut out, self);
+        self.write_json(&mut out);
         out
+    }
+
+    /// Writes the canonical JSON form into `out` (the snapshot's `config`).
+    pub fn write_json(&self, out: &mut String) {
+        let mut o = Obj::open(out);
+        o.uint("coolAfter", self.cool_after.into());
+        o.uint("recoverAfter", self.recover_after.into());
+        o.float("successReward", self.success_reward);
+        per_failure(o.key("penalties"), &self.penalties, float);
+        per_failure(o.key("cooldownBaseMs"), &self.cooldown_base_ms, uint);
+        o.uint("maxBackoffExponent", self.max_backoff_exponent.into());
+        o.float("explorationFloor", self.exploration_floor);
+        o.uint("leaseTtlMs", self.lease_ttl_ms);
+        o.uint("windowSize", self.window_size.into());
+        let causes: Vec<FailureType> = self.half_open_causes.iter().collect();
+        array(o.key("halfOpenCauses"), &causes, |out, t| string(out, t.as_str()));
+        o.uint("maxResources", self.max_resources.into());
+        o.uint("maxCells", self.max_cells.into());
+        o.uint("eventBufferSize", self.event_buffer_size.into());
+        o.close();
     }
 
     /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on

@@ -39,9 +39,10 @@ pub mod pool;
 pub mod random;
 pub mod redact;
 pub mod registry;
-pub mod snapshot;
+pub mod seq;
 pub mod sort;
 pub mod types;
+pub mod views_json;
 pub mod window;
 
 #[cfg(target_arch = "wasm32")]

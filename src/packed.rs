@@ -9,7 +9,7 @@
 //! is masked) are indexes into the string table (`-1`: absent);
 //! `until` and `token` are `-1` when absent, `permanent` is 0 or 1. The string table is
 //! `strings` cut at the given lengths, counted in UTF-16 code units (what JavaScript's `slice`
-//! counts). Keys present in an event are those of `json::write_event`, in the same order.
+//! counts). Keys present in an event are those of `views_json::write_event`, in the same order.
 
 use rustc_hash::FxHashMap;
 

@@ -7,6 +7,7 @@
 //! 2^50 µs (35 years; larger values would not survive the round trip through a snapshot's
 //! milliseconds). This module knows nothing of scores or states.
 
+use crate::json::{array, opt_float, string};
 use crate::types::{FailureType, Outcome};
 
 const LAT_BITS: u32 = 60;
@@ -94,6 +95,19 @@ impl Default for Window {
 }
 
 impl Window {
+    /// The window, oldest first, as `[["OK", 12.5], ["TIMEOUT", null], ...]` (label, latency
+    /// in ms): the form snapshots and a resource's detail share.
+    pub fn write_json(&self, out: &mut String) {
+        let obs: Vec<Observation> = self.iter().collect();
+        array(out, &obs, |out, ob| {
+            out.push('[');
+            string(out, ob.label());
+            out.push(',');
+            opt_float(out, ob.latency_ms());
+            out.push(']');
+        });
+    }
+
     fn ring(&self) -> &[Observation] {
         match &self.store {
             Store::Inline(a) => &a[..self.len as usize],

@@ -1,5 +1,5 @@
 //! The packed event form the WebAssembly facade hands to JavaScript (`packed.rs`): decoded the
-//! way `pkg-scripts/lib/pool.js` decodes it, it must give exactly the JSON of `json::events`
+//! way `pkg-scripts/lib/pool.js` decodes it, it must give exactly the JSON of `views_json::events`
 //! (same keys, same order, same values) for every event type, for redacted values, for
 //! strings outside the Basic Multilingual Plane (UTF-16 lengths) and for an empty drain; its
 //! `unmasked` field names the value as registered.
@@ -8,7 +8,7 @@ mod common;
 
 use common::Harness;
 use repute::packed::{FIELDS, pack_events};
-use repute::{BlockSpec, FailureType, Kind, json};
+use repute::{BlockSpec, FailureType, Kind, views_json};
 
 /// Rebuilds the JSON text from the packed form, as the JS host builds its objects; also returns
 /// the string table.
@@ -95,7 +95,7 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     assert_eq!(types.len(), repute::EventType::ALL.len(), "every event type is covered: {types:?}");
     let packed = pack_events(&events);
     let (text, table) = decode(&packed.numbers, &packed.strings);
-    assert_eq!(text, json::events(&events));
+    assert_eq!(text, views_json::events(&events));
     // `value` is masked; `unmasked` is the value as registered, shared with `value` when
     // nothing is masked.
     let fields = &packed.numbers[2 + table.len()..];

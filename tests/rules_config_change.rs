@@ -10,7 +10,7 @@
 mod common;
 
 use common::{Harness, T0};
-use repute::{ConfigPatch, Error, EventType, FailureType, Kind, Outcome, json};
+use repute::{ConfigPatch, Error, EventType, FailureType, Kind, Outcome, views_json};
 
 fn ok_in(ms: f64) -> Outcome {
     Outcome::Success { latency_ms: Some(ms) }
@@ -52,7 +52,7 @@ fn a_patch_changes_only_its_fields_with_one_revision_step_and_one_event() {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].ty, EventType::ConfigChanged);
     assert_eq!(
-        json::events(&events),
+        views_json::events(&events),
         format!(r#"[{{"seq":2,"type":"CONFIG_CHANGED","at":{}}}]"#, T0 as u64 + 5)
     );
     assert!(h.snapshot().contains(r#""leaseTtlMs":60000"#), "the snapshot carries the new config");
@@ -235,7 +235,7 @@ fn resource_detail_gives_every_cell_with_its_window_oldest_first() {
     let contexts: Vec<&str> = d.view.cells.iter().map(|c| &*c.context).collect();
     assert_eq!(contexts, ["a", "b"], "context-name order");
     assert_eq!(d.view, h.view("p1"), "the same view as the dashboard");
-    let text = json::resource_detail(&d);
+    let text = views_json::resource_detail(&d);
     assert!(text.ends_with(r#""window":[["OK",12.5],["TIMEOUT",null]]}]}"#), "{text}");
     assert!(text.contains(r#""context":"a""#) && text.contains(r#""window":[["OK",null]]"#), "{text}");
     let fresh = h.pool.resource(Kind::Proxy, "never").unwrap();

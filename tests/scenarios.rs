@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use repute::{
     BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
-    RandomSource, SeededRandom, ViewState, json,
+    RandomSource, SeededRandom, ViewState, views_json,
 };
 use serde_json::{Map, Value};
 
@@ -160,7 +160,7 @@ fn perform(pool: &mut Pool, host: &Host, call: &str, args: &[Value]) -> Result<A
 }
 
 fn drained(pool: &mut Pool) -> Result<Value, Error> {
-    Ok(parse(&json::events(&pool.drain_events()?)))
+    Ok(parse(&views_json::events(&pool.drain_events()?)))
 }
 
 /// What a step did: its result (`None` for restore) or error, and the drained events.
@@ -241,7 +241,7 @@ fn invoke(pool: &mut Pool, call: &str, args: &[Value]) -> Result<String, Error> 
     let lease = |l: Option<Lease>| {
         l.map_or("null".into(), |l| {
             let mut out = String::new();
-            json::write_lease(&mut out, &l);
+            views_json::write_lease(&mut out, &l);
             out
         })
     };
@@ -261,10 +261,10 @@ fn invoke(pool: &mut Pool, call: &str, args: &[Value]) -> Result<String, Error> 
             "null".into()
         }
         "unblock" => boolean(pool.unblock(a.kind(0)?, a.text(1)?)?),
-        "resources" => json::resources(&pool.resources(&a.filter(0)?)?),
-        "dueForRecoveryProbe" => json::probe_due(&pool.due_for_recovery_probe()?),
+        "resources" => views_json::resources(&pool.resources(&a.filter(0)?)?),
+        "dueForRecoveryProbe" => views_json::probe_due(&pool.due_for_recovery_probe()?),
         "nextChangeAt" => pool.next_change_at(a.text(0)?)?.map_or("null".into(), |t| t.to_string()),
-        "stats" => json::stats(&pool.stats()?),
+        "stats" => views_json::stats(&pool.stats()?),
         other => unreachable!("call {other} is checked against CALLS"),
     })
 }

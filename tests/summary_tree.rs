@@ -1,4 +1,4 @@
-//! The B-ary summary tree (`index/summary_tree.rs`) against a plain array: totals, prefixes,
+//! The B-ary summary tree (`seq/summary_tree.rs`) against a plain array: totals, prefixes,
 //! descents (including targets past the end) and leaf updates, for every size from one leaf to
 //! several levels, and random updates checked by proptest. The test summary carries a minimum
 //! as well as a sum, so updates take both ways up the tree: replacing the changed part, and
@@ -6,8 +6,8 @@
 //! summaries do).
 
 use proptest::prelude::*;
-use repute::index::blocks::Summary;
-use repute::index::summary_tree::{FANOUT, SummaryTree};
+use repute::seq::summary_tree::Summary;
+use repute::seq::summary_tree::{FANOUT, SummaryTree};
 
 /// A count with the smallest leaf under it (`u64::MAX` for none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

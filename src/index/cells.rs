@@ -4,7 +4,7 @@
 //! cell there yet (a transient fresh cell, score 0). Storing fresh entries per context would cost
 //! resources × contexts; instead each context keeps only its own cells, in canonical order, and
 //! every entry records its `gap`: how many available cell-less resources sit between the
-//! previous cell and it (`tail` counts those after the last cell). Block summaries (sum and min
+//! previous cell and it (`tail` counts those after the last cell). Chunk summaries (sum and min
 //! of selectable scores, selectable count, gap total) give the weight of any prefix, so one
 //! descent finds the pick; a pick inside a gap is resolved by rank in the resource order.
 //!
@@ -23,9 +23,10 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::avail_log::AvailLog;
-use super::blocks::{BlockList, Entry, Loc, Summary};
 use crate::cell::Cell;
 use crate::registry::Registry;
+use crate::seq::chunks::{ChunkList, Item, Loc};
+use crate::seq::summary_tree::Summary;
 use crate::types::State;
 
 /// Fixed-point scale of weights: 2^20 units per point.
@@ -97,9 +98,9 @@ const ELIGIBLE: u32 = 1 << 31;
 const GAP_MASK: u32 = COUNTED - 1;
 
 /// One cell in its context's sequence, with what selection needs inline (16 bytes, so a
-/// block scan touches few cache lines).
+/// chunk scan touches few cache lines).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Slot {
+pub struct CellItem {
     pub cell: u32,
     pub res: u32,
     /// The cell's score in fixed point (|score| ≤ 100 · 2^20 fits).
@@ -108,9 +109,9 @@ pub struct Slot {
     bits: u32,
 }
 
-impl Slot {
-    fn new(cell: u32, res: u32, score: f64) -> Slot {
-        Slot { cell, res, score: fixed(score) as i32, bits: 0 }
+impl CellItem {
+    fn new(cell: u32, res: u32, score: f64) -> CellItem {
+        CellItem { cell, res, score: fixed(score) as i32, bits: 0 }
     }
 
     /// Available cell-less resources between the previous cell and this one.
@@ -146,7 +147,7 @@ impl Slot {
     }
 }
 
-impl Entry for Slot {
+impl Item for CellItem {
     type Sum = Agg;
     fn id(&self) -> u32 {
         self.cell
@@ -279,7 +280,7 @@ impl CellStore {
 #[derive(Debug, Clone)]
 pub struct Context {
     pub name: Rc<str>,
-    list: BlockList<Slot>,
+    list: ChunkList<CellItem>,
     /// Available cell-less resources after the last cell.
     tail: u32,
     /// Position in the availability log up to which gaps and `counted` are exact.
@@ -337,9 +338,9 @@ pub(crate) fn index_in_run(target: u64, base: u64, unit: u64, len: u32) -> u32 {
 /// Sets every entry's gap and `counted` flag from the (synced) resource order; returns the
 /// tail. Dense contexts walk the order once (O(resources)); sparse ones ask for ranks
 /// (O(cells × log resources)).
-fn fill_gaps(entries: &mut [Slot], reg: &Registry) -> u32 {
+fn fill_gaps(entries: &mut [CellItem], reg: &Registry) -> u32 {
     let mut covered = 0u32; // available resources up to and including the previous cell
-    let mut place = |e: &mut Slot, rank: u32, avail: bool| {
+    let mut place = |e: &mut CellItem, rank: u32, avail: bool| {
         e.set_gap(rank - covered);
         e.set(COUNTED, avail);
         covered = rank + u32::from(avail);
@@ -367,7 +368,7 @@ fn fill_gaps(entries: &mut [Slot], reg: &Registry) -> u32 {
 
 impl Context {
     pub fn new(name: Rc<str>, reg: &Registry, log: &AvailLog) -> Context {
-        Context { name, list: BlockList::default(), tail: reg.available(), cursor: log.observe() }
+        Context { name, list: ChunkList::default(), tail: reg.available(), cursor: log.observe() }
     }
 
     /// Cells in this context.
@@ -401,25 +402,25 @@ impl Context {
 
     /// Recomputes every gap and flag from the resource order.
     pub fn rebuild(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog) {
-        let mut entries: Vec<Slot> = self.list.iter().copied().collect();
+        let mut entries: Vec<CellItem> = self.list.iter().copied().collect();
         self.tail = fill_gaps(&mut entries, reg);
-        self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
+        self.list = ChunkList::from_sorted(entries, |id, at| cells.relocate(id, at));
         self.cursor = log.observe();
     }
 
     /// Builds the sequence from cells given in canonical order (restore).
     pub fn build(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog, sorted: &[(u32, bool)]) {
-        let mut entries: Vec<Slot> = sorted
+        let mut entries: Vec<CellItem> = sorted
             .iter()
             .map(|&(id, eligible)| {
                 let c = cells.get(id);
-                let mut e = Slot::new(id, c.res, c.cell.score);
+                let mut e = CellItem::new(id, c.res, c.cell.score);
                 e.set(ELIGIBLE, eligible);
                 e
             })
             .collect();
         self.tail = fill_gaps(&mut entries, reg);
-        self.list = BlockList::from_sorted(entries, |id, at| cells.relocate(id, at));
+        self.list = ChunkList::from_sorted(entries, |id, at| cells.relocate(id, at));
         self.cursor = log.observe();
     }
 
@@ -443,7 +444,7 @@ impl Context {
         let avail = reg.get(res).is_available();
         let at = self.list.lower_bound(|e| reg.order_cmp(e.res, res) == Ordering::Less);
         let pred = if at.index > 0 {
-            Some(Loc { block: at.block, index: at.index - 1 })
+            Some(Loc { chunk: at.chunk, index: at.index - 1 })
         } else {
             self.list.prev(at)
         };
@@ -454,11 +455,11 @@ impl Context {
         let gap = reg.rank(res) - covered;
         let succ = self.list.at_or_next(at);
         self.adjust_gap(succ, -(i64::from(gap) + i64::from(avail)));
-        let mut e = Slot::new(id, res, c.cell.score);
+        let mut e = CellItem::new(id, res, c.cell.score);
         e.set_gap(gap);
         e.set(COUNTED, avail);
         e.set(ELIGIBLE, eligible);
-        self.list.insert(at.block, at.index as usize, e, |id, at| cells.relocate(id, at));
+        self.list.insert(at.chunk, at.index as usize, e, |id, at| cells.relocate(id, at));
     }
 
     /// Takes cell `id` out of this (synced) context; its gap joins the next one.
@@ -521,8 +522,8 @@ impl Context {
                 false
             }
         });
-        for pos in start.into_iter().flat_map(|p| p..self.list.blocks()) {
-            for e in self.list.block_at(pos).entries.iter() {
+        for pos in start.into_iter().flat_map(|p| p..self.list.chunks()) {
+            for e in self.list.chunk_at(pos).entries.iter() {
                 let gap = e.gap();
                 if gap > 0 {
                     let gw = u64::from(gap) * unit;
@@ -550,8 +551,8 @@ impl Context {
 
     /// The last candidate in canonical order (absorbs floating-point drift).
     fn last_candidate(&self, reg: &Registry) -> Picked {
-        for pos in (0..self.list.blocks()).rev() {
-            for e in self.list.block_at(pos).entries.iter().rev() {
+        for pos in (0..self.list.chunks()).rev() {
+            for e in self.list.chunk_at(pos).entries.iter().rev() {
                 if e.candidate() {
                     return Picked::Cell { res: e.res, cell: e.cell };
                 }
@@ -569,7 +570,7 @@ impl Context {
             return Err("context not synced".into());
         }
         self.list.verify()?;
-        let entries: Vec<Slot> = self.list.iter().copied().collect();
+        let entries: Vec<CellItem> = self.list.iter().copied().collect();
         for w in entries.windows(2) {
             if !reg.key_less(w[0].res, w[1].res) {
                 return Err("cells out of key order".into());

@@ -1,10 +1,7 @@
-//! The indexes that keep `acquire` sub-linear: the resource order (`order.rs`), each context's
-//! cells with gap counts (`cells.rs`), the availability log that lets contexts catch up lazily
-//! (`avail_log.rs`), and the blocked sequence they are built on (`blocks.rs`) with its tree of
-//! block summaries (`summary_tree.rs`).
+//! The indexes that keep `acquire` sub-linear: each context's cells with gap counts
+//! (`cells.rs`) and the availability log that lets contexts catch up lazily (`avail_log.rs`).
+//! The resource order they place fresh candidates by is the registry's (`registry/order.rs`);
+//! both are built on the chunked sequence of `seq/`.
 
 pub mod avail_log;
-pub mod blocks;
 pub mod cells;
-pub mod order;
-pub mod summary_tree;

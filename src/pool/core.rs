@@ -10,8 +10,8 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::expiry::Expiries;
-use super::next_change::NextChange;
+use super::expiries::Expiries;
+use super::kept_answers::NextChange;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
 use crate::index::avail_log::AvailLog;

@@ -10,13 +10,16 @@
 
 mod admin;
 mod core;
+mod expiries;
 mod expiry;
 mod floor;
 mod invariants;
+mod kept_answers;
 mod leases;
 mod next_change;
 mod reconfigure;
 mod reports;
+mod snapshot;
 mod views;
 
 pub use self::core::Core;
@@ -95,7 +98,7 @@ impl Pool {
         clock: impl Clock + 'static,
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
-        let mut core = crate::snapshot::restore(json, overrides)?;
+        let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
         Ok(Pool { core, clock: Box::new(clock), random: Box::new(random) })
     }
@@ -251,7 +254,7 @@ impl Pool {
     /// The canonical JSON snapshot of the durable state.
     pub fn snapshot(&mut self) -> Result<String> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, _| crate::snapshot::write(c)))
+        Ok(self.read(t, |c, _| snapshot::write(c)))
     }
 
     /// Events since the last drain, in `seq` order.

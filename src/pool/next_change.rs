@@ -15,20 +15,7 @@ use super::core::Core;
 use crate::registry::Block;
 use crate::types::{Millis, State};
 
-/// Contexts whose answers are kept (the most recently asked).
-pub const KEPT: usize = 16;
-
-/// The kept answer for one context.
-#[derive(Debug, Clone)]
-pub struct NextChange {
-    context: Rc<str>,
-    /// The context's id then (`None`: no cells). Adding or removing a context forgets the
-    /// answer, so the id stays valid.
-    ctx: Option<u32>,
-    answer: Option<Millis>,
-    /// The resource whose instant is `answer`.
-    argmin: Option<u32>,
-}
+use super::kept_answers::{KEPT, NextChange};
 
 impl Core {
     /// `nextChangeAt(context)` at `now` (applied).

@@ -30,7 +30,7 @@ use crate::packed::pack_events;
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
-use crate::{check, json};
+use crate::{check, views_json};
 use host::{HostRandom, JsRandom, js_error};
 
 type JsResult<T> = Result<T, JsValue>;
@@ -367,19 +367,19 @@ impl RawPool {
             Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
         };
         let filter = Filter { context, state };
-        self.at(now).resources(&filter).map(|v| json::resources(&v)).map_err(js_error)
+        self.at(now).resources(&filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
     /// One resource with each cell's window, as JSON.
     #[wasm_bindgen(js_name = resource)]
     pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).resource(k, value).map(|d| json::resource_detail(&d)).map_err(js_error)
+        self.at(now).resource(k, value).map(|d| views_json::resource_detail(&d)).map_err(js_error)
     }
 
     #[wasm_bindgen(js_name = dueForRecoveryProbe)]
     pub fn due_for_recovery_probe(&mut self, now: f64) -> JsResult<String> {
-        self.at(now).due_for_recovery_probe().map(|v| json::probe_due(&v)).map_err(js_error)
+        self.at(now).due_for_recovery_probe().map(|v| views_json::probe_due(&v)).map_err(js_error)
     }
 
     /// Epoch milliseconds, or -1 for null.
@@ -389,7 +389,7 @@ impl RawPool {
     }
 
     pub fn stats(&mut self, now: f64) -> JsResult<String> {
-        self.at(now).stats().map(|s| json::stats(&s)).map_err(js_error)
+        self.at(now).stats().map(|s| views_json::stats(&s)).map_err(js_error)
     }
 
     pub fn config(&self) -> String {

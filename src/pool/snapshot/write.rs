@@ -4,10 +4,13 @@
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
 //! bytes. Leases are not part of a snapshot; the fencing high-water mark is.
 
-use super::{FORMAT, VERSION};
-use crate::json::{self, Obj, array};
-use crate::pool::Core;
+use crate::json::{Obj, array};
+use crate::pool::core::Core;
 use crate::registry::Block;
+
+/// The snapshot's `format` and `version` fields (what a restore accepts).
+pub const FORMAT: &str = "repute-snapshot";
+pub const VERSION: u64 = 1;
 
 /// Writes the canonical snapshot of `core` (taken at `core.now`).
 pub fn write(core: &Core) -> String {
@@ -19,7 +22,7 @@ pub fn write(core: &Core) -> String {
     o.uint("takenAt", core.now);
     o.uint("fencingHighWater", core.fencing);
     o.uint("nextEventSeq", core.events.next_seq());
-    json::write_config(o.key("config"), &core.cfg);
+    core.cfg.write_json(o.key("config"));
     let order = core.reg.in_order();
     array(o.key("registered"), &order, |out, &slot| {
         let r = core.reg.get(slot);
@@ -63,7 +66,7 @@ pub fn write(core: &Core) -> String {
             None => o.raw("cooldownCause", "null"),
         }
         o.uint("updatedAt", c.updated_at);
-        json::write_window(o.key("window"), &c.window);
+        c.window.write_json(o.key("window"));
         o.close();
     });
     o.close();

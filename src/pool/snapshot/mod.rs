@@ -8,6 +8,3 @@ mod write;
 
 pub use restore::restore;
 pub use write::write;
-
-pub const FORMAT: &str = "repute-snapshot";
-pub const VERSION: u64 = 1;

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use super::input::{self, CellIn, SnapshotIn};
-use super::{FORMAT, VERSION};
+use super::write::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
 use crate::config::{Config, ConfigPatch};
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::events::EventBuffer;
 use crate::index::cells::Context;
 use crate::json_path;
-use crate::pool::Core;
+use crate::pool::core::Core;
 use crate::registry::Block;
 use crate::sort::sort_ids;
 use crate::types::{Kind, Millis, State};

@@ -1,4 +1,4 @@
-//! A B-ary tree of summaries over a sequence of leaves (a block list's blocks): prefix sums
+//! A B-ary tree of summaries over a sequence of leaves (a chunk list's chunks): prefix sums
 //! and "where does the running total cross x" in O(log_B n) dependent steps.
 //!
 //! Fan-out 8 rather than 2: a pick on a 100k-cell context descends about 4 levels instead of
@@ -6,7 +6,14 @@
 //! one after another (on pools too large for the cache, each level is a miss). Levels are
 //! stored leaves first, each exactly as long as it needs to be (no padding to a power).
 
-use super::blocks::Summary;
+/// A summary that combines associatively (sums, counts, minimums).
+pub trait Summary: Copy + PartialEq + std::fmt::Debug {
+    const EMPTY: Self;
+    fn combine(&self, other: &Self) -> Self;
+    /// This summary with one part `old` replaced by `new`, when that can be had without
+    /// looking at the other parts (exact sums can; a minimum that rises may not).
+    fn replace(&self, old: &Self, new: &Self) -> Option<Self>;
+}
 
 /// Children per node.
 pub const FANOUT: usize = 8;

@@ -1,16 +1,19 @@
 //! The registered resources: identity, lookup by `(kind, value)`, lease and block records.
 //!
 //! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration. The
-//! ordering index over them (which is available, ranks, selection) is `index/order.rs`; the
+//! ordering index over them (which is available, ranks, selection) is `order.rs`; the
 //! rules for leases and blocks are in `pool/`. This module only stores.
 
+use std::cmp::Ordering;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use crate::index::order::OrderIndex;
+pub mod order;
+
 use crate::redact::redact;
 use crate::types::{Kind, Millis};
+use order::OrderIndex;
 
 /// The live lease on a resource. Leases are runtime state: never persisted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +70,7 @@ pub struct Registry {
     pub(crate) slots: Vec<Option<Resource>>,
     free: Vec<u32>,
     by_key: [FxHashMap<Rc<str>, u32>; 3],
-    /// Canonical order and availability counts (see `index/order.rs`).
+    /// Canonical order and availability counts (see `order.rs`).
     pub(crate) order: OrderIndex,
     live: u32,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
@@ -192,6 +195,110 @@ impl Registry {
     pub fn key_less(&self, a: u32, b: u32) -> bool {
         let (ra, rb) = (self.get(a), self.get(b));
         (ra.kind, ra.value.as_bytes()) < (rb.kind, rb.value.as_bytes())
+    }
+
+    // --- the canonical order (`order.rs`), with the keys and availability it is kept by ---
+
+    /// Puts a stored slot into the order, unavailable until `set_order_avail`.
+    pub fn order_insert(&mut self, slot: u32) {
+        let Registry { order, slots, .. } = self;
+        let key = |s: u32| {
+            let r = slots[s as usize].as_ref().expect("live resource slot");
+            (r.kind, r.value.as_bytes())
+        };
+        let mine = key(slot);
+        order.insert(slot, |other| key(other) < mine);
+    }
+
+    /// Brings the order's tree up to date (after insertions and removals).
+    pub fn order_ensure(&mut self) {
+        self.order.ensure();
+    }
+
+    /// Takes a slot out of the order.
+    pub fn order_remove(&mut self, slot: u32) {
+        self.order.remove(slot);
+    }
+
+    /// Re-reads every resource's availability into the order.
+    pub fn order_refresh_all(&mut self) {
+        let Registry { order, slots, .. } = self;
+        order.refresh_all(|s| slots[s as usize].as_ref().expect("live resource slot").avail);
+    }
+
+    /// Rebuilds the whole order from scratch (restore). The caller sets the cursor.
+    pub fn order_rebuild(&mut self) {
+        let mut slots: Vec<u32> = self.live_slots().collect();
+        crate::sort::sort_ids(&mut slots, &|a, b| {
+            let (ra, rb) = (self.get(a), self.get(b));
+            (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
+        });
+        let sorted: Vec<(u32, bool)> = slots.iter().map(|&s| (s, self.get(s).avail)).collect();
+        self.order.rebuild_from(sorted.into_iter());
+    }
+
+    /// Sets whether the order counts `slot` as available.
+    pub fn set_order_avail(&mut self, slot: u32, avail: bool) {
+        self.order.set_avail(slot, avail);
+    }
+
+    /// Number of available resources.
+    pub fn available(&self) -> u32 {
+        self.order.available()
+    }
+
+    /// Available resources strictly before `slot` in canonical order.
+    pub fn rank(&self, slot: u32) -> u32 {
+        self.order.rank(slot)
+    }
+
+    /// The `k`-th (from 0) available resource in canonical order.
+    pub fn select(&self, k: u32) -> u32 {
+        self.order.select(k)
+    }
+
+    /// Canonical order between two registered resources, from their positions.
+    pub fn order_cmp(&self, a: u32, b: u32) -> Ordering {
+        self.order.order_cmp(a, b)
+    }
+
+    /// Every slot in canonical order with whether the order counts it available.
+    pub fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.order.order_iter()
+    }
+
+    /// All live slots in canonical order.
+    pub fn in_order(&self) -> Vec<u32> {
+        self.order.in_order()
+    }
+
+    /// Checks the order's structure and counts (tests).
+    pub fn verify_order(&self) -> Result<(), String> {
+        self.order.verify_list()?;
+        let order = self.in_order();
+        if order.len() != self.len() {
+            return Err(format!("order holds {} of {} resources", order.len(), self.len()));
+        }
+        for w in order.windows(2) {
+            if !self.key_less(w[0], w[1]) || self.order_cmp(w[0], w[1]) != Ordering::Less {
+                return Err("resource order out of key order".into());
+            }
+        }
+        let mut before = 0;
+        for (k, &slot) in order.iter().enumerate() {
+            let r = self.get(slot);
+            if self.order.avail(slot) != r.avail || r.avail != r.unclaimed() {
+                return Err("availability flag differs from lease/block".into());
+            }
+            if self.rank(slot) != before {
+                return Err("rank differs from a count".into());
+            }
+            if r.avail && self.select(before) != slot {
+                return Err(format!("select({before}) is not the {k}-th resource"));
+            }
+            before += u32::from(r.avail);
+        }
+        Ok(())
     }
 
     /// Approximate heap bytes held (for memory accounting in benchmarks).

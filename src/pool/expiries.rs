@@ -1,0 +1,116 @@
+//! The expiry queues: leases, temporary blocks and half-open cooldowns by the instant they end,
+//! the probe-only cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the
+//! next instant anything comes due. Data only: what an expiry does is `expiry.rs`.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::types::Millis;
+
+#[derive(Debug, Clone, Default)]
+pub struct Expiries {
+    /// Leases by expiry: (expiry, resource slot, token). Every lease lasts `leaseTtlMs` from
+    /// its grant or renewal and time only moves forward, so pushing at the back keeps the queue
+    /// in time order. A released or renewed lease leaves its entry behind (`stale` counts
+    /// them) unless it is the newest; entries are checked against the live lease when due,
+    /// and the queue is compacted when stale entries outnumber live ones.
+    pub(super) leases: VecDeque<(Millis, u32, u64)>,
+    pub(super) stale: usize,
+    /// Temporary blocks: (expiry, resource slot).
+    pub(super) blocks: BTreeSet<(Millis, u32)>,
+    /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
+    /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless. An
+    /// ordered set like the others (one copy of its code in the module), read in order
+    /// without being taken apart.
+    pub(super) cooldowns: BTreeSet<(Millis, u32)>,
+    /// Probe-only cooling cells: (until, cell id).
+    pub(crate) probe_only: BTreeSet<(Millis, u32)>,
+    /// Nothing in the three queues above comes due before this instant: a lower bound,
+    /// lowered by every addition and recomputed after each processing (a removal may leave it
+    /// early, which costs one look at the queues). Most calls then see no queue at all.
+    pub(super) due_from: Millis,
+}
+
+impl Expiries {
+    pub fn add_lease(&mut self, at: Millis, slot: u32, token: u64) {
+        debug_assert!(self.leases.back().is_none_or(|b| b.0 <= at), "lease expiries arrive in order");
+        self.leases.push_back((at, slot, token));
+        self.due_from = self.due_from.min(at);
+    }
+
+    /// Notes that the queued lease `(at, slot, token)` ended early (released, renewed, or its
+    /// resource removed). The entry goes at once when it is the newest (a lease released
+    /// before any other was granted: the usual acquire → report → release); otherwise it stays
+    /// behind, counted stale.
+    pub fn lease_ended(&mut self, at: Millis, slot: u32, token: u64) {
+        if self.leases.back() == Some(&(at, slot, token)) {
+            self.leases.pop_back();
+        } else {
+            self.stale += 1;
+        }
+    }
+
+    pub fn add_block(&mut self, at: Millis, slot: u32) {
+        self.blocks.insert((at, slot));
+        self.due_from = self.due_from.min(at);
+    }
+
+    pub fn remove_block(&mut self, at: Millis, slot: u32) {
+        self.blocks.remove(&(at, slot));
+    }
+
+    pub fn cooldown(&mut self, until: Millis, cell: u32) {
+        self.cooldowns.insert((until, cell));
+        self.due_from = self.due_from.min(until);
+    }
+
+    /// The earliest instant at which a queued lease or block ends.
+    pub(super) fn next_end(&self) -> Option<Millis> {
+        let b = self.blocks.first().map(|d| d.0);
+        let l = self.leases.front().map(|d| d.0);
+        b.into_iter().chain(l).min()
+    }
+
+    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
+    pub(super) fn earliest(&self) -> Millis {
+        let c = self.cooldowns.first().map(|d| d.0);
+        self.next_end().into_iter().chain(c).min().unwrap_or(Millis::MAX)
+    }
+
+    /// The earliest instant at or before `now` at which a lease or block ends.
+    pub(super) fn next_due(&self, now: Millis) -> Option<Millis> {
+        self.next_end().filter(|&t| t <= now)
+    }
+
+    /// Whether anything may come due at `now` (cheap: the lower bound only).
+    pub fn maybe_due(&self, now: Millis) -> bool {
+        now >= self.due_from
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_ended_while_newest_leaves_the_queue_at_once() {
+        let mut q = Expiries::default();
+        q.add_lease(10, 1, 1);
+        q.add_lease(20, 2, 2);
+        q.lease_ended(20, 2, 2);
+        assert_eq!((q.leases.len(), q.stale), (1, 0));
+        q.lease_ended(10, 1, 1);
+        assert_eq!((q.leases.len(), q.stale), (0, 0));
+    }
+
+    #[test]
+    fn an_older_lease_ended_stays_behind_counted_stale() {
+        let mut q = Expiries::default();
+        q.add_lease(10, 1, 1);
+        q.add_lease(20, 2, 2);
+        q.lease_ended(10, 1, 1);
+        assert_eq!((q.leases.len(), q.stale), (2, 1));
+        // Same slot and expiry but another token (a later lease of the resource): not the one.
+        q.lease_ended(20, 2, 3);
+        assert_eq!((q.leases.len(), q.stale), (2, 2));
+    }
+}
