@@ -154,3 +154,103 @@ fn config_and_snapshot_text_never_panic() {
         assert!(matches!(r, Ok(Err(_))), "{text:?}: an error, not a panic");
     }
 }
+
+#[test]
+fn a_failed_acquire_moves_no_counter_the_issues_scenario() {
+    // Issue 13 as reported: lease at t; at t + 30 000 ms (the lease's end) an acquire whose
+    // random() returns 1.5 must fail without moving revision, leased, nextEventSeq or takenAt.
+    let mut h = Harness::new();
+    for v in ["a", "b", "c"] {
+        h.reg(v);
+    }
+    h.draws.push(0.0);
+    let lease = h.acquire("ctx").unwrap();
+    h.events();
+    let before = h.pool.stats().unwrap();
+    let snap = h.snapshot();
+    h.at(30_000.0);
+    h.draws.push(1.5);
+    assert_eq!(h.pool.acquire("ctx").unwrap_err().code(), "INVALID_ARGUMENT");
+    h.at(0.0);
+    let after = h.pool.stats().unwrap();
+    assert_eq!(
+        (after.revision, after.leased, after.next_event_seq, after.now),
+        (before.revision, before.leased, before.next_event_seq, before.now)
+    );
+    assert_eq!(h.snapshot(), snap, "takenAt and everything else as before");
+    assert_eq!(h.events(), vec![], "no LEASE_EXPIRED");
+    assert_eq!(h.view(&lease.value).lease, Some(lease));
+}
+
+#[test]
+fn every_failing_call_at_a_due_expiry_changes_nothing() {
+    // SPEC §9: a failed call changes nothing — whatever made it fail, and even when a lease
+    // and a block are due at its reading (the next good call ends them).
+    type Call = Box<dyn Fn(&mut Pool) -> Result<(), Error>>;
+    let ok = |r: Result<bool, Error>| r.map(drop);
+    let calls: Vec<(&str, &str, Call)> = vec![
+        ("bad draw", "INVALID_ARGUMENT", Box::new(|p| p.acquire("ctx").map(drop))),
+        ("blank context", "INVALID_ARGUMENT", Box::new(|p| p.acquire(" ").map(drop))),
+        (
+            "unknown report",
+            "UNKNOWN_RESOURCE",
+            Box::new(|p| p.report(Kind::Proxy, "zz", "ctx", Outcome::success())),
+        ),
+        (
+            "bad latency",
+            "INVALID_ARGUMENT",
+            Box::new(|p| p.report(Kind::Proxy, "a", "ctx", Outcome::Success { latency_ms: Some(-1.0) })),
+        ),
+        (
+            "cell past maxCells",
+            "CAPACITY_EXCEEDED",
+            Box::new(|p| p.report(Kind::Proxy, "a", "new", Outcome::success())),
+        ),
+        (
+            "resource past maxResources",
+            "CAPACITY_EXCEEDED",
+            Box::new(move |p| ok(p.register(Kind::Proxy, "d"))),
+        ),
+        ("block unknown", "UNKNOWN_RESOURCE", Box::new(|p| p.block(Kind::Proxy, "zz", BlockSpec::Permanent))),
+        ("block 0 s", "INVALID_ARGUMENT", Box::new(|p| p.block(Kind::Proxy, "a", BlockSpec::Seconds(0.0)))),
+        ("unblock unknown", "UNKNOWN_RESOURCE", Box::new(move |p| ok(p.unblock(Kind::Account, "a")))),
+        (
+            "acquireResource unknown",
+            "UNKNOWN_RESOURCE",
+            Box::new(|p| p.acquire_resource(Kind::Session, "a", "ctx").map(drop)),
+        ),
+        (
+            "bad config",
+            "INVALID_CONFIG",
+            Box::new(move |p| {
+                ok(p.set_config(&repute::ConfigPatch::from_json(r#"{"coolAfter":0}"#).unwrap()))
+            }),
+        ),
+        (
+            "config below what is held",
+            "CAPACITY_EXCEEDED",
+            Box::new(move |p| {
+                ok(p.set_config(&repute::ConfigPatch::from_json(r#"{"maxResources":1}"#).unwrap()))
+            }),
+        ),
+    ];
+    for (what, code, call) in calls {
+        let mut h = Harness::with_patch(r#"{"maxResources":3,"maxCells":1}"#);
+        for v in ["a", "b", "c"] {
+            h.reg(v);
+        }
+        h.ok("b", "ctx");
+        h.at(10_000.0);
+        let lease = h.pool.acquire_resource(Kind::Proxy, "a", "ctx").unwrap().unwrap();
+        h.block_secs("c", 30.0);
+        h.events();
+        let snap = h.snapshot();
+        h.at(40_000.0); // the lease and the block both end now
+        h.draws.push(1.5);
+        assert_eq!(call(&mut h.pool).map_err(|e| e.code()), Err(code), "{what}");
+        h.at(10_000.0);
+        assert_eq!(h.snapshot(), snap, "{what}: nothing changed, time did not move");
+        assert_eq!(h.events(), vec![], "{what}: no event");
+        assert_eq!(h.view("a").lease, Some(lease), "{what}");
+    }
+}
