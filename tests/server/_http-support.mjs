@@ -41,7 +41,11 @@ export async function startServer({ config, tokens = [], serveOptions = {}, pool
   let server;
   try {
     server = await serve(pool, { host: "127.0.0.1", port: 0, tokens, ...serveOptions });
+    // serve() listens first and builds the handler after (its keys are async crypto): a test
+    // request before that answered 503 not-ready, now and then on a loaded machine.
+    await server.ready;
   } catch (e) {
+    await server?.close();
     await pool.close();
     await rm(dir, { recursive: true, force: true });
     throw e;
