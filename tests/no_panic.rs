@@ -10,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use common::{Harness, T0};
 use proptest::prelude::*;
-use repute::{ConfigPatch, FailureType, ManualClock, Pool};
+use repute::{BlockSpec, ConfigPatch, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
 
 /// Pieces of JSON-ish text: structure, escapes, multi-byte characters, numbers, field names.
 fn piece() -> impl Strategy<Value = &'static str> {
@@ -94,9 +94,46 @@ fn never_panics(text: &str) {
     let config = catch_unwind(|| ConfigPatch::from_json(text).map(|_| ()));
     assert!(config.is_ok(), "ConfigPatch::from_json panicked on {text:?}");
     let restore = catch_unwind(AssertUnwindSafe(|| {
-        Pool::restore(text, None, ManualClock::new(T0), || 0.0).map(|_| ())
+        // What restores must also serve every call without a panic (errors are fine).
+        let mut pool = Pool::restore(text, None, ManualClock::new(T0 + 3_600_000.0), || 0.5).ok()?;
+        exercise(&mut pool);
+        pool.snapshot().ok()
     }));
-    assert!(restore.is_ok(), "Pool::restore panicked on {text:?}");
+    let Ok(after) = restore else {
+        panic!("Pool::restore, or a call on what it restored, panicked on {text:?}");
+    };
+    // And what it then writes restores again (a counter at 2^53 − 1 once let a pool write a
+    // snapshot it refused).
+    if let Some(snap) = after
+        && let Err(e) = Pool::restore(&snap, None, ManualClock::new(T0), || 0.5)
+    {
+        panic!("{text:?} restored, then its own snapshot did not: {e}");
+    }
+}
+
+/// Every kind of call once, on whatever the pool holds.
+fn exercise(pool: &mut Pool) {
+    let _ = pool.stats();
+    let views = pool.resources(&Filter::default()).unwrap_or_default();
+    let _ = pool.due_for_recovery_probe();
+    for r in views.iter().take(4) {
+        let _ = pool.resource(r.kind, &r.value);
+        for c in r.cells.iter().take(2) {
+            let _ = pool.next_change_at(&c.context);
+            if let Ok(Some(l)) = pool.acquire(&c.context) {
+                let _ = pool.renew(&l);
+                let _ = pool.report(l.kind, &l.value, &l.context, Outcome::failure(FailureType::Blocked));
+                let _ = pool.release(&l);
+            }
+            let _ = pool.acquire_resource(r.kind, &r.value, &c.context);
+            let _ = pool.report(r.kind, &r.value, &c.context, Outcome::success());
+        }
+        let _ = pool.block(r.kind, &r.value, BlockSpec::Seconds(1.0));
+        let _ = pool.unblock(r.kind, &r.value);
+    }
+    let _ = pool.register(Kind::Proxy, "fresh");
+    let _ = pool.acquire("fresh-context");
+    let _ = pool.drain_events();
 }
 
 /// A small but complete snapshot: cells with windows, a block, a fractional score.
@@ -112,8 +149,56 @@ fn snapshot() -> String {
     h.snapshot()
 }
 
+/// Numbers at and past every edge the engine checks: 2^31, 2^52, 2^53, u64, f64, tiny,
+/// negative zero, fractions where integers belong.
+fn edge_number() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "0",
+        "-0",
+        "-1",
+        "0.5",
+        "1.5",
+        "1e-7",
+        "9.5367431640625e-7",
+        "2147483647",
+        "2147483648",
+        "4503599627370496",
+        "4503599627370497",
+        "9007199254740991",
+        "9007199254740992",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1e308",
+        "1e309",
+        "-1e309",
+        "1e-400",
+        "123456789012345678901234567890.5",
+    ])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn arbitrary_strings_never_panic(text in any::<String>()) {
+        never_panics(&text);
+    }
+
+    #[test]
+    fn snapshots_with_a_number_replaced_never_panic(which in any::<prop::sample::Index>(), n in edge_number()) {
+        // Every number in a valid snapshot is a place where a range check must hold.
+        let full = snapshot();
+        let starts: Vec<usize> = full
+            .char_indices()
+            .filter(|&(i, c)| {
+                (c.is_ascii_digit() || c == '-') && matches!(full.as_bytes()[i - 1], b':' | b',' | b'[')
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let at = starts[which.index(starts.len())];
+        let end = at + full[at..].find(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c))).unwrap();
+        never_panics(&format!("{}{n}{}", &full[..at], &full[end..]));
+    }
 
     #[test]
     fn jsonish_text_never_panics(text in jsonish()) {

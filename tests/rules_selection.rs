@@ -944,3 +944,36 @@ fn the_smallest_exploration_floor_picks_exactly_as_the_rule_says() {
         h.pool.release(&lease).unwrap();
     }
 }
+
+#[test]
+fn the_issues_floor_example_is_refused_and_the_smallest_floor_follows_the_rule() {
+    // Issue 13: with floor 1e-7, a fresh resource and one of score 5, and u = 1e-7, the rule
+    // picks the second (target 5.0000001e-7 > 1e-7) but the index, holding weights in units of
+    // 2^-20, raised the floor and picked the first. A floor below one unit is now refused
+    // everywhere a config comes in, with the smallest floor in the message.
+    let refused = |r: Result<(), repute::Error>, how: &str| match r {
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.contains("explorationFloor") && msg.contains("2^-20"), "{how}: {msg}");
+        }
+        Ok(()) => panic!("{how}: a floor of 1e-7 was accepted"),
+    };
+    let patch = ConfigPatch::from_json(r#"{"explorationFloor":1e-7}"#).unwrap();
+    refused(Config::from_patch(&patch).map(drop), "new pool");
+    let mut h = Harness::new();
+    refused(h.pool.set_config(&patch).map(drop), "setConfig");
+    let snap = h.snapshot().replace("\"explorationFloor\":1,", "\"explorationFloor\":1e-7,");
+    refused(Pool::restore(&snap, None, ManualClock::new(T0), || 0.0).map(drop), "restore");
+    refused(Pool::restore(&h.snapshot(), Some(&patch), ManualClock::new(T0), || 0.0).map(drop), "override");
+
+    // The same example at the smallest floor, 2^-20: weights 2^-20 (fresh "a") and 5 + 2^-20
+    // ("b"), total 5 + 2^-19. u = 1e-7 gives target 5.000002e-7 < 2^-20: "a"; u = 2e-7 gives
+    // 1.0000004e-6 > 2^-20 = 9.5367431640625e-7: "b".
+    let mut h = Harness::with_patch(r#"{"explorationFloor":9.5367431640625e-7}"#);
+    h.reg("a");
+    h.reg("b");
+    h.ok("b", "c");
+    assert_eq!(h.cell("b", "c").score, 5.0);
+    assert_eq!(pick_value(&mut h, "c", 1e-7), "a");
+    assert_eq!(pick_value(&mut h, "c", 2e-7), "b");
+}

@@ -819,6 +819,21 @@ fn malformed_snapshots_name_the_json_path() {
             "cells[0].cooldownUntil",
             Box::new(|v| v["cells"][0]["state"] = "HEALTHY".into()),
         ),
+        (
+            "a cell on neither streak",
+            "cells[0]: exactly one of consecutiveFailures and consecutiveSuccesses",
+            Box::new(|v| v["cells"][0]["consecutiveFailures"] = 0.into()),
+        ),
+        (
+            "a cell with an empty window",
+            "cells[0].window",
+            Box::new(|v| v["cells"][0]["window"] = serde_json::json!([])),
+        ),
+        (
+            "a newest outcome against the streak",
+            "cells[0].window: must end with an outcome of the cell's streak",
+            Box::new(|v| v["cells"][0]["window"][1] = serde_json::json!(["OK", null])),
+        ),
     ];
     for (what, path, mutate) in cases {
         let mut v = base_snapshot();
@@ -841,6 +856,18 @@ fn a_json_syntax_error_says_where() {
     match restore_str("{\"format\": \"repute-snapshot\",\n \"version\": 1,\n oops}") {
         Err(Error::InvalidSnapshot(msg)) => assert!(msg.contains("line 3 column 2"), "{msg}"),
         other => panic!("{other:?}"),
+    }
+    // Valid JSON of another type is not a syntax error, and a syntax error is not that.
+    for (text, want) in [
+        ("[]", "must be a JSON object"),
+        ("42", "must be a JSON object"),
+        ("{", "not valid JSON, at line 1 column 1"),
+        ("", "not valid JSON, at line 1 column 0"),
+    ] {
+        match restore_str(text) {
+            Err(Error::InvalidSnapshot(msg)) => assert!(msg.contains(want), "{text:?}: {msg}"),
+            other => panic!("{text:?}: {other:?}"),
+        }
     }
 }
 

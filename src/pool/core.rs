@@ -84,6 +84,8 @@ pub struct Core {
     /// The highest fencing token ever issued.
     pub(crate) fencing: u64,
     pub(crate) revision: u64,
+    /// Below this `revision`, no counter can be near 2^53 (`counters.rs`); 0 until checked.
+    pub(crate) counters_fast: u64,
     /// The latest clock reading applied (time never runs backwards).
     pub(crate) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
@@ -105,6 +107,7 @@ impl Core {
             expiries: Expiries::default(),
             fencing: 0,
             revision: 0,
+            counters_fast: 0,
             now,
             dirty: false,
             next_change: Vec::new(),

@@ -132,6 +132,17 @@ impl Core {
         free_then && eligible_then && !counted_now
     }
 
+    /// At most how many leases and blocks end at or before `now` (each an expiry event): none
+    /// when the first queued end is later, else every one queued. Only for counters near
+    /// their ceiling (`counters.rs`), where a few million events early is as good as exact.
+    pub(crate) fn ends_due_at_most(&self, now: Millis) -> u64 {
+        let q = &self.expiries;
+        if q.next_due(now).is_none() {
+            return 0;
+        }
+        (q.blocks.len() + q.leases.len() - q.stale) as u64
+    }
+
     /// Is `token`, expiring `at`, still the lease on `slot`?
     fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
         let live = self.reg.try_get(slot).and_then(|r| r.lease.as_ref());

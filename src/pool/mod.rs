@@ -6,10 +6,13 @@
 //! changes nothing — `acquire` included: it works out whether it needs a random draw (two or
 //! more candidates once the expiries due now are applied) before applying them, and draws
 //! then, so a host random source returning a value outside [0, 1) fails a call that changed
-//! nothing. The only randomness is one draw per `acquire` with two or more candidates.
+//! nothing. The only randomness is one draw per `acquire` with two or more candidates. A call
+//! that could take `revision`, `fencingHighWater` or `nextEventSeq` past 2^53 − 1 fails
+//! before anything changes too (`counters.rs`).
 
 mod admin;
 mod core;
+mod counters;
 mod expiries;
 mod expiry;
 mod floor;
@@ -23,6 +26,7 @@ mod snapshot;
 mod views;
 
 pub use self::core::Core;
+use counters::{CHANGES, GRANTS, Moves, READS};
 pub use floor::Floor;
 pub use leases::Lease;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
@@ -134,20 +138,23 @@ impl Pool {
         check::context_arg(context)
     }
 
-    /// Runs `body` after applying the clock reading `t`, and closes the call.
-    fn apply<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> T {
+    /// Runs `body`, which moves the counters at most `m`, after applying the clock reading
+    /// `t`, and closes the call; fails first if a counter could pass 2^53 − 1.
+    fn apply<T>(&mut self, t: Millis, m: Moves, body: impl FnOnce(&mut Core, Millis) -> T) -> Result<T> {
+        self.core.check_counters(t, m)?;
         let now = self.core.advance(t);
         let out = body(&mut self.core, now);
         self.core.finish();
-        out
+        Ok(out)
     }
 
     /// Like `apply` for calls that only read: time passing (and its revision step) is applied
     /// first, so what they return already shows it.
-    fn read<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> T {
+    fn read<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> Result<T> {
+        self.core.check_counters(t, READS)?;
         let now = self.core.advance(t);
         self.core.finish();
-        body(&mut self.core, now)
+        Ok(body(&mut self.core, now))
     }
 
     /// Registers a resource; `true` when it was not registered before.
@@ -155,7 +162,7 @@ impl Pool {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         self.core.check_resource_capacity(kind, value)?;
-        Ok(self.apply(t, |c, now| c.register(kind, value, now)))
+        self.apply(t, CHANGES, |c, now| c.register(kind, value, now))
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
@@ -163,10 +170,9 @@ impl Pool {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         let Some(slot) = self.core.reg.find(kind, value) else {
-            self.apply(t, |_, _| ());
-            return Ok(false);
+            return self.apply(t, READS, |_, _| false);
         };
-        self.apply(t, |c, now| c.deregister(slot, now));
+        self.apply(t, CHANGES, |c, now| c.deregister(slot, now))?;
         Ok(true)
     }
 
@@ -178,6 +184,7 @@ impl Pool {
         if known.is_none() {
             check::context_arg(context)?;
         }
+        self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
         self.core.finish();
@@ -190,7 +197,7 @@ impl Pool {
         check::value_arg(value)?;
         check::context_arg(context)?;
         let slot = self.find(kind, value)?;
-        Ok(self.apply(t, |c, now| c.acquire_resource(slot, context, now)))
+        self.apply(t, GRANTS, |c, now| c.acquire_resource(slot, context, now))
     }
 
     /// Records an outcome of using `(kind, value)` in `context`.
@@ -203,22 +210,21 @@ impl Pool {
         if cell.is_none() {
             self.core.check_cell_capacity()?;
         }
-        self.apply(t, |c, now| c.report(slot, context, cell, &outcome, now));
-        Ok(())
+        self.apply(t, CHANGES, |c, now| c.report(slot, context, cell, &outcome, now))
     }
 
     /// Extends the lease for its current holder; `None` when lapsed, not the holder, or blocked.
     pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
         let t = self.read_clock()?;
         self.check_named(lease.kind, &lease.value, &lease.context)?;
-        Ok(self.apply(t, |c, now| c.renew(lease, now)))
+        self.apply(t, READS, |c, now| c.renew(lease, now))
     }
 
     /// Ends the lease for its current holder; `false` otherwise.
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
         let t = self.read_clock()?;
         self.check_named(lease.kind, &lease.value, &lease.context)?;
-        Ok(self.apply(t, |c, now| c.release(lease, now)))
+        self.apply(t, CHANGES, |c, now| c.release(lease, now))
     }
 
     /// Blocks a resource in every context, replacing any existing block.
@@ -236,11 +242,10 @@ impl Pool {
             }
         };
         let slot = self.find(kind, value)?;
-        self.apply(t, |c, now| {
+        self.apply(t, CHANGES, |c, now| {
             let block = ms.map_or(Block::Permanent, |ms| Block::Until(now + ms));
             c.block(slot, block, now)
-        });
-        Ok(())
+        })
     }
 
     /// Lifts a block; `true` when the resource was blocked.
@@ -248,19 +253,19 @@ impl Pool {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         let slot = self.find(kind, value)?;
-        Ok(self.apply(t, |c, now| c.unblock(slot, now)))
+        self.apply(t, CHANGES, |c, now| c.unblock(slot, now))
     }
 
     /// The canonical JSON snapshot of the durable state.
     pub fn snapshot(&mut self) -> Result<String> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, _| snapshot::write(c)))
+        self.read(t, |c, _| snapshot::write(c))
     }
 
     /// Events since the last drain, in `seq` order.
     pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, _| c.events.drain()))
+        self.read(t, |c, _| c.events.drain())
     }
 
     /// The dashboard view, in canonical order.
@@ -269,7 +274,7 @@ impl Pool {
         if let Some(ctx) = &filter.context {
             check::context_arg(ctx)?;
         }
-        Ok(self.read(t, |c, _| c.resources(filter)))
+        self.read(t, |c, _| c.resources(filter))
     }
 
     /// One resource with every cell and its window (recent outcomes); `UNKNOWN_RESOURCE` when
@@ -278,28 +283,28 @@ impl Pool {
         let t = self.read_clock()?;
         check::value_arg(value)?;
         let slot = self.find(kind, value)?;
-        Ok(self.read(t, |c, _| c.resource_detail(slot)))
+        self.read(t, |c, _| c.resource_detail(slot))
     }
 
     /// Probe-due cells (cooldown over, cause not half-open, resource neither blocked nor leased).
     pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, now| c.due_for_recovery_probe(now)))
+        self.read(t, |c, now| c.due_for_recovery_probe(now))
     }
 
     /// The earliest instant at which something in `context` may become eligible.
     pub fn next_change_at(&mut self, context: &str) -> Result<Option<Millis>> {
         let t = self.read_clock()?;
         check::context_arg(context)?;
-        Ok(self.read(t, |c, now| c.next_change_at(context, now)))
+        self.read(t, |c, now| c.next_change_at(context, now))
     }
 
     pub fn stats(&mut self) -> Result<Stats> {
         let t = self.read_clock()?;
-        Ok(self.read(t, |c, _| {
+        self.read(t, |c, _| {
             c.sync_order();
             c.stats()
-        }))
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -316,7 +321,7 @@ impl Pool {
         let t = self.read_clock()?;
         let cfg = patch.apply(&self.core.cfg, "").map_err(Error::InvalidConfig)?;
         self.core.check_config_capacity(&cfg)?;
-        Ok(self.apply(t, |c, now| c.set_config(cfg, now)))
+        self.apply(t, CHANGES, |c, now| c.set_config(cfg, now))
     }
 
     /// A number naming a registered resource, for hosts that cache resources between calls

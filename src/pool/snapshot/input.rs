@@ -177,6 +177,11 @@ impl WindowIn {
     pub fn iter(&self) -> impl Iterator<Item = Observation> + '_ {
         self.head[..self.len.min(10)].iter().chain(&self.more).copied()
     }
+
+    /// The newest outcome, if any.
+    pub fn newest(&self) -> Option<Observation> {
+        self.more.last().or(self.head[..self.len.min(10)].last()).copied()
+    }
 }
 
 impl<'de> Deserialize<'de> for WindowIn {

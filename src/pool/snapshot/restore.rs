@@ -109,8 +109,10 @@ fn check_header(json: &str) -> Result<()> {
             // message quotes nothing of the text, which may hold credentials.
             let at = json_path::describe_private(json, &e, &input::is_key);
             bad(format!("{at} (not valid JSON, at line {} column {})", e.line(), e.column()))
+        } else if json.bytes().find(|b| !b" \t\n\r".contains(b)) != Some(b'{') {
+            bad("the document must be a JSON object")
         } else {
-            bad(format!("not a JSON object: {}", json_path::describe_private(json, &e, &input::is_key)))
+            bad(json_path::describe_private(json, &e, &input::is_key))
         }
     })?;
     let format = match &h.format {
@@ -281,8 +283,16 @@ fn cell_in(
     }
     let cf = int("consecutiveFailures", c.consecutive_failures, u32::MAX.into())? as u32;
     let cs = int("consecutiveSuccesses", c.consecutive_successes, u32::MAX.into())? as u32;
-    if cf > 0 && cs > 0 {
-        return Err(("", "consecutiveFailures and consecutiveSuccesses cannot both be non-zero".into()));
+    // A cell is created by a report and every report ends one streak and extends the other:
+    // exactly one counter is non-zero, and the newest outcome in the window is of its kind.
+    if (cf > 0) == (cs > 0) {
+        return Err((
+            "",
+            "exactly one of consecutiveFailures and consecutiveSuccesses must be non-zero".into(),
+        ));
+    }
+    if c.window.newest().is_none_or(|o| o.failure().is_some() != (cf > 0)) {
+        return Err(("window", "must end with an outcome of the cell's streak".into()));
     }
     let state =
         State::parse(&c.state).ok_or(("state", "must be HEALTHY, COOLING or RECOVERING".to_owned()))?;

@@ -1,0 +1,79 @@
+//! The ceiling of the pool's three counters — `revision`, `fencingHighWater` and
+//! `nextEventSeq`: each stays at most 2^53 − 1, the largest integer every host represents
+//! exactly and the largest a snapshot may hold. A call that could take one past it fails with
+//! `CAPACITY_EXCEEDED` naming the counter, before anything changes; so the pool never hands out
+//! a token or an event seq a host would round, and every snapshot it writes restores.
+//!
+//! What a call can move, at most: one revision step; one token (`acquire`,
+//! `acquireResource`); one event of its own (every call emits at most one) plus one per lease
+//! or block ending at its reading. The check costs one comparison until a counter may have
+//! passed 2^52 (no pool gets there by use: a million tokens a second for 142 years). Past it,
+//! once the first queued lease or block end is due, every one queued is counted as ending:
+//! near the ceiling, refusing a few million events early is as good as exact.
+
+use super::core::Core;
+use crate::check::MAX_SAFE;
+use crate::error::{Error, Result};
+use crate::types::Millis;
+
+/// What a call may move besides one revision step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Moves {
+    /// Tokens it may issue.
+    pub tokens: u64,
+    /// Events of its own it may emit (expiry events are counted apart).
+    pub own: u64,
+}
+
+/// Reads, and `renew` (which changes nothing durable): only the expiries due at the reading.
+pub(crate) const READS: Moves = Moves { tokens: 0, own: 0 };
+/// Calls that may change the pool: at most one event of their own.
+pub(crate) const CHANGES: Moves = Moves { tokens: 0, own: 1 };
+/// `acquire` and `acquireResource`: one token and one event.
+pub(crate) const GRANTS: Moves = Moves { tokens: 1, own: 1 };
+
+/// Past this, the exact check runs before every call.
+const NEAR: u64 = 1 << 52;
+
+/// The most any counter moves in one call: one token or revision step, or one event of the
+/// call's own plus one per lease or block ending (each resource has at most one of each, and
+/// there are at most 10^7 resources).
+const PER_CALL: u64 = 1 << 25;
+const _: () = assert!(1 + 2 * 10_000_000 < PER_CALL);
+
+impl Core {
+    /// Fails when the call about to run at clock reading `reading`, moving at most `m`, could
+    /// take a counter past 2^53 − 1. One comparison while `revision` is below `counters_fast`:
+    /// every call that moves a counter steps `revision` exactly once and moves none by more
+    /// than `PER_CALL`, so until then no counter can have reached `NEAR`.
+    #[inline(always)]
+    pub(crate) fn check_counters(&mut self, reading: Millis, m: Moves) -> Result<()> {
+        if self.revision < self.counters_fast {
+            return Ok(());
+        }
+        self.check_counters_near(reading, m)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check_counters_near(&mut self, reading: Millis, m: Moves) -> Result<()> {
+        let high = self.revision.max(self.fencing).max(self.events.next_seq());
+        if high < NEAR {
+            self.counters_fast = self.revision + (NEAR - high) / PER_CALL;
+            return Ok(());
+        }
+        let events = m.own + self.ends_due_at_most(self.now.max(reading));
+        let past = if self.fencing + m.tokens > MAX_SAFE {
+            "fencingHighWater"
+        } else if self.revision == MAX_SAFE && events > 0 {
+            "revision"
+        } else if self.events.next_seq() + events > MAX_SAFE {
+            "nextEventSeq"
+        } else {
+            return Ok(());
+        };
+        Err(Error::CapacityExceeded(
+            past.to_owned() + " would pass 2^53 − 1 (what a snapshot holds): nothing changed",
+        ))
+    }
+}
