@@ -7,7 +7,7 @@ mod restore;
 mod write;
 
 pub use restore::restore;
-pub use write::write;
+pub use write::{write, write_head, write_resource};
 
 pub const FORMAT: &str = "repute-snapshot";
 pub const VERSION: u64 = 1;
