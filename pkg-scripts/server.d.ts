@@ -1,5 +1,7 @@
 // Types of `repute/server` (Node) and `repute/handler` (any runtime with Request/Response).
-import type { PoolHost } from "./repute.js";
+// The handler serves any host of the contract in host.d.ts.
+import type { Host } from "./host.js";
+export type { Host, MemoryHost, MemoryHostOptions, Readiness, EventPage, OutcomePage } from "./host.js";
 
 export interface TokenEntry {
   token: string;
@@ -34,12 +36,12 @@ export interface Handler {
   reply(request: Request): Promise<Reply>;
 }
 
-export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<Handler>;
+export declare function createHandler(host: Host, options?: HandlerOptions): Promise<Handler>;
 
 /** Serves a pool over node:http. Without tokens, only a loopback address is allowed. Given a
  * promise of the pool, it listens at once and answers 503 not-ready until the pool is open. */
 export declare function serve(
-  pool: PoolHost | Promise<PoolHost>,
+  pool: Host | Promise<Host>,
   options?: HandlerOptions & {
     host?: string;
     port?: number;

@@ -52,7 +52,7 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Pool } from "../../node.js";
+import { Pool } from "../node-engine.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
@@ -61,7 +61,8 @@ import { startProber } from "./prober.js";
 import { HostMetrics } from "./metrics.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
-import { MAX_SAFE, Reservations, checkImportRoom, checkStartRoom, exhausted, readReserve } from "./reservations.js";
+import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
+import { MAX_SAFE, checkImportRoom, exhausted, liftPool, revisionOf } from "../counters.js";
 import { loadKey } from "./key-file.js";
 import { ResourceIds } from "../resource-id.js";
 
@@ -69,40 +70,10 @@ import { ResourceIds } from "../resource-id.js";
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
 const SPACE_MARGIN = 256 * 1024;
 
-/**
- * Raises a canonical snapshot's revision, fencing high-water mark and next event seq to at
- * least `floor`'s (a crash may have used tokens and seqs past the last checkpoint; an import
- * written while the live pool moved on must not go back). These top-level fields lead the
- * canonical text, in this order, with one spelling.
- */
-function lift(json, floor) {
-  const up = (v, min) => Math.max(Number(v), min ?? 0);
-  return json
-    .replace(/"revision":(\d+)/, (_, r) => `"revision":${up(r, floor.revision)}`)
-    .replace(/"fencingHighWater":(\d+),"nextEventSeq":(\d+)/, (_, f, s) =>
-      `"fencingHighWater":${up(f, floor.fencing)},"nextEventSeq":${up(s, floor.eventSeq)}`);
-}
-
-const revisionOf = (json) => Number(/"revision":(\d+)/.exec(json)?.[1] ?? NaN);
-
-/**
- * Restores `json` (any JSON spelling) with `options`, with its revision, fencing high-water
- * mark and next event seq raised to at least `floor`'s (each optional). The engine validates
- * the text first; only when a lift is needed is the pool re-read from its own canonical
- * snapshot, patched.
- */
+/** Restores `json` (any JSON spelling) with `options`, with its counters raised to at least
+ * `floor`'s (counters.js). The engine validates the text first. */
 function restoreLifted(json, floor, options) {
-  return liftPool(Pool.restore(json, options), floor, options);
-}
-
-/** `pool` itself when its counters are at `floor` already; else a lifted copy (and `pool` is
- * freed). */
-function liftPool(pool, floor, options) {
-  const s = pool.stats();
-  if (s.fencingHighWater >= floor.fencing && s.nextEventSeq >= floor.eventSeq && s.revision >= (floor.revision ?? 0)) return pool;
-  const lifted = Pool.restore(lift(pool.snapshot(), floor), options);
-  pool.free();
-  return lifted;
+  return liftPool(Pool, Pool.restore(json, options), floor, options);
 }
 
 function remask(kind, value) {
@@ -487,7 +458,7 @@ export class PoolHost extends EventTarget {
       try {
         const own = next.stats();
         checkImportRoom(own.fencingHighWater, own.nextEventSeq);
-        next = liftPool(next, this.#used(live), options);
+        next = liftPool(Pool, next, this.#used(live), options);
         const revision = next.stats().revision;
         const floor = Math.max(this.#store.lastRevision, live.revision);
         if (revision < floor) {
@@ -498,7 +469,7 @@ export class PoolHost extends EventTarget {
         await this.#put(next.snapshot(), revision);
         // The live pool went on serving during the write: continue above what it used.
         const moved = this.#pool.stats();
-        next = liftPool(next, { ...this.#used(moved), revision: moved.revision }, options);
+        next = liftPool(Pool, next, { ...this.#used(moved), revision: moved.revision }, options);
       } catch (e) {
         next.free();
         throw e;
