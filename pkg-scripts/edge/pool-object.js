@@ -1,0 +1,97 @@
+// The Durable Object that holds one region's pool (`PoolObject`): the same HTTP handler as the
+// Node server (lib/http/handler.js) over a `DurableHost` (durable-host.js).
+//
+// - The engine is the web build, loaded from a precompiled `WebAssembly.Module` (the only form
+//   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
+//   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
+// - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
+// - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
+//   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
+//   Without tokens the handler serves only loopback `Host`s (a local `edge-dev`); deployed, set
+//   the secret.
+// - Other bindings (all optional): `REPUTE_CONFIG` (a partial config, JSON: overrides on every
+//   start), `REPUTE_CHECKPOINT_MS` (alarm delay, default 10000), `REPUTE_EVENTS_KEPT` (audit
+//   log retention, default 100000), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
+//   the tests and the benchmark only).
+
+import wasm from "../pkg/repute_bg.wasm";
+import { init, Pool } from "../web.js";
+import { cryptoSeed } from "../lib/pool.js";
+import { createHandler } from "../lib/http/handler.js";
+import { parseTokens } from "../lib/http/auth.js";
+import { DurableHost } from "./durable-host.js";
+
+/** `/regions/{region}` then the path the handler routes. */
+const PREFIX = /^\/regions\/[^/?]+/;
+
+function number(text, fallback) {
+  const n = Number(text);
+  return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
+}
+
+export class PoolObject {
+  #ctx;
+  #env;
+  #host = null;
+  #handle = null;
+
+  constructor(ctx, env) {
+    this.#ctx = ctx;
+    this.#env = env;
+    const seed = cryptoSeed();
+    ctx.blockConcurrencyWhile(async () => {
+      await init(wasm);
+      const tokens = env.REPUTE_TOKENS ? parseTokens(JSON.parse(env.REPUTE_TOKENS)) : [];
+      this.#host = await DurableHost.restore({
+        ctx,
+        Pool,
+        config: env.REPUTE_CONFIG ? JSON.parse(env.REPUTE_CONFIG) : undefined,
+        seed,
+        checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
+        eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
+      });
+      this.#handle = await createHandler(this.#host, { tokens });
+    });
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    const path = url.pathname.replace(PREFIX, "") || "/";
+    if (this.#env.REPUTE_TEST_HOOKS === "1" && path.startsWith("/__test/")) return this.#test(path, url);
+    const target = path + url.search;
+    // The handler reads only these of a request (handler.js); the target is the region's.
+    const adapted = {
+      method: request.method,
+      url: request.url,
+      target,
+      headers: request.headers,
+      body: request.body,
+      signal: request.signal,
+      text: () => request.text(),
+    };
+    const { status, headers, body } = await this.#handle.reply(adapted);
+    return new Response(body, { status, headers });
+  }
+
+  async alarm() {
+    this.#host.alarm();
+  }
+
+  /** Test and benchmark hooks (REPUTE_TEST_HOOKS=1 only). */
+  #test(path, url) {
+    const json = (v) => Response.json(v);
+    const host = this.#host;
+    if (path === "/__test/checkpoint") return json({ ...host.checkpoint(), pending: host.pending() });
+    if (path === "/__test/pending") return json(host.pending());
+    if (path === "/__test/fail-checkpoint") {
+      host.store.failAfter = Number(url.searchParams.get("after") ?? 0);
+      return json({ armed: host.store.failAfter });
+    }
+    if (path === "/__test/stored") {
+      const started = performance.now();
+      const stored = host.store.load();
+      return json({ ms: performance.now() - started, resources: stored?.resources ?? 0, snapshot: stored?.snapshot ?? null, size: host.store.size() });
+    }
+    return new Response("no such test hook", { status: 404 });
+  }
+}
