@@ -46,7 +46,7 @@ export class DurableHost extends MemoryHost {
    * `checkpointMs` (default 10000), `burst` (default 5000), `eventsKept` (default 100000),
    * `reserveStep` (default 65536).
    */
-  static async restore({ ctx, Pool, config, seed, checkpointMs = 10000, burst = 5000, eventsKept = 100000, reserveStep = 65536 }) {
+  static async restore({ ctx, Pool, config, seed, now = Date.now, checkpointMs = 10000, burst = 5000, eventsKept = 100000, reserveStep = 65536 }) {
     const host = new DurableHost();
     host.#ctx = ctx;
     host.#store = new SqlStore(ctx.storage);
@@ -57,7 +57,7 @@ export class DurableHost extends MemoryHost {
     const key = host.#store.key((n) => crypto.getRandomValues(new Uint8Array(n)));
     const stored = host.#store.load();
     const reserve = host.#store.reserve();
-    await host.open({ Pool, config, now: Date.now, seed, key, snapshot: stored?.snapshot ?? null, floor: reserve, eventsKept: 0 });
+    await host.open({ Pool, config, now, seed, key, snapshot: stored?.snapshot ?? null, floor: reserve, eventsKept: 0 });
     const s = host._pool.stats();
     host.#reserve = { fencing: s.fencingHighWater + reserveStep, eventSeq: s.nextEventSeq + reserveStep };
     host.#store.writeReserve(host.#reserve);
@@ -113,7 +113,7 @@ export class DurableHost extends MemoryHost {
     }
     if (!this.#alarmSet && (this.#dirty.size > 0 || this.#pending.length > 0 || this.#all)) {
       this.#alarmSet = true;
-      this.#ctx.storage.setAlarm(Date.now() + this.#checkpointMs);
+      this.#ctx.storage.setAlarm(Date.now() + this.#checkpointMs); // the platform's clock, not the pool's
     }
   }
 

@@ -34,11 +34,17 @@ export class PoolObject {
   #env;
   #host = null;
   #handle = null;
+  #testNow = null;
 
   constructor(ctx, env) {
     this.#ctx = ctx;
     this.#env = env;
     const seed = cryptoSeed();
+    // Test hooks only: a clock the tests set (REPUTE_TEST_NOW to start, then the
+    // x-repute-test-now header of each request), so the Node server's suites run unchanged.
+    const hooks = env.REPUTE_TEST_HOOKS === "1";
+    this.#testNow = hooks && env.REPUTE_TEST_NOW ? Number(env.REPUTE_TEST_NOW) : null;
+    const now = hooks ? () => this.#testNow ?? Date.now() : Date.now;
     ctx.blockConcurrencyWhile(async () => {
       await init(wasm);
       const tokens = env.REPUTE_TOKENS ? parseTokens(JSON.parse(env.REPUTE_TOKENS)) : [];
@@ -47,6 +53,7 @@ export class PoolObject {
         Pool,
         config: env.REPUTE_CONFIG ? JSON.parse(env.REPUTE_CONFIG) : undefined,
         seed,
+        now,
         checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
         eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
       });
@@ -55,10 +62,14 @@ export class PoolObject {
   }
 
   async fetch(request) {
-    const url = new URL(request.url);
-    const path = url.pathname.replace(PREFIX, "") || "/";
-    if (this.#env.REPUTE_TEST_HOOKS === "1" && path.startsWith("/__test/")) return this.#test(path, url);
-    const target = path + url.search;
+    // The target as sent (not re-parsed: a URL parser would resolve a %2E%2E segment away).
+    const raw = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
+    const target = raw.replace(PREFIX, "") || "/";
+    if (this.#env.REPUTE_TEST_HOOKS === "1") {
+      const at = request.headers.get("x-repute-test-now");
+      if (at !== null) this.#testNow = Number(at);
+      if (target.startsWith("/__test/")) return this.#test(target, new URL(request.url));
+    }
     // The handler reads only these of a request (handler.js); the target is the region's.
     const adapted = {
       method: request.method,
@@ -78,7 +89,8 @@ export class PoolObject {
   }
 
   /** Test and benchmark hooks (REPUTE_TEST_HOOKS=1 only). */
-  #test(path, url) {
+  #test(target, url) {
+    const path = target.split("?")[0];
     const json = (v) => Response.json(v);
     const host = this.#host;
     if (path === "/__test/checkpoint") return json({ ...host.checkpoint(), pending: host.pending() });

@@ -11,6 +11,23 @@ import { startEdge } from "../../pkg-scripts/edge/dev.js";
 export { startEdge };
 export const tempDir = (prefix) => mkdtemp(path.join(os.tmpdir(), `repute-${prefix}-`));
 
+/** The suites' fixed instant: every region's pool starts there (REPUTE_TEST_NOW). */
+const T0 = 1_700_000_000_000;
+
+/** Each region's clock, by its URL: `call` sends its reading (x-repute-test-now, a test hook). */
+const clocks = new Map();
+function clockOf(url, now) {
+  const clock = { now };
+  clocks.set(url, clock);
+  return clock;
+}
+
+/** The header that sets the pool's clock for a request to `base`, or none. */
+export function clockHeader(base) {
+  const clock = clocks.get(base);
+  return clock ? { "x-repute-test-now": String(clock.now) } : {};
+}
+
 /** Workers by tokens and config, each started once and disposed after the file's tests. */
 const workers = new Map();
 let regions = 0;
@@ -20,7 +37,7 @@ async function shared(tokens, config) {
   if (!workers.has(key)) {
     workers.set(key, (async () => {
       const dir = await tempDir("edge");
-      const edge = await startEdge({ persist: dir, tokens, config, bindings: { REPUTE_TEST_HOOKS: "1" } });
+      const edge = await startEdge({ persist: dir, tokens, config, bindings: { REPUTE_TEST_HOOKS: "1", REPUTE_TEST_NOW: String(T0) } });
       return { ...edge, dir };
     })());
   }
@@ -38,7 +55,7 @@ export async function disposeWorkers() {
 }
 
 /** A fresh region of the shared worker for these tokens and config, shaped like startServer's. */
-export async function edgeServer({ config, tokens = [], serveOptions = {}, poolOptions = {} }) {
+export async function edgeServer({ config, tokens = [], serveOptions = {}, poolOptions = {}, now = T0 }) {
   const extra = [...Object.keys(serveOptions).filter((k) => k !== "host" && k !== "port"), ...Object.keys(poolOptions)];
   if (extra.length > 0) throw new Error(`the edge worker takes no ${extra.join(", ")} (mark the test edgeSkip)`);
   const worker = await shared(tokens, config);
@@ -49,7 +66,7 @@ export async function edgeServer({ config, tokens = [], serveOptions = {}, poolO
     server: { url, port: Number(new URL(worker.url).port), server: { closeAllConnections() {} } },
     url,
     dir: worker.dir,
-    clock: { now: Date.now() },
+    clock: clockOf(url, now),
     async close() {},
   };
 }

@@ -93,7 +93,7 @@ export async function withServer(options, fn) {
  * `{status, headers, text, json}` (`json` is the parsed body or undefined).
  */
 export async function call(base, method, pathAndQuery, { body, token, headers = {} } = {}) {
-  const h = { ...headers };
+  const h = { ...(onEdge ? (await import("../edge/_edge-support.mjs")).clockHeader(base) : {}), ...headers };
   if (token !== undefined) h.authorization = `Bearer ${token}`;
   let payload;
   if (body !== undefined) {
