@@ -62,7 +62,7 @@ export class PoolObject {
   }
 
   async fetch(request) {
-    // The target as sent (not re-parsed: a URL parser would resolve a %2E%2E segment away).
+    // The target as the platform passes it (workerd has resolved dot segments already).
     const raw = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
     const target = raw.replace(PREFIX, "") || "/";
     if (this.#env.REPUTE_TEST_HOOKS === "1") {
@@ -93,7 +93,13 @@ export class PoolObject {
     const path = target.split("?")[0];
     const json = (v) => Response.json(v);
     const host = this.#host;
-    if (path === "/__test/checkpoint") return json({ ...host.checkpoint(), pending: host.pending() });
+    if (path === "/__test/checkpoint") {
+      try {
+        return json({ ...host.checkpoint(), pending: host.pending() });
+      } catch (e) {
+        return Response.json({ error: e.message, pending: host.pending() }, { status: 503 });
+      }
+    }
     if (path === "/__test/pending") return json(host.pending());
     if (path === "/__test/fail-checkpoint") {
       host.store.failAfter = Number(url.searchParams.get("after") ?? 0);
@@ -102,7 +108,8 @@ export class PoolObject {
     if (path === "/__test/stored") {
       const started = performance.now();
       const stored = host.store.load();
-      return json({ ms: performance.now() - started, resources: stored?.resources ?? 0, snapshot: stored?.snapshot ?? null, size: host.store.size() });
+      const snapshot = url.searchParams.get("full") === "1" ? (stored?.snapshot ?? null) : undefined;
+      return json({ ms: performance.now() - started, resources: stored?.resources ?? 0, bytes: stored?.snapshot.length ?? 0, snapshot, size: host.store.size() });
     }
     return new Response("no such test hook", { status: 404 });
   }
