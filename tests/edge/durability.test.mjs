@@ -209,3 +209,31 @@ test("the event stream works on the edge: live events as Server-Sent Events", as
     await e.close();
   }
 });
+
+test("a resource larger than a row is stored in chunks and joins back; the audit log keeps its newest events only", async () => {
+  const e = await edge(await folder(), { REPUTE_EVENTS_KEPT: "5" });
+  try {
+    let t = T0 - 100_000;
+    const pool = new Pool({ seed: 5, now: () => t });
+    pool.register("ACCOUNT", "login:secret");
+    for (let c = 0; c < 2500; c++) {
+      for (let i = 0; i < 3; i++) pool.report("ACCOUNT", "login:secret", `destination-${c}`, { ok: true, latencyMs: c + i });
+    }
+    t = T0 - 1;
+    const json = pool.snapshot();
+    pool.free();
+    const put = await call(e, "wide", "PUT", "/api/snapshot", json);
+    assert.equal(put.status, 204, put.text);
+    const stored = (await call(e, "wide", "GET", "/__test/stored?full=1")).json;
+    assert.ok(stored.snapshot.length > 512 * 1024, `one resource of ${stored.snapshot.length} characters`);
+    assert.equal(stored.resources, 1);
+    assert.ok(stored.size.resourceRows >= 2, `stored in ${stored.size.resourceRows} chunks`);
+    assert.equal(stored.snapshot, (await call(e, "wide", "GET", "/api/snapshot")).text);
+
+    for (let i = 0; i < 10; i++) await call(e, "log", "POST", "/api/resources", { kind: "PROXY", value: `p${i}` });
+    const page = (await call(e, "log", "GET", "/api/events?limit=100")).json;
+    assert.deepEqual(page.events.map((ev) => ev.seq), [6, 7, 8, 9, 10]);
+  } finally {
+    await e.close();
+  }
+});
