@@ -29,6 +29,17 @@ function number(text, fallback) {
   return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
 }
 
+/** The REPUTE_TOKENS secret, parsed; an error names what is wrong, never the text (a secret). */
+function tokensOf(text) {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error("the REPUTE_TOKENS secret is not valid JSON");
+  }
+  return parseTokens(doc);
+}
+
 export class PoolObject {
   #ctx;
   #env;
@@ -47,7 +58,7 @@ export class PoolObject {
     const now = hooks ? () => this.#testNow ?? Date.now() : Date.now;
     ctx.blockConcurrencyWhile(async () => {
       await init(wasm);
-      const tokens = env.REPUTE_TOKENS ? parseTokens(JSON.parse(env.REPUTE_TOKENS)) : [];
+      const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
       this.#host = await DurableHost.restore({
         ctx,
         Pool,
