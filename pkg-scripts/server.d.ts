@@ -17,6 +17,9 @@ export interface HandlerOptions {
   streamQueue?: number;
   /** Concurrent event-stream subscribers; one more is a 503. Default 32. */
   maxStreams?: number;
+  /** ms an event stream lasts before it ends (the subscriber resumes by Last-Event-ID); default
+   * none. The edge worker sets it: a Durable Object is not told when a subscriber leaves. */
+  streamMaxMs?: number;
   /** Serve only loopback Host and Origin values (origin-guard.js). Default: when there are no tokens. */
   loopbackOnly?: boolean;
 }

@@ -11,7 +11,9 @@
 //   the secret.
 // - Other bindings (all optional): `REPUTE_CONFIG` (a partial config, JSON: overrides on every
 //   start), `REPUTE_CHECKPOINT_MS` (alarm delay, default 10000), `REPUTE_EVENTS_KEPT` (audit
-//   log retention, default 100000), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
+//   log retention, default 100000), `REPUTE_STREAM_MS` (an event stream's lifetime, default
+//   60000: the object is not told when a subscriber leaves, so every stream ends in time and
+//   EventSource resumes it by Last-Event-ID), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
 //   the tests and the benchmark only).
 
 import wasm from "../pkg/repute_bg.wasm";
@@ -68,7 +70,7 @@ export class PoolObject {
         checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
         eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
       });
-      this.#handle = await createHandler(this.#host, { tokens });
+      this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
     });
   }
 

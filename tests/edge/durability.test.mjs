@@ -210,6 +210,32 @@ test("the event stream works on the edge: live events as Server-Sent Events", as
   }
 });
 
+test("event streams on the edge end after REPUTE_STREAM_MS, so subscribers that left free their places", async () => {
+  // The object is not told when a subscriber disconnects: without a lifetime, 32 that left would
+  // hold every place until the object is evicted.
+  const e = await edge(await folder(), { REPUTE_STREAM_MS: "400" });
+  try {
+    const open = () => fetch(`${e.url}/regions/sse/api/events/stream`, { signal: AbortSignal.timeout(5000) });
+    for (let i = 0; i < 32; i++) {
+      const res = await open();
+      assert.equal(res.status, 200);
+      await res.body.getReader().read();
+      await res.body.cancel().catch(() => {});
+    }
+    const full = await open();
+    assert.equal(full.status, 503, "32 places taken");
+    await full.text();
+    await new Promise((r) => setTimeout(r, 600));
+    const again = await open();
+    assert.equal(again.status, 200, "the places are free again");
+    const reader = again.body.getReader();
+    let done = false;
+    while (!done) ({ done } = await reader.read()); // and this one ends by itself
+  } finally {
+    await e.close();
+  }
+});
+
 test("a resource larger than a row is stored in chunks and joins back; the audit log keeps its newest events only", async () => {
   const e = await edge(await folder(), { REPUTE_EVENTS_KEPT: "5" });
   try {
