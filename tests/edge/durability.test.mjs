@@ -263,3 +263,29 @@ test("a resource larger than a row is stored in chunks and joins back; the audit
     await e.close();
   }
 });
+
+test("an alarm whose checkpoint fails is retried by the runtime and completes it", async () => {
+  const e = await edge(await folder(), { REPUTE_CHECKPOINT_MS: "100" });
+  try {
+    await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "a:1" });
+    const previous = (await call(e, "eu", "GET", "/__test/stored?full=1")).json.snapshot;
+    await call(e, "eu", "GET", "/__test/fail-checkpoint?after=0");
+    await report(e, "eu", "a:1", "c", { ok: false, failure: "BLOCKED" });
+    const failures = async () => Number(/^repute_checkpoint_failures_total (\d+)$/m.exec((await call(e, "eu", "GET", "/metrics")).text)[1]);
+    let pending;
+    for (let i = 0; i < 300; i++) {
+      pending = (await call(e, "eu", "GET", "/__test/pending")).json;
+      if (pending.resources === 0) break;
+      if ((await failures()) === 1) {
+        assert.equal((await call(e, "eu", "GET", "/__test/stored?full=1")).json.snapshot, previous, "the failed alarm left the stored state");
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(await failures(), 1, "the first alarm's checkpoint failed");
+    assert.equal(pending.resources, 0, "a retried alarm stored the report");
+    const stored = JSON.parse((await call(e, "eu", "GET", "/__test/stored?full=1")).json.snapshot);
+    assert.deepEqual(stored.cells.map((c) => [c.context, c.window]), [["c", [["BLOCKED", null]]]]);
+  } finally {
+    await e.close();
+  }
+});
