@@ -1,12 +1,6 @@
-// The `repute` package in Node.js: loads the WebAssembly module from disk, synchronously, on
-// import, and exports the `Pool` class (SPEC §9).
-import { readFileSync } from "node:fs";
-import { initSync, RawPool } from "./pkg/repute.js";
-import { makePool } from "./lib/pool.js";
-
-initSync({ module: readFileSync(new URL("./pkg/repute_bg.wasm", import.meta.url)) });
-
-export const Pool = makePool(RawPool);
+// The `repute` package in Node.js: the `Pool` class (SPEC §9) over the WebAssembly module, loaded
+// from disk on import (lib/node-engine.js), and the Node runtime around it.
+export { Pool } from "./lib/node-engine.js";
 
 // The durable in-process host (snapshots, audit log, events, prober): see lib/host/open-pool.js.
 export { openPool, PoolHost } from "./lib/host/open-pool.js";

@@ -192,6 +192,12 @@ export declare class Pool {
   unblock(kind: Kind, value: string): boolean;
   /** Canonical JSON. */
   snapshot(): string;
+  /** The snapshot in parts, for a host that stores each resource on its own (the edge
+   * worker): with no argument the head — every field before `registered`, as text; with a
+   * resource three lines — its `registered` entry, its `blocklist` entry or "", its cells
+   * comma-separated — or null when it is not registered. */
+  snapshotPart(): string;
+  snapshotPart(kind: Kind, value: string): string | null;
   /** `resourceId(kind, value)`, when given, names each event's resource by the value as
    * registered (the event shows it masked); its answer becomes the event's `id`. */
   drainEvents(options?: { resourceId?: (kind: Kind, value: string) => string }): PoolEvent[];

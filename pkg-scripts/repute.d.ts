@@ -4,6 +4,7 @@
 // and `redactCredentials`. Part of the contract: the test suite compiles a usage file against
 // them with `tsc --noEmit`, and checks that node.js exports exactly the values declared here.
 export * from "./pool.js";
+import type { OutcomePage } from "./host.js";
 import type { Config, ConfigPatch, EventType, Kind, Lease, Outcome, PoolEvent, ProbeDue, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
 
 // ----- Node runtime (the `node` condition only) ------------------------------------------------
@@ -113,6 +114,12 @@ export declare class PoolHost extends EventTarget {
   readEvents(options?: { after?: number; limit?: number }): Promise<{ events: PoolEvent[]; next: number | null }>;
   checkpoint(): Promise<void>;
   metrics(): Promise<string>;
+  // The rest of the handler's host contract (host.d.ts).
+  now(): number;
+  subscribe(listener: (event: PoolEvent) => void): () => void;
+  readOutcomes(options?: { after?: number; limit?: number }): Promise<OutcomePage | null> | null;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  streamCut(): void;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -1,5 +1,7 @@
 // Types of `repute/server` (Node) and `repute/handler` (any runtime with Request/Response).
-import type { PoolHost } from "./repute.js";
+// The handler serves any host of the contract in host.d.ts.
+import type { Host } from "./host.js";
+export type { Host, MemoryHost, MemoryHostOptions, Readiness, EventPage, OutcomePage } from "./host.js";
 
 export interface TokenEntry {
   token: string;
@@ -15,6 +17,9 @@ export interface HandlerOptions {
   streamQueue?: number;
   /** Concurrent event-stream subscribers; one more is a 503. Default 32. */
   maxStreams?: number;
+  /** ms an event stream lasts before it ends (the subscriber resumes by Last-Event-ID); default
+   * none. The edge worker sets it: a Durable Object is not told when a subscriber leaves. */
+  streamMaxMs?: number;
   /** Serve only loopback Host and Origin values (origin-guard.js). Default: when there are no tokens. */
   loopbackOnly?: boolean;
 }
@@ -34,13 +39,13 @@ export interface Handler {
   reply(request: Request): Promise<Reply>;
 }
 
-export declare function createHandler(host: PoolHost, options?: HandlerOptions): Promise<Handler>;
+export declare function createHandler(host: Host, options?: HandlerOptions): Promise<Handler>;
 
 /** Serves a pool over node:http. Without tokens, only a loopback address is allowed. Given a
  * promise of the pool, it listens at once and answers 503 not-ready until the pool is open; given
  * an open pool, it resolves with `ready` settled and serves from the first request. */
 export declare function serve(
-  pool: PoolHost | Promise<PoolHost>,
+  pool: Host | Promise<Host>,
   options?: HandlerOptions & {
     host?: string;
     port?: number;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `repute` command: `repute serve` runs the pool server (HTTP API of SPEC §8) on one
-// pool kept in a data folder. `repute --help` lists every flag and environment variable.
+// pool kept in a data folder; `repute edge-dev` serves the edge worker (edge/) locally under
+// Miniflare. `repute --help` lists every flag and environment variable.
 
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,8 @@ const HELP = `repute — a reputation pool for crawler fleets
 
 Usage:
   repute serve [options]     serve one pool over HTTP (the API of the README)
+  repute edge-dev [options]  serve the edge worker (one pool per region, in Durable Objects)
+                             locally under Miniflare, which runs real workerd
   repute --help              this text
 
 Options of serve (each also read from the environment variable in brackets):
@@ -54,6 +57,17 @@ token; the calls it makes to the API carry the token you give it.
 
 Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
 final snapshot, close the audit log and exit. Tokens are never logged.
+
+Options of edge-dev (the API is under /regions/{region}/api/..., one pool per region):
+  --host ADDRESS        address to listen on                       default 127.0.0.1
+  --port PORT           TCP port (0 picks a free one)              default 8787
+  --persist DIR         folder of the Durable Objects' SQLite storage (required)
+  --tokens FILE         as for serve; given to the worker as its REPUTE_TOKENS secret;
+                        without tokens only a loopback address is allowed
+  --config FILE         as for serve (the worker's REPUTE_CONFIG)
+  --checkpoint-ms MS    delay of the alarm that stores reports      default 10000
+Needs the miniflare package (a devDependency of the repository's pkg-scripts/).
+SIGTERM or SIGINT stop it; what the last alarm has not stored is lost, as after a crash.
 `;
 
 function fail(message) {
@@ -142,6 +156,7 @@ async function main(argv) {
         "probe-targets": { type: "string" },
         "probe-interval-ms": { type: "string" },
         "probe-timeout-ms": { type: "string" },
+        persist: { type: "string" },
       },
     });
   } catch (e) {
@@ -152,7 +167,8 @@ async function main(argv) {
     process.stdout.write(HELP);
     return;
   }
-  if (positionals[0] !== "serve" || positionals.length > 1) fail(`unknown command ${positionals.join(" ")}\n\n${HELP}`);
+  if (!["serve", "edge-dev"].includes(positionals[0]) || positionals.length > 1) fail(`unknown command ${positionals.join(" ")}\n\n${HELP}`);
+  if (positionals[0] === "edge-dev") return edgeDev(v);
   const env = process.env;
   const host = v.host ?? env.REPUTE_HOST ?? "127.0.0.1";
   const port = integer("--port", v.port ?? env.REPUTE_PORT ?? "8787");
@@ -242,6 +258,40 @@ async function main(argv) {
     `repute: serving ${server.url} (data ${dir}, ${stats.registered} resources, revision ${stats.revision}, ` +
       `${tokens.length ? `${tokens.length} tokens` : "no tokens: loopback only, all routes open"})\n`,
   );
+}
+
+/** `repute edge-dev`: the edge worker under Miniflare (edge/dev.js) until SIGTERM / SIGINT. */
+async function edgeDev(v) {
+  const host = v.host ?? "127.0.0.1";
+  const port = integer("--port", v.port ?? "8787");
+  if (!v.persist) fail("edge-dev needs --persist DIR (the folder of the Durable Objects' storage)");
+  const tokens = v.tokens ? tokensFrom(v.tokens) : [];
+  const config = jsonOption("--config", v.config, "REPUTE_CONFIG", undefined);
+  const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? "10000");
+  const { isLoopback } = await import("../lib/http/node-server.js");
+  if (tokens.length === 0 && !isLoopback(host)) fail(`refusing to serve ${host} without tokens: give --tokens FILE, or a loopback address`);
+  let edge;
+  try {
+    const { startEdge } = await import("../edge/dev.js");
+    edge = await startEdge({ host, port, persist: v.persist, tokens, config, bindings: { REPUTE_CHECKPOINT_MS: String(checkpointMs) } });
+  } catch (e) {
+    fail(e.code === "ERR_MODULE_NOT_FOUND" ? "edge-dev needs the miniflare package (npm install in pkg-scripts/)" : e.message);
+  }
+  process.stdout.write(
+    `repute: edge worker serving ${edge.url}/regions/{region}/api/ (storage in ${v.persist}, ` +
+      `${tokens.length ? `${tokens.length} tokens` : "no tokens: loopback only, all routes open"})\n`,
+  );
+  const stop = async (signal) => {
+    process.stdout.write(`repute: ${signal}: stopping\n`);
+    await edge.close();
+    process.stdout.write("repute: stopped\n");
+    process.exit(0);
+  };
+  // Miniflare's own exit hook would exit at once (143) without disposing: ours disposes first.
+  for (const signal of ["SIGTERM", "SIGINT"]) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => stop(signal));
+  }
 }
 
 await main(process.argv.slice(2));

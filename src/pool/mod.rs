@@ -262,6 +262,29 @@ impl Pool {
         self.read(t, |c, _| snapshot::write(c))
     }
 
+    /// The snapshot in parts (`snapshot/write.rs`): its head, and with `resource` that
+    /// resource's three lines (`None` when it is not registered), for a host that stores each
+    /// resource on its own.
+    pub fn snapshot_part(&mut self, resource: Option<(Kind, &str)>) -> Result<Option<String>> {
+        let t = self.read_clock()?;
+        let slot = match resource {
+            None => None,
+            Some((kind, value)) => {
+                check::value_arg(value)?;
+                match self.core.reg.find(kind, value) {
+                    Some(slot) => Some(slot),
+                    None => return self.read(t, |_, _| None),
+                }
+            }
+        };
+        self.read(t, |c, _| {
+            Some(match slot {
+                None => snapshot::write_head(c),
+                Some(slot) => snapshot::write_resource(c, slot),
+            })
+        })
+    }
+
     /// Events since the last drain, in `seq` order.
     pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
         let t = self.read_clock()?;

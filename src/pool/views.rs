@@ -139,12 +139,18 @@ impl Core {
 
     /// Resource `slot` with every cell and its window, cells in context-name order. Looks in
     /// each context (O(contexts)), not at every cell.
-    pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
-        let blocked = self.reg.get(slot).block.is_some();
+    /// The cells of the resource in `slot`, in context-name byte order.
+    pub(crate) fn cells_of(&self, slot: u32) -> Vec<u32> {
         let mut ids: Vec<u32> = self.ctxs.ids().filter_map(|ctx| self.cells.find(slot, ctx)).collect();
         let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
         // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
         crate::sort::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
+        ids
+    }
+
+    pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
+        let blocked = self.reg.get(slot).block.is_some();
+        let ids = self.cells_of(slot);
         let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
         let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }

@@ -339,6 +339,22 @@ impl RawPool {
         self.at(now).snapshot().map_err(js_error)
     }
 
+    /// The snapshot in parts (`snapshot/write.rs`): with `value` undefined its head; else that
+    /// resource's three lines, or undefined when it is not registered.
+    #[wasm_bindgen(js_name = snapshotPart)]
+    pub fn snapshot_part(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: Option<String>,
+    ) -> JsResult<Option<String>> {
+        let named = match value.as_deref() {
+            None => None,
+            Some(v) => Some((kind(kind_code).map_err(js_error)?, v)),
+        };
+        self.at(now).snapshot_part(named).map_err(js_error)
+    }
+
     /// Events since the last drain, packed (`packed.rs`): the numbers; `drainedStrings` then
     /// gives their string table.
     #[wasm_bindgen(js_name = drainEvents)]

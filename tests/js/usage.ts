@@ -330,7 +330,7 @@ void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 // ----- Node runtime: openPool and the server ----------------------------------------------------
 
 import { openPool, type PoolHost, type DisposableLease, type HostStats, type HostTimers } from "repute";
-import type { createHandler, serve } from "../../pkg-scripts/server.js";
+import type { createHandler, serve, Host, MemoryHost } from "../../pkg-scripts/server.js";
 
 export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
@@ -363,6 +363,10 @@ export async function hostUsage(): Promise<void> {
   const masked: string = host.maskValue("ACCOUNT", "carol:hunter2");
   void named;
   void masked;
+  // The Node host and the memory host both serve the handler's contract.
+  const served: Host = host;
+  const inMemory: Host = null as unknown as MemoryHost;
+  void served, inMemory;
   // @ts-expect-error operator actions are asynchronous
   const sync: boolean = host.unblock("PROXY", "proxy-9");
   void sync;

@@ -21,11 +21,25 @@ export const T0 = 1_700_000_000_000;
 export const tempDir = (prefix) => mkdtemp(path.join(os.tmpdir(), `repute-${prefix}-`));
 
 /**
- * An in-process pool (openPool) served by `serve` on 127.0.0.1, port 0. `clock` is a mutable
+ * Which server the HTTP suites (http-api, roles, bad-input) run against: the Node server (the
+ * default), or with REPUTE_HTTP_TARGET=edge the edge worker in workerd (tests/edge/ sets it),
+ * each server a fresh region's pool. A test that cannot hold on the edge says why with
+ * `edgeSkip(reason)` as its options.
+ */
+export const onEdge = process.env.REPUTE_HTTP_TARGET === "edge";
+export const edgeSkip = (reason) => ({ skip: onEdge ? `edge worker: ${reason}` : false });
+
+/**
+ * An in-process pool (openPool) served by `serve` on 127.0.0.1, port 0 — or, on the edge, a new
+ * region of the edge worker (`url` ends in `/regions/{region}`; no `pool`; the clock is real). `clock` is a mutable
  * clock (`clock.now`, epoch ms) the pool reads; `close()` stops the server, closes the pool and
  * removes the folder.
  */
 export async function startServer({ config, tokens = [], serveOptions = {}, poolOptions = {}, now = T0 } = {}) {
+  if (onEdge) {
+    const { edgeServer } = await import("../edge/_edge-support.mjs");
+    return edgeServer({ config, tokens, serveOptions, poolOptions });
+  }
   const dir = await tempDir("http");
   const clock = { now };
   const pool = await openPool({
@@ -79,7 +93,7 @@ export async function withServer(options, fn) {
  * `{status, headers, text, json}` (`json` is the parsed body or undefined).
  */
 export async function call(base, method, pathAndQuery, { body, token, headers = {} } = {}) {
-  const h = { ...headers };
+  const h = { ...(onEdge ? (await import("../edge/_edge-support.mjs")).clockHeader(base) : {}), ...headers };
   if (token !== undefined) h.authorization = `Bearer ${token}`;
   let payload;
   if (body !== undefined) {

@@ -10,7 +10,7 @@ import { pbkdf2 } from "node:crypto";
 import http from "node:http";
 import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
 import { serve } from "../../pkg-scripts/lib/http/node-server.js";
-import { T0, withServer, call, assertProblem, resourcePath, tempDir, runServeToExit } from "./_http-support.mjs";
+import { T0, withServer, call, assertProblem, resourcePath, tempDir, runServeToExit, edgeSkip } from "./_http-support.mjs";
 import { rm } from "node:fs/promises";
 
 const JSON_TYPE = "application/json";
@@ -524,10 +524,12 @@ test("values with ':' '/' '|', '%', spaces and non-ASCII round-trip through perc
   });
 });
 
-/** A raw request (node:http sends the path exactly as given, with no URL normalization). */
+/** A raw request (node:http sends the path exactly as given, with no URL normalization),
+ * under `base`'s own path (an edge region's `/regions/{region}`). */
 function rawRequest(base, method, path) {
+  const prefix = new URL(base).pathname.replace(/\/$/, "");
   return new Promise((resolve, reject) => {
-    const req = http.request(base, { method, path, agent: false }, (res) => {
+    const req = http.request(base, { method, path: prefix + path, agent: false }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d) => (text += d));
@@ -540,6 +542,7 @@ function rawRequest(base, method, path) {
 
 test(
   "a registered value '..' or '.' can be addressed through its percent-encoded path",
+  edgeSkip("workerd resolves %2E%2E and %2E path segments before the worker sees the URL: address such a value by its id"),
   async () => {
     await withServer({}, async (s) => {
       for (const v of ["..", "."]) {

@@ -52,7 +52,7 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Pool } from "../../node.js";
+import { Pool } from "../node-engine.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
@@ -61,7 +61,8 @@ import { startProber } from "./prober.js";
 import { HostMetrics } from "./metrics.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
-import { MAX_SAFE, Reservations, checkImportRoom, checkStartRoom, exhausted, readReserve } from "./reservations.js";
+import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
+import { MAX_SAFE, checkImportRoom, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
 import { loadKey } from "./key-file.js";
 import { ResourceIds } from "../resource-id.js";
 
@@ -81,26 +82,9 @@ const SYSTEM_TIMERS = Object.freeze({
 /** A timer that does not keep the process alive (virtual timers have no `unref`). */
 const unref = (t) => (t?.unref?.(), t);
 
-/** A host's floor (`{fencing, eventSeq, revision?}`: a crash may have used tokens and seqs
- * past the last checkpoint; an import written while the live pool moved on must not go back)
- * as `Pool.restore`'s `atLeast`. */
-const atLeast = (floor) => ({ revision: floor.revision ?? 0, fencingHighWater: floor.fencing, nextEventSeq: floor.eventSeq });
-
-const revisionOf = (json) => Number(/"revision":(\d+)/.exec(json)?.[1] ?? NaN);
-
 /** Restores `json` (any JSON spelling) with `options`, its counters raised to `floor`'s. */
 function restoreLifted(json, floor, options) {
-  return Pool.restore(json, { ...options, atLeast: atLeast(floor) });
-}
-
-/** `pool` itself when its counters are at `floor` already; else a lifted copy (and `pool` is
- * freed): a live pool's counters only move up through a restore of its own snapshot. */
-function liftPool(pool, floor, options) {
-  const s = pool.stats();
-  if (s.fencingHighWater >= floor.fencing && s.nextEventSeq >= floor.eventSeq && s.revision >= (floor.revision ?? 0)) return pool;
-  const lifted = restoreLifted(pool.snapshot(), floor, options);
-  pool.free();
-  return lifted;
+  return restoreAbove(Pool, json, floor, options);
 }
 
 function remask(kind, value) {
@@ -486,7 +470,7 @@ export class PoolHost extends EventTarget {
       try {
         const own = next.stats();
         checkImportRoom(own.fencingHighWater, own.nextEventSeq);
-        next = liftPool(next, this.#used(live), options);
+        next = liftPool(Pool, next, this.#used(live), options);
         const revision = next.stats().revision;
         const floor = Math.max(this.#store.lastRevision, live.revision);
         if (revision < floor) {
@@ -497,7 +481,7 @@ export class PoolHost extends EventTarget {
         await this.#put(next.snapshot(), revision);
         // The live pool went on serving during the write: continue above what it used.
         const moved = this.#pool.stats();
-        next = liftPool(next, { ...this.#used(moved), revision: moved.revision }, options);
+        next = liftPool(Pool, next, { ...this.#used(moved), revision: moved.revision }, options);
       } catch (e) {
         next.free();
         throw e;

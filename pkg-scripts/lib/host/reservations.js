@@ -23,10 +23,9 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, w
 import { join } from "node:path";
 import { fsyncDirSync } from "./fsync.js";
 import { isStorageError } from "./storage-health.js";
+import { MAX_SAFE, exhausted } from "../counters.js";
 
-export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** Imports with a counter above this are refused (see the header). */
-export const IMPORT_CEILING = 2 ** 52;
+export { MAX_SAFE, IMPORT_CEILING, checkImportRoom, exhausted } from "../counters.js";
 /** A start with fewer than this many tokens or seqs left below 2^53 is refused. */
 export const START_ROOM = 2 ** 32;
 const FILE = "reserve.json";
@@ -67,23 +66,6 @@ export function checkStartRoom(dir, fencing, nextEventSeq) {
       throw exhausted(`the pool in ${dir} starts with ${name} ${v} (snapshot, reserve.json and audit log), fewer than 2^32 below 2^53`);
     }
   }
-}
-
-/** Throws INVALID_SNAPSHOT when an imported snapshot's counters are above IMPORT_CEILING. */
-export function checkImportRoom(fencing, nextEventSeq) {
-  for (const [name, v] of [["fencingHighWater", fencing], ["nextEventSeq", nextEventSeq]]) {
-    if (v > IMPORT_CEILING) {
-      throw Object.assign(new Error(`${name} ${v} is above 2^52: too close to 2^53 for tokens and seqs to stay exact`), {
-        code: "INVALID_SNAPSHOT",
-      });
-    }
-  }
-}
-
-/** The error of a token or seq past 2^53 − 1 (or a start too close to it). */
-export function exhausted(message) {
-  const hint = "tokens and event seqs cannot go on; start a new data folder (import a snapshot with lower counters only if nothing downstream relies on the old tokens)";
-  return Object.assign(new Error(`${message}: ${hint}`), { code: "COUNTERS_EXHAUSTED" });
 }
 
 function damaged(file, problem) {

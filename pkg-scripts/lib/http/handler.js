@@ -163,8 +163,8 @@ function nonNegativeInt(name, raw, fallback) {
  * Builds the handler. Options: `tokens` (parsed list; empty = no authentication), `bodyLimit`
  * (bytes, default 64 KiB), `snapshotLimit` (bytes of a `PUT /api/snapshot`, default
  * `snapshotLimitFor` the pool's config), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE:
- * concurrent subscribers, default 32), `loopbackOnly` (origin-guard.js; default: when there are
- * no tokens).
+ * concurrent subscribers, default 32), `streamMaxMs` (SSE: a stream's lifetime, default none),
+ * `loopbackOnly` (origin-guard.js; default: when there are no tokens).
  */
 export async function createHandler(
   host,
@@ -175,6 +175,7 @@ export async function createHandler(
     heartbeatMs = 15000,
     streamQueue = 1000,
     maxStreams = 32,
+    streamMaxMs = Infinity,
     loopbackOnly = tokens.length === 0,
   } = {},
 ) {
@@ -312,7 +313,7 @@ export async function createHandler(
       }
       streams++;
       const onEnd = () => streams--;
-      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal });
+      return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal, maxMs: streamMaxMs });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
     ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {

@@ -28,10 +28,11 @@ function frame(e) {
  * A streaming reply (`{ status, headers, body }`, body a ReadableStream of bytes). `host.subscribe(listener)` delivers live events synchronously and
  * returns an unsubscribe function; `host.readEvents({after, limit})` pages the audit log.
  */
-export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, onEnd = () => {}, signal }) {
+export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, onEnd = () => {}, signal, maxMs = Infinity }) {
   let controller;
   let unsubscribe = () => {};
   let heartbeat;
+  let lifetime;
   let lastSent = after ?? 0;
   let replaying = after !== null;
   let live = []; // live events held back while replaying
@@ -44,6 +45,7 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, onEnd =
     done = true;
     unsubscribe();
     clearInterval(heartbeat);
+    clearTimeout(lifetime);
     wake?.();
     onEnd();
     if (cut) onCut();
@@ -110,6 +112,9 @@ export function eventStream(host, { after, heartbeatMs, maxQueue, onCut, onEnd =
           if (!done) controller.enqueue(encoder.encode(": heartbeat\n\n"));
         }, heartbeatMs);
         signal?.addEventListener("abort", () => finish(false), { once: true });
+        // A host whose platform does not tell it that a subscriber left (a Durable Object) ends
+        // every stream after `maxMs`; the subscriber resumes by Last-Event-ID.
+        if (Number.isFinite(maxMs)) lifetime = setTimeout(() => finish(false), maxMs);
         // Not awaited: pull() (which paces the replay) is only called once start() returns.
         if (replaying) replay();
       },

@@ -7,4 +7,4 @@ mod restore;
 mod write;
 
 pub use restore::restore;
-pub use write::write;
+pub use write::{write, write_head, write_resource};

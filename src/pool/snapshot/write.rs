@@ -3,6 +3,11 @@
 //! Canonical means fixed key order, resources in (kind, value bytes) order, blocklist likewise,
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
 //! bytes. Leases are not part of a snapshot; the fencing high-water mark is.
+//!
+//! The document is also written in parts (`write_head`, `write_resource`), for a host that keeps
+//! each resource in its own record and writes only those that changed (the edge worker): the
+//! head, then per resource its `registered` entry, its `blocklist` entry and its cells, which
+//! the host joins back into exactly the bytes `write` gives (`pkg-scripts/edge/sql-store.js`).
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;
@@ -16,6 +21,48 @@ pub const VERSION: u64 = 1;
 pub fn write(core: &Core) -> String {
     let mut out = String::with_capacity(512 + core.reg.len() * 64 + core.cells.len() * 320);
     let mut o = Obj::open(&mut out);
+    head(&mut o, core);
+    let order = core.reg.in_order();
+    array(o.key("registered"), &order, |out, &slot| registered(out, core, slot));
+    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block.is_some()).collect();
+    array(o.key("blocklist"), &blocked, |out, &slot| block(out, core, slot));
+    let by_res = core.cells_by_resource();
+    let cells: Vec<u32> = order.iter().flat_map(|&s| by_res[s as usize].iter().copied()).collect();
+    array(o.key("cells"), &cells, |out, &id| cell(out, core, id));
+    o.close();
+    out
+}
+
+/// The document's head: `{"format":…,"config":{…}` — every field before `registered`, without
+/// the comma that follows.
+pub fn write_head(core: &Core) -> String {
+    let mut out = String::with_capacity(1024);
+    let mut o = Obj::open(&mut out);
+    head(&mut o, core);
+    out
+}
+
+/// The resource in `slot` as three lines: its `registered` entry; its `blocklist` entry or an
+/// empty line; its cells, comma-separated, in context order (empty when it has none). Compact
+/// JSON holds no raw line break, so the lines split cleanly.
+pub fn write_resource(core: &Core, slot: u32) -> String {
+    let mut out = String::with_capacity(512);
+    registered(&mut out, core, slot);
+    out.push('\n');
+    if core.reg.get(slot).block.is_some() {
+        block(&mut out, core, slot);
+    }
+    out.push('\n');
+    for (i, id) in core.cells_of(slot).into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        cell(&mut out, core, id);
+    }
+    out
+}
+
+fn head(o: &mut Obj, core: &Core) {
     o.str("format", FORMAT);
     o.uint("version", VERSION);
     o.uint("revision", core.revision);
@@ -23,52 +70,49 @@ pub fn write(core: &Core) -> String {
     o.uint("fencingHighWater", core.fencing);
     o.uint("nextEventSeq", core.events.next_seq());
     core.cfg.write_json(o.key("config"));
-    let order = core.reg.in_order();
-    array(o.key("registered"), &order, |out, &slot| {
-        let r = core.reg.get(slot);
-        let mut o = Obj::open(out);
-        o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        o.close();
-    });
-    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block.is_some()).collect();
-    array(o.key("blocklist"), &blocked, |out, &slot| {
-        let r = core.reg.get(slot);
-        let mut o = Obj::open(out);
-        o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        match r.block {
-            Some(Block::Until(u)) => o.uint("until", u),
-            _ => o.raw("permanent", "true"),
-        }
-        o.close();
-    });
-    let by_res = core.cells_by_resource();
-    let cells: Vec<u32> = order.iter().flat_map(|&s| by_res[s as usize].iter().copied()).collect();
-    array(o.key("cells"), &cells, |out, &id| {
-        let slot = core.cells.get(id);
-        let r = core.reg.get(slot.res);
-        let c = &slot.cell;
-        let mut o = Obj::open(out);
-        o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        o.str("context", &core.ctxs.get(slot.ctx).name);
-        o.float("score", c.score);
-        o.uint("consecutiveFailures", c.consecutive_failures.into());
-        o.uint("consecutiveSuccesses", c.consecutive_successes.into());
-        o.str("state", c.state.as_str());
-        match c.cooldown_until {
-            Some(u) => o.uint("cooldownUntil", u),
-            None => o.raw("cooldownUntil", "null"),
-        }
-        match c.cooldown_cause {
-            Some(t) => o.str("cooldownCause", t.as_str()),
-            None => o.raw("cooldownCause", "null"),
-        }
-        o.uint("updatedAt", c.updated_at);
-        c.window.write_json(o.key("window"));
-        o.close();
-    });
+}
+
+fn registered(out: &mut String, core: &Core, slot: u32) {
+    let r = core.reg.get(slot);
+    let mut o = Obj::open(out);
+    o.str("kind", r.kind.as_str());
+    o.str("value", &r.value);
     o.close();
-    out
+}
+
+fn block(out: &mut String, core: &Core, slot: u32) {
+    let r = core.reg.get(slot);
+    let mut o = Obj::open(out);
+    o.str("kind", r.kind.as_str());
+    o.str("value", &r.value);
+    match r.block {
+        Some(Block::Until(u)) => o.uint("until", u),
+        _ => o.raw("permanent", "true"),
+    }
+    o.close();
+}
+
+fn cell(out: &mut String, core: &Core, id: u32) {
+    let slot = core.cells.get(id);
+    let r = core.reg.get(slot.res);
+    let c = &slot.cell;
+    let mut o = Obj::open(out);
+    o.str("kind", r.kind.as_str());
+    o.str("value", &r.value);
+    o.str("context", &core.ctxs.get(slot.ctx).name);
+    o.float("score", c.score);
+    o.uint("consecutiveFailures", c.consecutive_failures.into());
+    o.uint("consecutiveSuccesses", c.consecutive_successes.into());
+    o.str("state", c.state.as_str());
+    match c.cooldown_until {
+        Some(u) => o.uint("cooldownUntil", u),
+        None => o.raw("cooldownUntil", "null"),
+    }
+    match c.cooldown_cause {
+        Some(t) => o.str("cooldownCause", t.as_str()),
+        None => o.raw("cooldownCause", "null"),
+    }
+    o.uint("updatedAt", c.updated_at);
+    c.window.write_json(o.key("window"));
+    o.close();
 }

@@ -1,0 +1,129 @@
+// The Durable Object that holds one region's pool (`PoolObject`): the same HTTP handler as the
+// Node server (lib/http/handler.js) over a `DurableHost` (durable-host.js).
+//
+// - The engine is the web build, loaded from a precompiled `WebAssembly.Module` (the only form
+//   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
+//   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
+// - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
+// - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
+//   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
+//   Without tokens the handler serves only loopback `Host`s (a local `edge-dev`); deployed, set
+//   the secret.
+// - Other bindings (all optional): `REPUTE_CONFIG` (a partial config, JSON: overrides on every
+//   start), `REPUTE_CHECKPOINT_MS` (alarm delay, default 10000), `REPUTE_EVENTS_KEPT` (audit
+//   log retention, default 100000), `REPUTE_STREAM_MS` (an event stream's lifetime, default
+//   60000: the object is not told when a subscriber leaves, so every stream ends in time and
+//   EventSource resumes it by Last-Event-ID), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
+//   the tests and the benchmark only).
+
+import wasm from "../pkg/repute_bg.wasm";
+import { init, Pool } from "../web.js";
+import { cryptoSeed } from "../lib/pool.js";
+import { createHandler } from "../lib/http/handler.js";
+import { parseTokens } from "../lib/http/auth.js";
+import { DurableHost } from "./durable-host.js";
+
+/** `/regions/{region}` then the path the handler routes. */
+const PREFIX = /^\/regions\/[^/?]+/;
+
+function number(text, fallback) {
+  const n = Number(text);
+  return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
+}
+
+/** The REPUTE_TOKENS secret, parsed; an error names what is wrong, never the text (a secret). */
+function tokensOf(text) {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error("the REPUTE_TOKENS secret is not valid JSON");
+  }
+  return parseTokens(doc);
+}
+
+export class PoolObject {
+  #ctx;
+  #env;
+  #host = null;
+  #handle = null;
+  #testNow = null;
+
+  constructor(ctx, env) {
+    this.#ctx = ctx;
+    this.#env = env;
+    const seed = cryptoSeed();
+    // Test hooks only: a clock the tests set (REPUTE_TEST_NOW to start, then the
+    // x-repute-test-now header of each request), so the Node server's suites run unchanged.
+    const hooks = env.REPUTE_TEST_HOOKS === "1";
+    this.#testNow = hooks && env.REPUTE_TEST_NOW ? Number(env.REPUTE_TEST_NOW) : null;
+    const now = hooks ? () => this.#testNow ?? Date.now() : Date.now;
+    ctx.blockConcurrencyWhile(async () => {
+      await init(wasm);
+      const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
+      this.#host = await DurableHost.restore({
+        ctx,
+        Pool,
+        config: env.REPUTE_CONFIG ? JSON.parse(env.REPUTE_CONFIG) : undefined,
+        seed,
+        now,
+        checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
+        eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
+      });
+      this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
+    });
+  }
+
+  async fetch(request) {
+    // The target as the platform passes it (workerd has resolved dot segments already).
+    const raw = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
+    const target = raw.replace(PREFIX, "") || "/";
+    if (this.#env.REPUTE_TEST_HOOKS === "1") {
+      const at = request.headers.get("x-repute-test-now");
+      if (at !== null) this.#testNow = Number(at);
+      if (target.startsWith("/__test/")) return this.#test(target, new URL(request.url));
+    }
+    // The handler reads only these of a request (handler.js); the target is the region's.
+    const adapted = {
+      method: request.method,
+      url: request.url,
+      target,
+      headers: request.headers,
+      body: request.body,
+      signal: request.signal,
+      text: () => request.text(),
+    };
+    const { status, headers, body } = await this.#handle.reply(adapted);
+    return new Response(body, { status, headers });
+  }
+
+  async alarm() {
+    this.#host.alarm();
+  }
+
+  /** Test and benchmark hooks (REPUTE_TEST_HOOKS=1 only). */
+  #test(target, url) {
+    const path = target.split("?")[0];
+    const json = (v) => Response.json(v);
+    const host = this.#host;
+    if (path === "/__test/checkpoint") {
+      try {
+        return json({ ...host.checkpoint(), pending: host.pending() });
+      } catch (e) {
+        return Response.json({ error: e.message, pending: host.pending() }, { status: 503 });
+      }
+    }
+    if (path === "/__test/pending") return json(host.pending());
+    if (path === "/__test/fail-checkpoint") {
+      host.store.failAfter = Number(url.searchParams.get("after") ?? 0);
+      return json({ armed: host.store.failAfter });
+    }
+    if (path === "/__test/stored") {
+      const started = performance.now();
+      const stored = host.store.load();
+      const snapshot = url.searchParams.get("full") === "1" ? (stored?.snapshot ?? null) : undefined;
+      return json({ ms: performance.now() - started, resources: stored?.resources ?? 0, bytes: stored?.snapshot.length ?? 0, snapshot, size: host.store.size() });
+    }
+    return new Response("no such test hook", { status: 404 });
+  }
+}

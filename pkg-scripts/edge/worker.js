@@ -1,0 +1,33 @@
+// The edge worker (a module worker for workerd / Cloudflare): one pool per region, each in its
+// own Durable Object (`PoolObject`, pool-object.js) named by the region (`idFromName`), so each
+// region has exactly one writer. `/regions/{region}/api/...` (and `/metrics`, `/healthz`,
+// `/readyz` under the region) goes to that region's object, which serves the same HTTP API as
+// the Node server; `/healthz` at the root answers for the worker itself. A region name is 1 to
+// 63 characters of a–z, 0–9 and "-", starting with a letter or digit.
+//
+// Bindings: `POOL` (the Durable Object namespace of `PoolObject`, SQLite-backed) and the
+// object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
+
+import { problemReply, HttpProblem } from "../lib/http/problems.js";
+
+export { PoolObject } from "./pool-object.js";
+
+const REGION = /^\/regions\/([^/?]*)(\/.*)?$/;
+const REGION_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+function problem(status, name, detail) {
+  const { headers, body } = problemReply(new HttpProblem(status, name, detail));
+  return new Response(body, { status, headers });
+}
+
+export default {
+  async fetch(request, env) {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/healthz") return Response.json({ status: "ok" });
+    const m = REGION.exec(pathname);
+    if (!m) return problem(404, "not-found", "no such route: the API is under /regions/{region}/api/");
+    if (!REGION_NAME.test(m[1])) return problem(400, "bad-request", "a region name is 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit");
+    const stub = env.POOL.get(env.POOL.idFromName(m[1]));
+    return stub.fetch(request);
+  },
+};

@@ -1,0 +1,144 @@
+// The host contract: what the HTTP handler (`repute/handler`, lib/http/handler.js) needs of the
+// pool it serves. The Node runtime's `PoolHost` (openPool: a data folder), `MemoryHost`
+// (lib/host/memory-host.js: no storage) and the edge worker's Durable Object host
+// (edge/durable-host.js) implement it; the handler imports none of them.
+import type { Config, ConfigPatch, Kind, Lease, Outcome, PoolEvent, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
+
+export interface Readiness {
+  ready: boolean;
+  reason?: "not-ready" | "storage-unavailable";
+  detail?: string;
+}
+
+export interface EventPage {
+  events: PoolEvent[];
+  /** The seq to pass as `after` for the next page, or null when this is the last. */
+  next: number | null;
+}
+
+export interface OutcomeRecord {
+  seq: number;
+  at: number;
+  kind: Kind;
+  value: string;
+  id: string;
+  context: string;
+  outcome: Outcome;
+}
+
+export interface OutcomePage {
+  outcomes: OutcomeRecord[];
+  next: number | null;
+}
+
+export type BlockHow = { seconds: number; permanent?: never } | { permanent: true; seconds?: never };
+
+export interface Host {
+  /** False until the pool is in place (the handler answers 503 not-ready meanwhile). */
+  readonly ready: boolean;
+  /** `/readyz`: ready, or why not. */
+  readiness?(): Readiness;
+  /** The host clock (epoch ms), as the pool reads it. */
+  now(): number;
+  config(): Config;
+  stats(): Stats;
+
+  // Operator actions: resolve once the change is durable (for a durable host).
+  register(kind: Kind, value: string): Promise<boolean>;
+  deregister(kind: Kind, value: string): Promise<boolean>;
+  block(kind: Kind, value: string, how: BlockHow): Promise<void>;
+  unblock(kind: Kind, value: string): Promise<boolean>;
+  setConfig(patch: ConfigPatch): Promise<Config>;
+  importSnapshot(snapshotJson: string): Promise<void>;
+
+  // The hot path: synchronous.
+  acquire(context: string): Lease | null;
+  renew(lease: Lease): Lease | null;
+  release(lease: Lease): boolean;
+  report(kind: Kind, value: string, context: string, outcome: Outcome): void;
+
+  // Reads.
+  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  resource(kind: Kind, value: string): ResourceDetail;
+  nextChangeAt(context: string): number | null;
+  /** The canonical snapshot of the live pool. */
+  snapshot(): string;
+  /** The audit log, by seq. */
+  readEvents(options: { after: number; limit: number }): Promise<EventPage>;
+  /** The reported outcomes, when recorded; null (or absent) when not. */
+  readOutcomes?(options: { after: number; limit: number }): Promise<OutcomePage | null> | OutcomePage | null;
+  /** Live events, synchronously as they happen; returns the unsubscribe function. */
+  subscribe(listener: (event: PoolEvent) => void): () => void;
+
+  // Observability.
+  /** Prometheus text exposition. */
+  metrics(): string | Promise<string>;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /** An event-stream subscriber was cut for not keeping up. */
+  streamCut(): void;
+
+  // Naming.
+  /** The resource's opaque id (22 URL-safe characters, revealing nothing of the value). */
+  resourceId(kind: Kind, value: string): string;
+  /** The resource an id names (one held or lately held), or null. */
+  resourceById(id: string): { kind: Kind; value: string } | null | Promise<{ kind: Kind; value: string } | null>;
+  /** The value with its credentials masked. */
+  maskValue(kind: Kind, value: string): string;
+}
+
+/** The engine's `Pool` class, as `MemoryHost` takes it (Node's or the web build's). */
+export interface PoolClass {
+  new (options?: object): unknown;
+  restore(snapshotJson: string, options?: object): unknown;
+  maskValue(kind: Kind, value: string): string;
+}
+
+export interface MemoryHostOptions {
+  Pool: PoolClass;
+  /** A partial config: a new pool's, or overrides of a restored one's. */
+  config?: ConfigPatch;
+  now?: () => number;
+  seed?: number;
+  random?: () => number;
+  /** At least 16 bytes keying the resource ids (default: fresh random bytes). */
+  key?: Uint8Array;
+  /** A snapshot to start from (default: a new pool). */
+  snapshot?: string | null;
+  /** Counters the pool starts at or above. */
+  floor?: { fencing?: number; eventSeq?: number };
+  /** Events kept for `readEvents` (default 10000). */
+  eventsKept?: number;
+}
+
+/** The host contract in memory, with no storage (lib/host/memory-host.js). */
+export declare class MemoryHost implements Host {
+  static create(options: MemoryHostOptions): Promise<MemoryHost>;
+  readonly ready: boolean;
+  readiness(): Readiness;
+  now(): number;
+  config(): Config;
+  stats(): Stats & { auditDropped: number; deliveryDropped: number; checkpointAgeMs: number | null };
+  register(kind: Kind, value: string): Promise<boolean>;
+  deregister(kind: Kind, value: string): Promise<boolean>;
+  block(kind: Kind, value: string, how: BlockHow): Promise<void>;
+  unblock(kind: Kind, value: string): Promise<boolean>;
+  setConfig(patch: ConfigPatch): Promise<Config>;
+  importSnapshot(snapshotJson: string): Promise<void>;
+  acquire(context: string): Lease | null;
+  renew(lease: Lease): Lease | null;
+  release(lease: Lease): boolean;
+  report(kind: Kind, value: string, context: string, outcome: Outcome): void;
+  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  resource(kind: Kind, value: string): ResourceDetail;
+  nextChangeAt(context: string): number | null;
+  snapshot(): string;
+  readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
+  subscribe(listener: (event: PoolEvent) => void): () => void;
+  metrics(): string;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  streamCut(): void;
+  resourceId(kind: Kind, value: string): string;
+  resourceById(id: string): { kind: Kind; value: string } | null;
+  maskValue(kind: Kind, value: string): string;
+  close(): void;
+}

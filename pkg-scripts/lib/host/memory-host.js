@@ -1,0 +1,319 @@
+// `MemoryHost`: the host contract the HTTP handler serves (host.d.ts, `Host`) over one `Pool`,
+// in memory, with no file system — for tests, browsers, and as the base of the edge worker's
+// Durable Object host (edge/durable-host.js), which adds storage through the hooks below.
+//
+// Owns: the live pool (given its `Pool` class, Node's or the web build's), draining its events
+// after every call to the event log (a bounded ring here), to subscribers and to the metrics
+// (text-metrics.js); resource ids (resource-id.js, under a key it is given or makes); imports
+// (never to a lower revision; tokens and seqs continue above what was used, counters.js).
+// Does not own: durability. A subclass makes it durable by overriding the hooks:
+// - `_touched(kind, value)` — a call or an event named this resource (its stored state may have
+//   changed); `_touchedAll()` — every resource may have changed (config change, import);
+// - `_admitToken()` — before an acquire, which hands out the token `_fencing + 1`;
+// - `_logged(events)` — new events, in seq order, before any subscriber sees them;
+// - `_mutated()` — after any call that changed the pool (to schedule a checkpoint);
+// - `async _persist()` — after an operator action is applied, before it is acknowledged; if it
+//   throws, the action is refused (the subclass puts the pool back as it was stored).
+// A memory host's hooks do nothing but keep the last `eventsKept` events for `readEvents`.
+
+import { ResourceIds } from "../resource-id.js";
+import { TextMetrics } from "./text-metrics.js";
+import { checkImportRoom, liftPool } from "../counters.js";
+
+export class MemoryHost {
+  #Pool;
+  #pool = null;
+  #poolOptions;
+  #overrides;
+  #ids;
+  #metrics = new TextMetrics(this);
+  #subscribers = new Set();
+  /** The highest token handed out. */
+  #fencing = 0;
+  #log = [];
+  #eventsKept = 10000;
+  #resourceId = (kind, value) => {
+    this._touched(kind, value);
+    return this.#ids.of(kind, value);
+  };
+  ready = false;
+
+  /** Options: see `open`. */
+  static async create(options) {
+    const host = new this();
+    await host.open(options);
+    return host;
+  }
+
+  /**
+   * `Pool` (the engine's class), `config` (a partial config: a new pool's, or overrides of a
+   * restored one's), `now`, `seed` or `random` (as `Pool` takes them), `key` (≥ 16 bytes for
+   * resource ids; default: fresh random bytes), `snapshot` (text to restore; default a new
+   * pool), `floor` ({fencing, eventSeq}: counters the pool must start at or above),
+   * `eventsKept` (default 10000).
+   */
+  async open({ Pool, config, now = Date.now, seed, random, key, snapshot = null, floor = {}, eventsKept = 10000 }) {
+    this.#Pool = Pool;
+    this.#ids = await ResourceIds.create(key ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
+    this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
+    this.#overrides = config;
+    this.#eventsKept = eventsKept;
+    this._setPool(snapshot === null ? new Pool(this.#restoreOptions()) : Pool.restore(snapshot, this.#restoreOptions()), floor);
+    this.ready = true;
+  }
+
+  #restoreOptions() {
+    return { ...this.#poolOptions, ...(this.#overrides ? { config: this.#overrides } : {}) };
+  }
+
+  /** Makes `pool` (lifted to `floor`) the live pool, freeing the one before. For subclasses. */
+  _setPool(pool, floor = {}) {
+    const next = liftPool(this.#Pool, pool, floor, this.#restoreOptions());
+    this.#pool?.free();
+    this.#pool = next;
+    this.#fencing = next.stats().fencingHighWater;
+  }
+
+  /** The live pool, for subclasses (reads only: changes go through this host's methods). */
+  get _pool() {
+    return this.#pool;
+  }
+
+  /** The engine's `Pool` class and the options every restore takes, for subclasses. */
+  get _engine() {
+    return { Pool: this.#Pool, options: this.#restoreOptions() };
+  }
+
+  /** The highest token handed out. */
+  get _fencing() {
+    return this.#fencing;
+  }
+
+  // --- hooks (see the header) --------------------------------------------------------------
+
+  _touched() {}
+  _touchedAll() {}
+  _admitToken() {}
+  _mutated() {}
+  async _persist() {}
+  _logged(events) {
+    for (const e of events) this.#log.push(e);
+    if (this.#log.length > this.#eventsKept) this.#log.splice(0, this.#log.length - this.#eventsKept);
+  }
+
+  // --- events ------------------------------------------------------------------------------
+
+  /** Delivers the pool's new events: the log first, then metrics and subscribers. */
+  _drain() {
+    const events = this.#pool.drainEvents({ resourceId: this.#resourceId });
+    if (events.length === 0) return;
+    this._logged(events);
+    this.#metrics.events(events);
+    for (const e of events) {
+      for (const s of this.#subscribers) {
+        try {
+          s(e);
+        } catch {
+          // a subscriber's failure is its own
+        }
+      }
+    }
+  }
+
+  #after() {
+    this._drain();
+    this._mutated();
+  }
+
+  /** Live events, synchronously, as they are drained; returns the unsubscribe function. */
+  subscribe(listener) {
+    this.#subscribers.add(listener);
+    return () => this.#subscribers.delete(listener);
+  }
+
+  /** The event log by seq (keyset pagination): `{events, next}`. */
+  async readEvents({ after = 0, limit = 100 } = {}) {
+    this._drain();
+    const out = [];
+    for (const e of this.#log) {
+      if (e.seq <= after) continue;
+      out.push(e);
+      if (out.length > limit) break;
+    }
+    const more = out.length > limit;
+    if (more) out.length = limit;
+    return { events: out, next: more ? out[limit - 1].seq : null };
+  }
+
+  // --- the hot path --------------------------------------------------------------------------
+
+  now() {
+    return this.#poolOptions.now();
+  }
+
+  acquire(context) {
+    this._admitToken();
+    const lease = this.#pool.acquire(context);
+    this.#metrics.acquired(context, lease !== null);
+    if (lease && lease.token > this.#fencing) this.#fencing = lease.token;
+    this.#after();
+    return lease;
+  }
+
+  report(kind, value, context, outcome) {
+    this.#pool.report(kind, value, context, outcome);
+    this._touched(kind, value);
+    this.#after();
+  }
+
+  renew(lease) {
+    const renewed = this.#pool.renew(lease);
+    this.#after();
+    return renewed;
+  }
+
+  release(lease) {
+    const released = this.#pool.release(lease);
+    this.#after();
+    return released;
+  }
+
+  // --- operator actions: applied, then `_persist`ed before they resolve --------------------
+
+  async register(kind, value) {
+    const added = this.#pool.register(kind, value);
+    this._touched(kind, value);
+    this.#after();
+    await this._persist();
+    return added;
+  }
+
+  async deregister(kind, value) {
+    const removed = this.#pool.deregister(kind, value);
+    this._touched(kind, value);
+    this.#after();
+    await this._persist();
+    return removed;
+  }
+
+  async block(kind, value, how) {
+    this.#pool.block(kind, value, how);
+    this._touched(kind, value);
+    this.#after();
+    await this._persist();
+  }
+
+  async unblock(kind, value) {
+    const unblocked = this.#pool.unblock(kind, value);
+    this._touched(kind, value);
+    this.#after();
+    await this._persist();
+    return unblocked;
+  }
+
+  async setConfig(patch) {
+    this.#pool.setConfig(patch);
+    this._touchedAll();
+    this.#after();
+    await this._persist();
+    return this.#pool.config();
+  }
+
+  /** Replaces the pool with a snapshot: refused (STALE_SNAPSHOT) below the live revision,
+   * (INVALID_SNAPSHOT) with counters too close to 2^53; tokens and seqs continue above what
+   * the live pool used, so importing its own export changes none of its numbers. */
+  async importSnapshot(json) {
+    const { Pool, options } = this._engine;
+    this._drain();
+    const live = this.#pool.stats();
+    let next = Pool.restore(json, options);
+    try {
+      const own = next.stats();
+      checkImportRoom(own.fencingHighWater, own.nextEventSeq);
+      if (own.revision < live.revision) {
+        throw Object.assign(new Error(`the snapshot's revision ${own.revision} is older than the pool's ${live.revision}`), {
+          code: "STALE_SNAPSHOT",
+        });
+      }
+    } catch (e) {
+      next.free();
+      throw e;
+    }
+    this._setPool(next, { fencing: Math.max(live.fencingHighWater, this.#fencing), eventSeq: live.nextEventSeq });
+    this._touchedAll();
+    this.#after();
+    await this._persist();
+  }
+
+  // --- reads ---------------------------------------------------------------------------------
+
+  config() {
+    return this.#pool.config();
+  }
+
+  stats() {
+    const s = this.#pool.stats();
+    this._drain();
+    return { ...s, auditDropped: 0, deliveryDropped: 0, ...this.#metrics.checkpointStats() };
+  }
+
+  snapshot() {
+    const s = this.#pool.snapshot();
+    this._drain();
+    return s;
+  }
+
+  resources(filter) {
+    return this.#pool.resources(filter);
+  }
+
+  resource(kind, value) {
+    return this.#pool.resource(kind, value);
+  }
+
+  nextChangeAt(context) {
+    return this.#pool.nextChangeAt(context);
+  }
+
+  resourceId(kind, value) {
+    return this.#ids.of(kind, value);
+  }
+
+  resourceById(id) {
+    return this.#ids.find(id, () => this.#pool.resources());
+  }
+
+  maskValue(kind, value) {
+    return this.#Pool.maskValue(kind, value);
+  }
+
+  readiness() {
+    return this.ready ? { ready: true } : { ready: false, reason: "not-ready", detail: "the pool is not open" };
+  }
+
+  // --- metrics -------------------------------------------------------------------------------
+
+  /** The metrics object (text-metrics.js), for subclasses to record checkpoints. */
+  get _metrics() {
+    return this.#metrics;
+  }
+
+  metrics() {
+    return this.#metrics.text();
+  }
+
+  observeRequest(route, method, status, seconds) {
+    this.#metrics.request(route, method, status, seconds);
+  }
+
+  streamCut() {
+    this.#metrics.streamCut();
+  }
+
+  close() {
+    this.ready = false;
+    this.#subscribers.clear();
+    this.#pool?.free();
+    this.#pool = null;
+  }
+}
