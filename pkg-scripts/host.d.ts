@@ -110,35 +110,16 @@ export interface MemoryHostOptions {
   eventsKept?: number;
 }
 
-/** The host contract in memory, with no storage (lib/host/memory-host.js). */
-export declare class MemoryHost implements Host {
-  static create(options: MemoryHostOptions): Promise<MemoryHost>;
-  readonly ready: boolean;
+/** The host contract in memory, with no storage (lib/host/memory-host.js): every method of
+ * `Host` (declared once, there), made definite, plus what only this host has. */
+export interface MemoryHost extends Host {
   readiness(): Readiness;
-  now(): number;
-  config(): Config;
   stats(): Stats & { auditDropped: number; deliveryDropped: number; checkpointAgeMs: number | null };
-  register(kind: Kind, value: string): Promise<boolean>;
-  deregister(kind: Kind, value: string): Promise<boolean>;
-  block(kind: Kind, value: string, how: BlockHow): Promise<void>;
-  unblock(kind: Kind, value: string): Promise<boolean>;
-  setConfig(patch: ConfigPatch): Promise<Config>;
-  importSnapshot(snapshotJson: string): Promise<void>;
-  acquire(context: string): Lease | null;
-  renew(lease: Lease): Lease | null;
-  release(lease: Lease): boolean;
-  report(kind: Kind, value: string, context: string, outcome: Outcome): void;
-  resources(filter?: { context?: string; state?: State }): ResourceView[];
-  resource(kind: Kind, value: string): ResourceDetail;
-  nextChangeAt(context: string): number | null;
-  snapshot(): string;
   readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
-  subscribe(listener: (event: PoolEvent) => void): () => void;
   metrics(): string;
-  observeRequest(route: string, method: string, status: number, seconds: number): void;
-  streamCut(): void;
-  resourceId(kind: Kind, value: string): string;
   resourceById(id: string): { kind: Kind; value: string } | null;
-  maskValue(kind: Kind, value: string): string;
   close(): void;
+}
+export declare class MemoryHost {
+  static create(options: MemoryHostOptions): Promise<MemoryHost>;
 }
