@@ -1,6 +1,6 @@
 //! The engine's minimal JSON writer: string literals, numbers, objects and arrays, per-failure
 //! tables. What is written with it lives with what it writes: the config (`config.rs`), a
-//! window (`window.rs`), the snapshot (`pool/snapshot/write.rs`), the hosts' views (`views_json.rs`).
+//! window (`window.rs`), the snapshot (`pool/snapshot/write.rs`), the hosts' views (`wasm/views_json.rs`).
 //!
 //! Hand-written rather than derived so that key order is fixed by this file, integers print as
 //! integers, floats print in their shortest round-trip form (`-34`, `12.345`), and large bulk

@@ -34,7 +34,6 @@ pub mod index;
 pub mod json;
 pub mod json_number;
 pub mod json_path;
-pub mod packed;
 pub mod pool;
 pub mod random;
 pub mod redact;
@@ -42,12 +41,9 @@ pub mod registry;
 pub mod seq;
 pub mod sort;
 pub mod types;
-pub mod views_json;
 pub mod window;
 
-#[cfg(target_arch = "wasm32")]
-#[allow(unsafe_code)]
-mod wasm;
+pub mod wasm;
 
 // The README's Rust example compiles and runs as a doctest (`cargo test --doc`); its other code
 // blocks are `sh` and `js`, which rustdoc leaves alone.

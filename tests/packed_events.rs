@@ -7,8 +7,9 @@
 mod common;
 
 use common::Harness;
-use repute::packed::{FIELDS, pack_events};
-use repute::{BlockSpec, FailureType, Kind, views_json};
+use repute::wasm::packed::{FIELDS, pack_events};
+use repute::wasm::views_json;
+use repute::{BlockSpec, FailureType, Kind};
 
 /// Rebuilds the JSON text from the packed form, as the JS host builds its objects; also returns
 /// the string table.

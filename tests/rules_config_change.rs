@@ -10,7 +10,8 @@
 mod common;
 
 use common::{Harness, T0};
-use repute::{ConfigPatch, Error, EventType, FailureType, Kind, Outcome, views_json};
+use repute::wasm::views_json;
+use repute::{ConfigPatch, Error, EventType, FailureType, Kind, Outcome};
 
 fn ok_in(ms: f64) -> Outcome {
     Outcome::Success { latency_ms: Some(ms) }

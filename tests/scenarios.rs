@@ -14,9 +14,10 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::rc::Rc;
 
+use repute::wasm::views_json;
 use repute::{
     BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
-    RandomSource, SeededRandom, ViewState, views_json,
+    RandomSource, SeededRandom, ViewState,
 };
 use serde_json::{Map, Value};
 

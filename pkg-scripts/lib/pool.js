@@ -51,7 +51,7 @@ function latency(v) {
 const EVENT_FIELDS = 11;
 
 /**
- * The PoolEvent objects of a packed drain (layout in src/packed.rs): `[events, strings,
+ * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
  * string lengths…, then per event seq, at, type, kind, value, context, cause, until,
  * permanent, token, unmasked]`, strings by index into `text` cut at those lengths, -1 for
  * absent. Keys in the order of the engine's event JSON; with `resourceId`, an `id` after

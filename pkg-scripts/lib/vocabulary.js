@@ -1,6 +1,6 @@
 // The engine's words, spelled once for every JavaScript file of the package and the console:
 // resource kinds, failure types and the cell states a view shows, in the engine's order, and
-// the small codes the WebAssembly facade takes for kinds and outcomes (src/wasm/mod.rs: kind 0
+// the small codes the WebAssembly facade takes for kinds and outcomes (src/wasm/facade.rs: kind 0
 // PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in this order).
 // Copied beside the console's vendored package by pkg-scripts/build.
 

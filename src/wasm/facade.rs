@@ -1,0 +1,446 @@
+//! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
+//! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
+//! its first argument (the JS side reads `now()`; no call back into JS), and `acquire`,
+//! `report`, `renew` and `release` can name the resource and the context by small numbers the
+//! JS side caches (`handle`, `context`), so the hot path passes no strings. Bulk results are
+//! JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
+//! the host a quarter of an acquire + report + release cycle. Object shapes and argument types
+//! are the package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users
+//! import. No rule lives here.
+//!
+//! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
+//! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
+//! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A resource handle is the
+//! engine's `resource_handle`: a small number (its registry slot plus one, so the JS side keeps
+//! its values in a dense array) that names the resource until any resource is deregistered,
+//! when the JS side forgets every handle; 0 means "no lease".
+
+use std::rc::Rc;
+
+use js_sys::Function;
+use rustc_hash::FxHashMap;
+use wasm_bindgen::prelude::*;
+
+use super::host::{HostRandom, JsRandom, js_error};
+use super::packed::pack_events;
+use super::views_json;
+use crate::check;
+use crate::clock::ManualClock;
+use crate::config::{Config, ConfigPatch};
+use crate::error::{Error, invalid_argument};
+use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
+use crate::random::SeededRandom;
+use crate::types::{FailureType, Kind, Outcome, ViewState};
+
+type JsResult<T> = Result<T, JsValue>;
+
+/// Contexts interned for the hot path, at most; beyond that, contexts go by name.
+const MAX_CONTEXT_IDS: usize = 4096;
+/// `context()` when the table is full.
+const NO_CONTEXT: u32 = u32::MAX;
+
+fn kind(code: u8) -> Result<Kind, Error> {
+    Kind::ALL.get(usize::from(code)).copied().ok_or_else(|| invalid_argument("unknown kind"))
+}
+
+fn outcome(code: u8, latency: f64) -> Result<Outcome, Error> {
+    let latency_ms = (!latency.is_nan()).then_some(latency);
+    match code {
+        0 => Ok(Outcome::Success { latency_ms }),
+        c => FailureType::ALL
+            .get(usize::from(c) - 1)
+            .map(|&failure| Outcome::Failure { failure, latency_ms })
+            .ok_or_else(|| invalid_argument("unknown failure type")),
+    }
+}
+
+fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
+    config.as_deref().map(ConfigPatch::from_json).transpose()
+}
+
+/// The random source: a JS function, or a seeded PRNG (never both).
+fn random(random: Option<Function>, seed: Option<f64>) -> Result<HostRandom, Error> {
+    match (random, seed) {
+        (Some(_), Some(_)) => Err(invalid_argument("give either random or seed, not both")),
+        (Some(f), None) => Ok(HostRandom::Js(JsRandom(f))),
+        (None, Some(s)) => {
+            let seed = check::int_in("seed", s, 0, check::MAX_SAFE).map_err(invalid_argument)?;
+            Ok(HostRandom::Seeded(SeededRandom::new(seed)))
+        }
+        (None, None) => Err(invalid_argument("a random function or a seed is required")),
+    }
+}
+
+fn token_of(token: f64) -> Result<u64, Error> {
+    check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
+}
+
+#[wasm_bindgen]
+pub struct RawPool {
+    pool: Pool,
+    /// The reading the current call was given.
+    clock: ManualClock,
+    /// The lease of the last call that returned one, read by the `lease*` getters.
+    last: Option<Lease>,
+    /// Interned context names, by id.
+    contexts: Vec<Rc<str>>,
+    context_ids: FxHashMap<Rc<str>, u32>,
+    /// The string table of the last drained events, until read.
+    drained: String,
+}
+
+impl RawPool {
+    fn wrap(pool: Pool, clock: ManualClock) -> RawPool {
+        RawPool {
+            pool,
+            clock,
+            last: None,
+            contexts: Vec::new(),
+            context_ids: FxHashMap::default(),
+            drained: String::new(),
+        }
+    }
+
+    /// Applies the host's clock reading for this call.
+    fn at(&mut self, now: f64) -> &mut Pool {
+        self.clock.set(now);
+        &mut self.pool
+    }
+
+    /// Keeps a granted lease for the getters; returns its handle (0 for none).
+    fn keep(&mut self, lease: Option<Lease>) -> f64 {
+        let Some(lease) = lease else {
+            self.last = None;
+            return 0.0;
+        };
+        // The lease's resource is registered: it was just granted or renewed.
+        let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
+        self.last = Some(lease);
+        f64::from(handle)
+    }
+
+    /// The resource a handle names, if it is still registered.
+    fn resource(&self, handle: f64) -> Option<(Kind, Rc<str>)> {
+        self.pool.resource_by_handle(handle as u32).map(|(kind, value)| (kind, Rc::clone(value)))
+    }
+
+    fn lease(&self) -> &Lease {
+        self.last.as_ref().expect_throw("no lease to read")
+    }
+
+    fn context_name(&self, id: u32) -> Option<Rc<str>> {
+        self.contexts.get(id as usize).cloned()
+    }
+
+    /// The lease `(handle, context id, token)` names, or `None` when a number is stale.
+    fn held_by_ids(&self, handle: f64, context: u32, token: f64) -> Result<Option<Lease>, Error> {
+        let token = token_of(token)?;
+        let (Some((kind, value)), Some(context)) = (self.resource(handle), self.context_name(context)) else {
+            return Ok(None);
+        };
+        Ok(Some(Lease { kind, value, context, token, leased_at: 0, expires_at: 0 }))
+    }
+
+    fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
+        Ok(Lease {
+            kind: kind(kind_code)?,
+            value: value.into(),
+            context: context.into(),
+            token: token_of(token)?,
+            leased_at: 0,
+            expires_at: 0,
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl RawPool {
+    /// `config`: partial config as JSON text; exactly one of `random` and `seed`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: Option<String>, rand: Option<Function>, seed: Option<f64>) -> JsResult<RawPool> {
+        let build = || -> Result<RawPool, Error> {
+            let cfg = Config::from_patch(&patch(config)?.unwrap_or_default())?;
+            let clock = ManualClock::new(0.0);
+            let pool = Pool::new(cfg, clock.clone(), random(rand, seed)?)?;
+            Ok(RawPool::wrap(pool, clock))
+        };
+        build().map_err(js_error)
+    }
+
+    /// Restores a snapshot; `config` overrides fields of the snapshot's config; the counters
+    /// are raised to at least the given floor (each optional).
+    #[allow(clippy::too_many_arguments)]
+    pub fn restore(
+        snapshot: &str,
+        config: Option<String>,
+        rand: Option<Function>,
+        seed: Option<f64>,
+        min_revision: Option<f64>,
+        min_fencing: Option<f64>,
+        min_next_seq: Option<f64>,
+    ) -> JsResult<RawPool> {
+        let build = || -> Result<RawPool, Error> {
+            let overrides = patch(config)?;
+            let floor = Floor::from_host(min_revision, min_fencing, min_next_seq)?;
+            let clock = ManualClock::new(0.0);
+            let pool = Pool::restore_above(
+                snapshot,
+                overrides.as_ref(),
+                &floor,
+                clock.clone(),
+                random(rand, seed)?,
+            )?;
+            Ok(RawPool::wrap(pool, clock))
+        };
+        build().map_err(js_error)
+    }
+
+    /// A value as events and errors show it, credentials masked (`redact.rs`).
+    #[wasm_bindgen(js_name = maskValue)]
+    pub fn mask_value(kind_code: u8, value: &str) -> JsResult<String> {
+        let k = kind(kind_code).map_err(js_error)?;
+        Ok(crate::redact::redact(k, value).into_owned())
+    }
+
+    /// The id of a context name for the hot path (`NO_CONTEXT` once the table is full).
+    pub fn context(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.context_ids.get(name) {
+            return id;
+        }
+        if self.contexts.len() >= MAX_CONTEXT_IDS {
+            return NO_CONTEXT;
+        }
+        let name: Rc<str> = Rc::from(name);
+        let id = self.contexts.len() as u32;
+        self.contexts.push(Rc::clone(&name));
+        self.context_ids.insert(name, id);
+        id
+    }
+
+    pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).register(k, value).map_err(js_error)
+    }
+
+    /// Removing a resource ends every handle (its slot may name the next resource registered):
+    /// the JS side forgets its cached handles when this returns true.
+    pub fn deregister(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).deregister(k, value).map_err(js_error)
+    }
+
+    /// Returns the lease's handle, 0 when nothing was granted.
+    pub fn acquire(&mut self, now: f64, context: u32) -> JsResult<f64> {
+        let name =
+            self.context_name(context).ok_or_else(|| js_error(invalid_argument("unknown context id")))?;
+        let lease = self.at(now).acquire(&name).map_err(js_error)?;
+        Ok(self.keep(lease))
+    }
+
+    #[wasm_bindgen(js_name = acquireNamed)]
+    pub fn acquire_named(&mut self, now: f64, context: &str) -> JsResult<f64> {
+        let lease = self.at(now).acquire(context).map_err(js_error)?;
+        Ok(self.keep(lease))
+    }
+
+    #[wasm_bindgen(js_name = acquireResource)]
+    pub fn acquire_resource(&mut self, now: f64, kind_code: u8, value: &str, context: &str) -> JsResult<f64> {
+        let k = kind(kind_code).map_err(js_error)?;
+        let lease = self.at(now).acquire_resource(k, value, context).map_err(js_error)?;
+        Ok(self.keep(lease))
+    }
+
+    pub fn report(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: &str,
+        context: &str,
+        code: u8,
+        latency: f64,
+    ) -> JsResult<()> {
+        let (k, o) = kind(kind_code).and_then(|k| Ok((k, outcome(code, latency)?))).map_err(js_error)?;
+        self.at(now).report(k, value, context, o).map_err(js_error)
+    }
+
+    /// `report` by handle and context id; false (nothing done) when either is unknown.
+    #[wasm_bindgen(js_name = reportHandle)]
+    pub fn report_handle(
+        &mut self,
+        now: f64,
+        handle: f64,
+        context: u32,
+        code: u8,
+        latency: f64,
+    ) -> JsResult<bool> {
+        let o = outcome(code, latency).map_err(js_error)?;
+        let (Some((k, value)), Some(name)) = (self.resource(handle), self.context_name(context)) else {
+            return Ok(false);
+        };
+        self.at(now).report(k, &value, &name, o).map_err(js_error)?;
+        Ok(true)
+    }
+
+    /// True when renewed (read the new expiry with `leaseExpiresAt`).
+    pub fn renew(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: &str,
+        context: &str,
+        token: f64,
+    ) -> JsResult<bool> {
+        let held = self.held(kind_code, value, context, token).map_err(js_error)?;
+        let renewed = self.at(now).renew(&held).map_err(js_error)?;
+        Ok(self.keep(renewed) != 0.0)
+    }
+
+    /// `renew` by handle and context id: 1 renewed, 0 not, -1 a number is stale.
+    #[wasm_bindgen(js_name = renewHandle)]
+    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<i32> {
+        let Some(held) = self.held_by_ids(handle, context, token).map_err(js_error)? else { return Ok(-1) };
+        let renewed = self.at(now).renew(&held).map_err(js_error)?;
+        Ok(i32::from(self.keep(renewed) != 0.0))
+    }
+
+    pub fn release(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: &str,
+        context: &str,
+        token: f64,
+    ) -> JsResult<bool> {
+        let held = self.held(kind_code, value, context, token).map_err(js_error)?;
+        self.at(now).release(&held).map_err(js_error)
+    }
+
+    /// `release` by handle and context id: 1 released, 0 not, -1 a number is stale.
+    #[wasm_bindgen(js_name = releaseHandle)]
+    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<i32> {
+        let Some(held) = self.held_by_ids(handle, context, token).map_err(js_error)? else { return Ok(-1) };
+        self.at(now).release(&held).map(i32::from).map_err(js_error)
+    }
+
+    /// `seconds` NaN blocks permanently.
+    pub fn block(&mut self, now: f64, kind_code: u8, value: &str, seconds: f64) -> JsResult<()> {
+        let spec = if seconds.is_nan() { BlockSpec::Permanent } else { BlockSpec::Seconds(seconds) };
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).block(k, value, spec).map_err(js_error)
+    }
+
+    pub fn unblock(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).unblock(k, value).map_err(js_error)
+    }
+
+    pub fn snapshot(&mut self, now: f64) -> JsResult<String> {
+        self.at(now).snapshot().map_err(js_error)
+    }
+
+    /// The snapshot in parts (`snapshot/write.rs`): with `value` undefined its head; else that
+    /// resource's three lines, or undefined when it is not registered.
+    #[wasm_bindgen(js_name = snapshotPart)]
+    pub fn snapshot_part(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: Option<String>,
+    ) -> JsResult<Option<String>> {
+        let named = match value.as_deref() {
+            None => None,
+            Some(v) => Some((kind(kind_code).map_err(js_error)?, v)),
+        };
+        self.at(now).snapshot_part(named).map_err(js_error)
+    }
+
+    /// Events since the last drain, packed (`packed.rs`): the numbers; `drainedStrings` then
+    /// gives their string table.
+    #[wasm_bindgen(js_name = drainEvents)]
+    pub fn drain_events(&mut self, now: f64) -> JsResult<Vec<f64>> {
+        let events = self.at(now).drain_events().map_err(js_error)?;
+        let packed = pack_events(&events);
+        self.drained = packed.strings;
+        Ok(packed.numbers)
+    }
+
+    /// The string table of the last `drainEvents` (once).
+    #[wasm_bindgen(js_name = drainedStrings)]
+    pub fn drained_strings(&mut self) -> String {
+        std::mem::take(&mut self.drained)
+    }
+
+    /// The dashboard as a JSON array; `state` is a view state name.
+    pub fn resources(
+        &mut self,
+        now: f64,
+        context: Option<String>,
+        state: Option<String>,
+    ) -> JsResult<String> {
+        let state = match state.as_deref() {
+            None => None,
+            Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
+        };
+        let filter = Filter { context, state };
+        self.at(now).resources(&filter).map(|v| views_json::resources(&v)).map_err(js_error)
+    }
+
+    /// One resource with each cell's window, as JSON.
+    #[wasm_bindgen(js_name = resource)]
+    pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {
+        let k = kind(kind_code).map_err(js_error)?;
+        self.at(now).resource(k, value).map(|d| views_json::resource_detail(&d)).map_err(js_error)
+    }
+
+    #[wasm_bindgen(js_name = dueForRecoveryProbe)]
+    pub fn due_for_recovery_probe(&mut self, now: f64) -> JsResult<String> {
+        self.at(now).due_for_recovery_probe().map(|v| views_json::probe_due(&v)).map_err(js_error)
+    }
+
+    /// Epoch milliseconds, or -1 for null.
+    #[wasm_bindgen(js_name = nextChangeAt)]
+    pub fn next_change_at(&mut self, now: f64, context: &str) -> JsResult<f64> {
+        self.at(now).next_change_at(context).map(|t| t.map_or(-1.0, |t| t as f64)).map_err(js_error)
+    }
+
+    pub fn stats(&mut self, now: f64) -> JsResult<String> {
+        self.at(now).stats().map(|s| views_json::stats(&s)).map_err(js_error)
+    }
+
+    pub fn config(&self) -> String {
+        self.pool.config().to_json()
+    }
+
+    /// `config`: a partial config as JSON text; true when the config in force changed.
+    #[wasm_bindgen(js_name = setConfig)]
+    pub fn set_config(&mut self, now: f64, config: &str) -> JsResult<bool> {
+        let p = ConfigPatch::from_json(config).map_err(js_error)?;
+        self.at(now).set_config(&p).map_err(js_error)
+    }
+
+    #[wasm_bindgen(js_name = leaseKind)]
+    pub fn lease_kind(&self) -> u8 {
+        self.lease().kind as u8
+    }
+
+    /// The lease's value (the JS side caches it by the lease's handle).
+    #[wasm_bindgen(js_name = leaseValue)]
+    pub fn lease_value(&self) -> String {
+        self.lease().value.to_string()
+    }
+
+    #[wasm_bindgen(js_name = leaseToken)]
+    pub fn lease_token(&self) -> f64 {
+        self.lease().token as f64
+    }
+
+    #[wasm_bindgen(js_name = leaseLeasedAt)]
+    pub fn lease_leased_at(&self) -> f64 {
+        self.lease().leased_at as f64
+    }
+
+    #[wasm_bindgen(js_name = leaseExpiresAt)]
+    pub fn lease_expires_at(&self) -> f64 {
+        self.lease().expires_at as f64
+    }
+}
