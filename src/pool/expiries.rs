@@ -1,6 +1,8 @@
-//! The expiry queues: leases, temporary blocks and half-open cooldowns by the instant they end,
-//! the probe-only cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the
-//! next instant anything comes due. Data only: what an expiry does is `expiry.rs`.
+//! The expiry queues: leases and half-open cooldowns by the instant they end, the probe-only
+//! cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the next instant
+//! anything comes due (temporary blocks included: their queue is the blocklist's,
+//! `registry/blocklist.rs`, and its next end is passed in). Data only: what an expiry does is
+//! `expiry.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -15,8 +17,6 @@ pub struct Expiries {
     /// and the queue is compacted when stale entries outnumber live ones.
     pub(super) leases: VecDeque<(Millis, u32, u64)>,
     pub(super) stale: usize,
-    /// Temporary blocks: (expiry, resource slot).
-    pub(super) blocks: BTreeSet<(Millis, u32)>,
     /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
     /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless. An
     /// ordered set like the others (one copy of its code in the module), read in order
@@ -24,7 +24,7 @@ pub struct Expiries {
     pub(super) cooldowns: BTreeSet<(Millis, u32)>,
     /// Probe-only cooling cells: (until, cell id).
     pub(crate) probe_only: BTreeSet<(Millis, u32)>,
-    /// Nothing in the three queues above comes due before this instant: a lower bound,
+    /// Nothing in the queues above, nor a temporary block, comes due before this instant: a lower bound,
     /// lowered by every addition and recomputed after each processing (a removal may leave it
     /// early, which costs one look at the queues). Most calls then see no queue at all.
     pub(super) due_from: Millis,
@@ -49,13 +49,9 @@ impl Expiries {
         }
     }
 
-    pub fn add_block(&mut self, at: Millis, slot: u32) {
-        self.blocks.insert((at, slot));
+    /// Notes that something (a temporary block) comes due at `at`.
+    pub fn note_due(&mut self, at: Millis) {
         self.due_from = self.due_from.min(at);
-    }
-
-    pub fn remove_block(&mut self, at: Millis, slot: u32) {
-        self.blocks.remove(&(at, slot));
     }
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
@@ -63,22 +59,22 @@ impl Expiries {
         self.due_from = self.due_from.min(until);
     }
 
-    /// The earliest instant at which a queued lease or block ends.
-    pub(super) fn next_end(&self) -> Option<Millis> {
-        let b = self.blocks.first().map(|d| d.0);
+    /// The earliest instant at which a queued lease or a block (the first of `block_end`)
+    /// ends.
+    pub(super) fn next_end(&self, block_end: Option<Millis>) -> Option<Millis> {
         let l = self.leases.front().map(|d| d.0);
-        b.into_iter().chain(l).min()
+        block_end.into_iter().chain(l).min()
     }
 
-    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
-    pub(super) fn earliest(&self) -> Millis {
+    /// The earliest instant anything comes due (`Millis::MAX` when nothing is queued).
+    pub(super) fn earliest(&self, block_end: Option<Millis>) -> Millis {
         let c = self.cooldowns.first().map(|d| d.0);
-        self.next_end().into_iter().chain(c).min().unwrap_or(Millis::MAX)
+        self.next_end(block_end).into_iter().chain(c).min().unwrap_or(Millis::MAX)
     }
 
-    /// The earliest instant at or before `now` at which a lease or block ends.
-    pub(super) fn next_due(&self, now: Millis) -> Option<Millis> {
-        self.next_end().filter(|&t| t <= now)
+    /// The earliest instant at or before `now` at which a lease or a block ends.
+    pub(super) fn next_due(&self, now: Millis, block_end: Option<Millis>) -> Option<Millis> {
+        self.next_end(block_end).filter(|&t| t <= now)
     }
 
     /// Whether anything may come due at `now` (cheap: the lower bound only).

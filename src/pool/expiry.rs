@@ -6,11 +6,11 @@
 //! processed in time order and emit `LEASE_EXPIRED` / `BLOCK_EXPIRED` stamped with the instant
 //! they took effect; ties break on the canonical key, so the order is reproducible. A cooldown
 //! expiry only re-indexes the cell (being due for recovery is derived, not an event). The queues
-//! themselves are `expiries.rs`.
+//! themselves are `expiries.rs` and, for blocks, `registry/blocklist.rs`.
 
 use super::core::Core;
 use crate::events::EventType;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::sort::sorted_positions;
 use crate::types::Millis;
 
@@ -28,7 +28,7 @@ impl Core {
         if now < self.expiries.due_from {
             return;
         }
-        while let Some(at) = self.expiries.next_due(now) {
+        while let Some(at) = self.expiries.next_due(now, self.reg.blocks().next_end()) {
             self.end_leases_and_blocks(at);
         }
         while let Some(&(until, id)) = self.expiries.cooldowns.first() {
@@ -40,7 +40,7 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
-        self.expiries.due_from = self.expiries.earliest();
+        self.expiries.due_from = self.expiries.earliest(self.reg.blocks().next_end());
     }
 
     /// Ends the blocks, then the leases, queued to end at `at`.
@@ -49,13 +49,7 @@ impl Core {
         // Blocks carry token 0. Both lists sort with one comparator, unstably: keys are
         // unique (a slot has one block entry per instant, and its stale lease entries differ
         // by token).
-        let mut blocks: Vec<(u32, u64)> = Vec::new();
-        while let Some(&(t, slot)) = self.expiries.blocks.first()
-            && t == at
-        {
-            self.expiries.blocks.pop_first();
-            blocks.push((slot, 0));
-        }
+        let blocks: Vec<(u32, u64)> = self.reg.blocks().ending_at(at).into_iter().map(|s| (s, 0)).collect();
         let mut leases: Vec<(u32, u64)> = Vec::new();
         while let Some(&(t, slot, token)) = self.expiries.leases.front()
             && t == at
@@ -91,7 +85,7 @@ impl Core {
             return count;
         }
         let q = &self.expiries;
-        let blocks = q.blocks.iter().take_while(|b| b.0 <= now).map(|b| b.1);
+        let blocks = self.reg.blocks().ending_by(now);
         let leases = q.leases.iter().take_while(|l| l.0 <= now).map(|l| l.1);
         let cooldowns = q.cooldowns.iter().take_while(|d| d.0 <= now).filter_map(|&(_, id)| {
             let c = self.cells.is_live(id).then(|| self.cells.get(id))?;
@@ -119,7 +113,7 @@ impl Core {
             return false; // a stale entry of a removed resource
         };
         let free_then = r.lease.as_ref().is_none_or(|l| l.expires_at <= now)
-            && match r.block {
+            && match r.block() {
                 None => true,
                 Some(Block::Until(t)) => t <= now,
                 Some(Block::Permanent) => false,
@@ -136,11 +130,11 @@ impl Core {
     /// when the first queued end is later, else every one queued. Only for counters near
     /// their ceiling (`counters.rs`), where a few million events early is as good as exact.
     pub(crate) fn ends_due_at_most(&self, now: Millis) -> u64 {
-        let q = &self.expiries;
-        if q.next_due(now).is_none() {
+        let (q, blocks) = (&self.expiries, self.reg.blocks());
+        if q.next_due(now, blocks.next_end()).is_none() {
             return 0;
         }
-        (q.blocks.len() + q.leases.len() - q.stale) as u64
+        (blocks.queued() + q.leases.len() - q.stale) as u64
     }
 
     /// Is `token`, expiring `at`, still the lease on `slot`?

@@ -148,7 +148,7 @@ impl Core {
         let slot = self.holder(lease, now)?;
         let ttl = self.cfg.lease_ttl_ms;
         let r = self.reg.get_mut(slot);
-        if r.block.is_some() {
+        if r.block().is_some() {
             return None;
         }
         let rec = r.lease.as_mut()?;

@@ -38,7 +38,7 @@ use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis, Outcome};
 
 /// How long a block lasts.

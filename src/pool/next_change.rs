@@ -12,7 +12,7 @@
 use std::rc::Rc;
 
 use super::core::Core;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{Millis, State};
 
 use super::kept_answers::{KEPT, NextChange};
@@ -41,7 +41,7 @@ impl Core {
     fn resource_next_change(&self, slot: u32, ctx: Option<u32>, now: Millis) -> Option<Millis> {
         let r = self.reg.get(slot);
         let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
-        match r.block {
+        match r.block() {
             Some(Block::Permanent) => return None,
             Some(Block::Until(u)) => at = at.max(u),
             None => {}

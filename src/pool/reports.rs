@@ -46,7 +46,7 @@ impl Core {
         outcome: &Outcome,
         now: Millis,
     ) {
-        let blocked = self.reg.get(slot).block.is_some();
+        let blocked = self.reg.get(slot).block().is_some();
         let id = match cell {
             Some(id) => id,
             None => self.create_cell(slot, context, now),

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::core::Core;
 use super::leases::Lease;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{FailureType, Kind, Millis, State, ViewState};
 use crate::window::Window;
 
@@ -131,7 +131,7 @@ impl Core {
         ResourceView {
             kind: r.kind,
             value: Rc::clone(&r.value),
-            blocked: r.block,
+            blocked: r.block(),
             lease: self.lease_of(slot),
             cells,
         }
@@ -140,7 +140,7 @@ impl Core {
     /// Resource `slot` with every cell and its window, cells in context-name order. Looks in
     /// each context (O(contexts)), not at every cell.
     pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
-        let blocked = self.reg.get(slot).block.is_some();
+        let blocked = self.reg.get(slot).block().is_some();
         let mut ids: Vec<u32> = self.ctxs.ids().filter_map(|ctx| self.cells.find(slot, ctx)).collect();
         let name = |id: u32| self.ctxs.get(self.cells.get(id).ctx).name.as_bytes();
         // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
@@ -155,7 +155,7 @@ impl Core {
         let mut out = Vec::new();
         for slot in self.reg.in_order() {
             let r = self.reg.get(slot);
-            let blocked = r.block.is_some();
+            let blocked = r.block().is_some();
             let mut cells: Vec<CellView> = by_res[slot as usize]
                 .iter()
                 .map(|&id| self.cell_view(id, blocked))

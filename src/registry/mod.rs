@@ -1,18 +1,21 @@
-//! The registered resources: identity, lookup by `(kind, value)`, lease and block records.
+//! The registered resources: identity, lookup by `(kind, value)`, lease records.
 //!
 //! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration. The
 //! ordering index over them (which is available, ranks, selection) is `order.rs`; the
-//! rules for leases and blocks are in `pool/`. This module only stores.
+//! blocklist (block records, their count, the queue of ends) is `blocklist.rs`; the rules for
+//! leases and blocks are in `pool/`. This module only stores.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+pub mod blocklist;
 pub mod order;
 
 use crate::redact::redact;
 use crate::types::{Kind, Millis};
+use blocklist::{Block, Blocklist};
 use order::OrderIndex;
 
 /// The live lease on a resource. Leases are runtime state: never persisted.
@@ -29,13 +32,6 @@ pub struct LeaseRec {
 /// Marks "no cell" in a lease record.
 pub const NO_CELL: u32 = u32::MAX;
 
-/// An operator's block: until an instant (exclusive), or until unblocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Block {
-    Until(Millis),
-    Permanent,
-}
-
 /// Marks "no log entry" in toggle bookkeeping.
 pub const NO_SEQ: u64 = u64::MAX;
 
@@ -46,7 +42,8 @@ pub struct Resource {
     /// The value as it may be shown in events, errors and logs.
     pub display: Rc<str>,
     pub lease: Option<LeaseRec>,
-    pub block: Option<Block>,
+    /// Changed only by the blocklist (`Registry::set_block`).
+    block: Option<Block>,
     /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
     pub(crate) avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
@@ -57,6 +54,11 @@ impl Resource {
     /// Registered, not blocked, not leased: may be handed out (cell rules aside).
     pub fn is_available(&self) -> bool {
         self.avail
+    }
+
+    /// The operator's block on this resource, if any.
+    pub fn block(&self) -> Option<Block> {
+        self.block
     }
 
     /// Neither leased nor blocked: what availability should be.
@@ -75,9 +77,10 @@ pub struct Registry {
     live: u32,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
     pub(crate) hint: u32,
-    /// Resources with a lease; with a block.
+    /// Resources with a lease.
     leased: usize,
-    blocked: usize,
+    /// The block records' count and queue of ends.
+    blocks: Blocklist,
 }
 
 impl Registry {
@@ -168,12 +171,16 @@ impl Registry {
         old
     }
 
-    /// Puts or ends `slot`'s block (keeping the count); returns the previous one.
+    /// Puts or ends `slot`'s block through the blocklist; returns the previous one.
     pub fn set_block(&mut self, slot: u32, block: Option<Block>) -> Option<Block> {
-        let now_blocked = block.is_some();
-        let old = std::mem::replace(&mut self.get_mut(slot).block, block);
-        self.blocked = self.blocked + usize::from(now_blocked) - usize::from(old.is_some());
-        old
+        let Registry { slots, blocks, .. } = self;
+        let r = slots[slot as usize].as_mut().expect("live resource slot");
+        blocks.set(&mut r.block, slot, block)
+    }
+
+    /// The blocklist (count and temporary blocks' ends).
+    pub fn blocks(&self) -> &Blocklist {
+        &self.blocks
     }
 
     /// Resources holding a lease.
@@ -183,7 +190,7 @@ impl Registry {
 
     /// Resources blocked.
     pub fn blocked(&self) -> usize {
-        self.blocked
+        self.blocks.len()
     }
 
     /// Live slots in no particular order.

@@ -21,7 +21,7 @@ use crate::events::EventBuffer;
 use crate::index::cells::Context;
 use crate::json_path;
 use crate::pool::core::Core;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::sort::sort_ids;
 use crate::types::{Kind, Millis, State};
 use crate::window::Window;
@@ -224,7 +224,7 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             return Err(bad(format!("blocklist[{i}]: duplicate entry")));
         }
         if let Block::Until(until) = block {
-            core.expiries.add_block(until, slot);
+            core.expiries.note_due(until);
         }
     }
     for slot in core.reg.live_slots().collect::<Vec<_>>() {

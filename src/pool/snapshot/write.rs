@@ -6,7 +6,7 @@
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 
 /// The snapshot's `format` and `version` fields (what a restore accepts).
 pub const FORMAT: &str = "repute-snapshot";
@@ -31,13 +31,13 @@ pub fn write(core: &Core) -> String {
         o.str("value", &r.value);
         o.close();
     });
-    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block.is_some()).collect();
+    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block().is_some()).collect();
     array(o.key("blocklist"), &blocked, |out, &slot| {
         let r = core.reg.get(slot);
         let mut o = Obj::open(out);
         o.str("kind", r.kind.as_str());
         o.str("value", &r.value);
-        match r.block {
+        match r.block() {
             Some(Block::Until(u)) => o.uint("until", u),
             _ => o.raw("permanent", "true"),
         }
