@@ -40,6 +40,7 @@ pub mod random;
 pub mod redact;
 pub mod registry;
 pub mod seq;
+pub mod slab;
 pub mod sort;
 pub mod types;
 pub mod views_json;

@@ -90,7 +90,7 @@ impl AvailLog {
     /// Forgets every entry (all cursors must already be at `end()`).
     pub fn clear(&mut self, reg: &mut Registry) {
         for e in &self.entries {
-            if let Some(Some(r)) = reg.slots.get_mut(e.slot as usize) {
+            if let Some(r) = reg.try_get_mut(e.slot) {
                 r.last_toggle = NO_SEQ;
             }
         }

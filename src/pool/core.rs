@@ -18,13 +18,13 @@ use crate::index::avail_log::AvailLog;
 use crate::index::cells::{CellStore, Context};
 
 use crate::registry::Registry;
+use crate::slab::Slab;
 use crate::types::Millis;
 
 /// The contexts that have at least one cell, by slot and by name.
 #[derive(Debug, Clone, Default)]
 pub struct Contexts {
-    pub(crate) slots: Vec<Option<Context>>,
-    free: Vec<u32>,
+    slots: Slab<Context>,
     by_name: FxHashMap<Rc<str>, u32>,
 }
 
@@ -34,37 +34,27 @@ impl Contexts {
     }
 
     pub fn get(&self, id: u32) -> &Context {
-        self.slots[id as usize].as_ref().expect("live context slot")
+        self.slots.get(id)
     }
 
     pub fn get_mut(&mut self, id: u32) -> &mut Context {
-        self.slots[id as usize].as_mut().expect("live context slot")
+        self.slots.get_mut(id)
     }
 
     pub fn add(&mut self, ctx: Context) -> u32 {
         let name = Rc::clone(&ctx.name);
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(ctx);
-                id
-            }
-            None => {
-                self.slots.push(Some(ctx));
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let id = self.slots.insert(ctx);
         self.by_name.insert(name, id);
         id
     }
 
     pub fn remove(&mut self, id: u32) {
-        let ctx = self.slots[id as usize].take().expect("live context slot");
+        let ctx = self.slots.remove(id);
         self.by_name.remove(&*ctx.name);
-        self.free.push(id);
     }
 
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(i, _)| i as u32)
+        self.slots.ids()
     }
 
     pub fn len(&self) -> usize {

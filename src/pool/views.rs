@@ -101,7 +101,7 @@ impl Core {
 
     /// Cell ids per resource slot, each list in context-name order.
     pub(crate) fn cells_by_resource(&self) -> Vec<Vec<u32>> {
-        let mut by_res: Vec<Vec<u32>> = vec![Vec::new(); self.reg.slots.len()];
+        let mut by_res: Vec<Vec<u32>> = vec![Vec::new(); self.reg.slot_bound()];
         for id in self.cells.live_ids() {
             by_res[self.cells.get(id).res as usize].push(id);
         }

@@ -14,6 +14,7 @@ pub mod blocklist;
 pub mod order;
 
 use crate::redact::redact;
+use crate::slab::Slab;
 use crate::types::{Kind, Millis};
 use blocklist::{Block, Blocklist};
 use order::OrderIndex;
@@ -69,12 +70,10 @@ impl Resource {
 
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
-    pub(crate) slots: Vec<Option<Resource>>,
-    free: Vec<u32>,
+    slots: Slab<Resource>,
     by_key: [FxHashMap<Rc<str>, u32>; 3],
     /// Canonical order and availability counts (see `order.rs`).
     pub(crate) order: OrderIndex,
-    live: u32,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
     pub(crate) hint: u32,
     /// Resources with a lease.
@@ -89,11 +88,16 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        self.live as usize
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.slots.is_empty()
+    }
+
+    /// Every slot is below this (for tables by slot).
+    pub fn slot_bound(&self) -> usize {
+        self.slots.id_bound()
     }
 
     pub fn find(&self, kind: Kind, value: &str) -> Option<u32> {
@@ -112,15 +116,19 @@ impl Registry {
 
     /// The resource in `slot`, if one is registered there.
     pub fn try_get(&self, slot: u32) -> Option<&Resource> {
-        self.slots.get(slot as usize)?.as_ref()
+        self.slots.try_get(slot)
+    }
+
+    pub fn try_get_mut(&mut self, slot: u32) -> Option<&mut Resource> {
+        self.slots.try_get_mut(slot)
     }
 
     pub fn get(&self, slot: u32) -> &Resource {
-        self.slots[slot as usize].as_ref().expect("live resource slot")
+        self.slots.get(slot)
     }
 
     pub fn get_mut(&mut self, slot: u32) -> &mut Resource {
-        self.slots[slot as usize].as_mut().expect("live resource slot")
+        self.slots.get_mut(slot)
     }
 
     /// Stores a new resource (not yet in the order index) and returns its slot.
@@ -139,27 +147,15 @@ impl Registry {
             avail: false,
             last_toggle: NO_SEQ,
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(res);
-                s
-            }
-            None => {
-                self.slots.push(Some(res));
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let slot = self.slots.insert(res);
         self.by_key[kind.index()].insert(value, slot);
-        self.live += 1;
         slot
     }
 
     /// Forgets a resource that has already left the order index.
     pub fn take(&mut self, slot: u32) -> Resource {
-        let res = self.slots[slot as usize].take().expect("live resource slot");
+        let res = self.slots.remove(slot);
         self.by_key[res.kind.index()].remove(&*res.value);
-        self.free.push(slot);
-        self.live -= 1;
         res
     }
 
@@ -174,7 +170,7 @@ impl Registry {
     /// Puts or ends `slot`'s block through the blocklist; returns the previous one.
     pub fn set_block(&mut self, slot: u32, block: Option<Block>) -> Option<Block> {
         let Registry { slots, blocks, .. } = self;
-        let r = slots[slot as usize].as_mut().expect("live resource slot");
+        let r = slots.get_mut(slot);
         blocks.set(&mut r.block, slot, block)
     }
 
@@ -195,7 +191,7 @@ impl Registry {
 
     /// Live slots in no particular order.
     pub fn live_slots(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, r)| r.is_some()).map(|(i, _)| i as u32)
+        self.slots.ids()
     }
 
     /// Canonical key order: kind (declaration order), then value by UTF-8 bytes.
@@ -210,7 +206,7 @@ impl Registry {
     pub fn order_insert(&mut self, slot: u32) {
         let Registry { order, slots, .. } = self;
         let key = |s: u32| {
-            let r = slots[s as usize].as_ref().expect("live resource slot");
+            let r = slots.get(s);
             (r.kind, r.value.as_bytes())
         };
         let mine = key(slot);
@@ -230,7 +226,7 @@ impl Registry {
     /// Re-reads every resource's availability into the order.
     pub fn order_refresh_all(&mut self) {
         let Registry { order, slots, .. } = self;
-        order.refresh_all(|s| slots[s as usize].as_ref().expect("live resource slot").avail);
+        order.refresh_all(|s| slots.get(s).avail);
     }
 
     /// Rebuilds the whole order from scratch (restore). The caller sets the cursor.
@@ -310,9 +306,8 @@ impl Registry {
 
     /// Approximate heap bytes held (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
-        let per_slot = std::mem::size_of::<Option<Resource>>();
         let strings: usize = self.live_slots().map(|s| self.get(s).value.len() + 16).sum();
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
-        self.slots.capacity() * per_slot + strings + maps + self.order.heap_bytes()
+        self.slots.heap_bytes() + strings + maps + self.order.heap_bytes()
     }
 }

@@ -379,7 +379,7 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     for (rank, &i) in by_name.iter().enumerate() {
         name_rank[i as usize] = rank as u32;
     }
-    let mut res_rank = vec![0u32; core.reg.slots.len()];
+    let mut res_rank = vec![0u32; core.reg.slot_bound()];
     for (i, slot) in core.reg.in_order().into_iter().enumerate() {
         res_rank[slot as usize] = i as u32;
     }
