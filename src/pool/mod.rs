@@ -13,6 +13,7 @@
 mod admin;
 mod core;
 mod counters;
+mod durable;
 mod expiries;
 mod expiry;
 mod floor;

@@ -229,6 +229,15 @@ impl Registry {
         order.refresh_all(|s| slots.get(s).avail);
     }
 
+    /// Sets every resource's availability from its lease and block (restore, before
+    /// `order_rebuild`; nothing is logged).
+    pub fn restore_avail(&mut self) {
+        for slot in self.live_slots().collect::<Vec<_>>() {
+            let r = self.get_mut(slot);
+            r.avail = r.unclaimed();
+        }
+    }
+
     /// Rebuilds the whole order from scratch (restore). The caller sets the cursor.
     pub fn order_rebuild(&mut self) {
         let mut slots: Vec<u32> = self.live_slots().collect();

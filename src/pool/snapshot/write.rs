@@ -2,57 +2,54 @@
 //!
 //! Canonical means fixed key order, resources in (kind, value bytes) order, blocklist likewise,
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
-//! bytes. Leases are not part of a snapshot; the fencing high-water mark is.
+//! bytes. Leases are not part of a snapshot; the fencing high-water mark is. The records come from the
+//! state's narrow reading API (`pool/durable.rs`), never from its fields.
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;
+use crate::pool::durable::{CellRec, ResourceRec};
 use crate::registry::blocklist::Block;
 
 /// The snapshot's `format` and `version` fields (what a restore accepts).
 pub const FORMAT: &str = "repute-snapshot";
 pub const VERSION: u64 = 1;
 
-/// Writes the canonical snapshot of `core` (taken at `core.now`).
+/// Writes the canonical snapshot of `core` (taken at its latest clock reading).
 pub fn write(core: &Core) -> String {
-    let mut out = String::with_capacity(512 + core.reg.len() * 64 + core.cells.len() * 320);
+    let (resources, cells) = (core.resource_records(), core.cell_records());
+    let counters = core.counters();
+    let mut out = String::with_capacity(512 + resources.len() * 64 + cells.len() * 320);
     let mut o = Obj::open(&mut out);
     o.str("format", FORMAT);
     o.uint("version", VERSION);
-    o.uint("revision", core.revision);
-    o.uint("takenAt", core.now);
-    o.uint("fencingHighWater", core.fencing);
-    o.uint("nextEventSeq", core.events.next_seq());
-    core.cfg.write_json(o.key("config"));
-    let order = core.reg.in_order();
-    array(o.key("registered"), &order, |out, &slot| {
-        let r = core.reg.get(slot);
+    o.uint("revision", counters.revision);
+    o.uint("takenAt", counters.taken_at);
+    o.uint("fencingHighWater", counters.fencing_high_water);
+    o.uint("nextEventSeq", counters.next_event_seq);
+    core.config().write_json(o.key("config"));
+    array(o.key("registered"), &resources, |out, r: &ResourceRec| {
         let mut o = Obj::open(out);
         o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
+        o.str("value", r.value);
         o.close();
     });
-    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block().is_some()).collect();
-    array(o.key("blocklist"), &blocked, |out, &slot| {
-        let r = core.reg.get(slot);
+    let blocked: Vec<&ResourceRec> = resources.iter().filter(|r| r.block.is_some()).collect();
+    array(o.key("blocklist"), &blocked, |out, r: &&ResourceRec| {
         let mut o = Obj::open(out);
         o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        match r.block() {
+        o.str("value", r.value);
+        match r.block {
             Some(Block::Until(u)) => o.uint("until", u),
             _ => o.raw("permanent", "true"),
         }
         o.close();
     });
-    let by_res = core.cells_by_resource();
-    let cells: Vec<u32> = order.iter().flat_map(|&s| by_res[s as usize].iter().copied()).collect();
-    array(o.key("cells"), &cells, |out, &id| {
-        let slot = core.cells.get(id);
-        let r = core.reg.get(slot.res);
-        let c = &slot.cell;
+    array(o.key("cells"), &cells, |out, rec: &CellRec| {
+        let c = rec.cell;
         let mut o = Obj::open(out);
-        o.str("kind", r.kind.as_str());
-        o.str("value", &r.value);
-        o.str("context", &core.ctxs.get(slot.ctx).name);
+        o.str("kind", rec.kind.as_str());
+        o.str("value", rec.value);
+        o.str("context", rec.context);
         o.float("score", c.score);
         o.uint("consecutiveFailures", c.consecutive_failures.into());
         o.uint("consecutiveSuccesses", c.consecutive_successes.into());
