@@ -171,7 +171,7 @@ pub struct CellSlot {
     /// The context's slot.
     pub ctx: u32,
     /// Where the cell sits in its context's sequence.
-    pub(crate) loc: Loc,
+    loc: Loc,
     pub cell: Cell,
 }
 

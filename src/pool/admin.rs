@@ -49,7 +49,7 @@ impl Core {
             c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
             if let Some(until) = gone.cell.cooldown_until {
-                self.expiries.probe_only.remove(&(until, id));
+                self.expiries.remove_probe_only(until, id);
             }
             if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
@@ -60,7 +60,7 @@ impl Core {
         // outlive the slot, which is about to be reused).
         self.sync_order();
         self.log.clear(&mut self.reg);
-        self.reg.order.cursor = self.log.observe();
+        self.reg.set_order_cursor(self.log.observe());
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
         self.reg.order_remove(slot);
         self.reg.take(slot);

@@ -5,6 +5,11 @@
 //! `Pool` (in `mod.rs`) reads the host clock and RNG and calls into it. The rules themselves are
 //! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
 //! `views.rs`.
+//!
+//! The fields are visible to `pool/` only, and each part keeps its own fields behind methods:
+//! the resources, their order and the blocklist (`registry/`), the cell store and each
+//! context's index (`index/cells.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
+//! and builds state through `durable.rs`.
 
 use std::rc::Rc;
 
@@ -64,25 +69,25 @@ impl Contexts {
 
 #[derive(Debug, Clone)]
 pub struct Core {
-    pub(crate) cfg: Config,
-    pub(crate) reg: Registry,
-    pub(crate) cells: CellStore,
-    pub(crate) ctxs: Contexts,
-    pub(crate) log: AvailLog,
-    pub(crate) events: EventBuffer,
-    pub(crate) expiries: Expiries,
+    pub(super) cfg: Config,
+    pub(super) reg: Registry,
+    pub(super) cells: CellStore,
+    pub(super) ctxs: Contexts,
+    pub(super) log: AvailLog,
+    pub(super) events: EventBuffer,
+    pub(super) expiries: Expiries,
     /// The highest fencing token ever issued.
-    pub(crate) fencing: u64,
-    pub(crate) revision: u64,
+    pub(super) fencing: u64,
+    pub(super) revision: u64,
     /// Below this `revision`, no counter can be near 2^53 (`counters.rs`); 0 until checked.
-    pub(crate) counters_fast: u64,
+    pub(super) counters_fast: u64,
     /// The latest clock reading applied (time never runs backwards).
-    pub(crate) now: Millis,
+    pub(super) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
-    pub(crate) dirty: bool,
+    pub(super) dirty: bool,
     /// The last contexts' `next_change_at` answers, kept exact as resources change
     /// (`next_change.rs`).
-    pub(crate) next_change: Vec<NextChange>,
+    pub(super) next_change: Vec<NextChange>,
 }
 
 impl Core {
@@ -146,9 +151,7 @@ impl Core {
 
     /// Sets `slot`'s availability, logging a change.
     pub fn set_avail(&mut self, slot: u32, avail: bool) {
-        let r = self.reg.get_mut(slot);
-        if r.avail != avail {
-            r.avail = avail;
+        if self.reg.set_avail(slot, avail) {
             self.log.record(&mut self.reg, slot);
         }
     }
@@ -157,7 +160,7 @@ impl Core {
     /// `rank`, `select` and `available` are read.
     pub fn sync_order(&mut self) {
         self.reg.order_ensure();
-        let cursor = self.reg.order.cursor;
+        let cursor = self.reg.order_cursor();
         if cursor == self.log.end() {
             return;
         }
@@ -165,11 +168,11 @@ impl Core {
             self.reg.order_refresh_all();
         } else {
             for slot in self.log.changed_since(cursor) {
-                let avail = self.reg.get(slot).avail;
+                let avail = self.reg.get(slot).is_available();
                 self.reg.set_order_avail(slot, avail);
             }
         }
-        self.reg.order.cursor = self.log.observe();
+        self.reg.set_order_cursor(self.log.observe());
     }
 
     /// Brings context `id`'s index up to date with the availability log.

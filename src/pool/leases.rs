@@ -122,7 +122,7 @@ impl Core {
         let expires_at = now + self.cfg.lease_ttl_ms;
         let rec = LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at, cell };
         self.reg.set_lease(slot, Some(rec));
-        self.reg.hint = slot;
+        self.reg.set_hint(slot);
         let r = self.reg.get(slot);
         let lease =
             Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };

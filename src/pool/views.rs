@@ -198,9 +198,8 @@ impl Core {
         let half_open = self.cfg.half_open_causes;
         let out: Vec<ProbeDue> = self
             .expiries
-            .probe_only
-            .range(..=(now, u32::MAX))
-            .filter_map(|&(_, id)| {
+            .probe_only_by(now)
+            .filter_map(|id| {
                 let slot = self.cells.get(id);
                 let r = self.reg.get(slot.res);
                 (slot.cell.probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {

@@ -46,7 +46,7 @@ pub struct Resource {
     /// Changed only by the blocklist (`Registry::set_block`).
     block: Option<Block>,
     /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
-    pub(crate) avail: bool,
+    avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
     pub(crate) last_toggle: u64,
 }
@@ -73,9 +73,9 @@ pub struct Registry {
     slots: Slab<Resource>,
     by_key: [FxHashMap<Rc<str>, u32>; 3],
     /// Canonical order and availability counts (see `order.rs`).
-    pub(crate) order: OrderIndex,
+    order: OrderIndex,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
-    pub(crate) hint: u32,
+    hint: u32,
     /// Resources with a lease.
     leased: usize,
     /// The block records' count and queue of ends.
@@ -112,6 +112,32 @@ impl Registry {
             return Some(self.hint);
         }
         self.by_key[kind.index()].get(value).copied()
+    }
+
+    /// Sets `slot`'s availability flag; true when it changed (the caller logs the change).
+    #[inline]
+    pub fn set_avail(&mut self, slot: u32, avail: bool) -> bool {
+        let r = self.get_mut(slot);
+        if r.avail == avail {
+            return false;
+        }
+        r.avail = avail;
+        true
+    }
+
+    /// Notes the slot most likely to be looked up next (`find` tries it first).
+    #[inline]
+    pub fn set_hint(&mut self, slot: u32) {
+        self.hint = slot;
+    }
+
+    /// The position in the availability log up to which the order's counts are exact.
+    pub fn order_cursor(&self) -> u64 {
+        self.order.cursor
+    }
+
+    pub fn set_order_cursor(&mut self, cursor: u64) {
+        self.order.cursor = cursor;
     }
 
     /// The resource in `slot`, if one is registered there.
