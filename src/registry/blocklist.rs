@@ -59,9 +59,11 @@ impl Blocklist {
         self.ends.first().map(|e| e.0)
     }
 
-    /// The slots whose temporary block ends exactly at `at`.
+    /// The slots whose temporary block ends exactly at `at`. (A walk from the front, not a
+    /// range query: it is asked for the earliest end, and a range costs the module its own
+    /// copy of the tree search.)
     pub fn ending_at(&self, at: Millis) -> Vec<u32> {
-        self.ends.range((at, 0)..=(at, u32::MAX)).map(|e| e.1).collect()
+        self.ends.iter().skip_while(|e| e.0 < at).take_while(|e| e.0 == at).map(|e| e.1).collect()
     }
 
     /// The slots whose temporary block ends at or before `now`, earliest first.

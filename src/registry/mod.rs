@@ -193,7 +193,9 @@ impl Registry {
         old
     }
 
-    /// Puts or ends `slot`'s block through the blocklist; returns the previous one.
+    /// Puts or ends `slot`'s block through the blocklist; returns the previous one. (One copy:
+    /// blocks change rarely, and each inlined copy of the queue upkeep costs the module.)
+    #[inline(never)]
     pub fn set_block(&mut self, slot: u32, block: Option<Block>) -> Option<Block> {
         let Registry { slots, blocks, .. } = self;
         let r = slots.get_mut(slot);
