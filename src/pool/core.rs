@@ -1,5 +1,5 @@
 //! The pool's whole state and the bookkeeping every call shares: availability changes, events,
-//! revision counting, and the context table.
+//! and revision counting.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
 //! `Pool` (in `mod.rs`) reads the host clock and RNG and calls into it. The rules themselves are
@@ -8,64 +8,20 @@
 //!
 //! The fields are visible to `pool/` only, and each part keeps its own fields behind methods:
 //! the resources, their order and the blocklist (`registry/`), the cell store and each
-//! context's index (`index/cells.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
+//! context's index (`index/cells.rs`), the context table (`index/contexts.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
 //! and builds state through `durable.rs`.
 
 use std::rc::Rc;
-
-use rustc_hash::FxHashMap;
 
 use super::expiries::Expiries;
 use super::kept_answers::NextChange;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
 use crate::index::avail_log::AvailLog;
-use crate::index::cells::{CellStore, Context};
-
+use crate::index::cells::CellStore;
+use crate::index::contexts::Contexts;
 use crate::registry::Registry;
-use crate::slab::Slab;
 use crate::types::Millis;
-
-/// The contexts that have at least one cell, by slot and by name.
-#[derive(Debug, Clone, Default)]
-pub struct Contexts {
-    slots: Slab<Context>,
-    by_name: FxHashMap<Rc<str>, u32>,
-}
-
-impl Contexts {
-    pub fn find(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
-    }
-
-    pub fn get(&self, id: u32) -> &Context {
-        self.slots.get(id)
-    }
-
-    pub fn get_mut(&mut self, id: u32) -> &mut Context {
-        self.slots.get_mut(id)
-    }
-
-    pub fn add(&mut self, ctx: Context) -> u32 {
-        let name = Rc::clone(&ctx.name);
-        let id = self.slots.insert(ctx);
-        self.by_name.insert(name, id);
-        id
-    }
-
-    pub fn remove(&mut self, id: u32) {
-        let ctx = self.slots.remove(id);
-        self.by_name.remove(&*ctx.name);
-    }
-
-    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.ids()
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_name.len()
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Core {

@@ -48,7 +48,7 @@ pub struct Resource {
     /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
     avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
-    pub(crate) last_toggle: u64,
+    last_toggle: u64,
 }
 
 impl Resource {
@@ -125,6 +125,19 @@ impl Registry {
         true
     }
 
+    /// Sets the sequence number of `slot`'s last availability-log entry; returns the previous.
+    #[inline]
+    pub fn replace_toggle(&mut self, slot: u32, seq: u64) -> u64 {
+        std::mem::replace(&mut self.get_mut(slot).last_toggle, seq)
+    }
+
+    /// Forgets `slot`'s last log entry, if `slot` is still registered (the log was cleared).
+    pub fn forget_toggle(&mut self, slot: u32) {
+        if let Some(r) = self.slots.try_get_mut(slot) {
+            r.last_toggle = NO_SEQ;
+        }
+    }
+
     /// Notes the slot most likely to be looked up next (`find` tries it first).
     #[inline]
     pub fn set_hint(&mut self, slot: u32) {
@@ -143,10 +156,6 @@ impl Registry {
     /// The resource in `slot`, if one is registered there.
     pub fn try_get(&self, slot: u32) -> Option<&Resource> {
         self.slots.try_get(slot)
-    }
-
-    pub fn try_get_mut(&mut self, slot: u32) -> Option<&mut Resource> {
-        self.slots.try_get_mut(slot)
     }
 
     pub fn get(&self, slot: u32) -> &Resource {
