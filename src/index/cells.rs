@@ -172,7 +172,16 @@ pub struct CellSlot {
     pub ctx: u32,
     /// Where the cell sits in its context's sequence.
     loc: Loc,
-    pub cell: Cell,
+    /// Changed only through `CellStore::update`, which keeps the per-state counts.
+    cell: Cell,
+}
+
+impl CellSlot {
+    /// The cell's rules' state (score, streaks, cooldown, window).
+    #[inline]
+    pub fn cell(&self) -> &Cell {
+        &self.cell
+    }
 }
 
 /// Every cell of the pool, addressed by slot and by `(resource, context)`.
@@ -205,8 +214,18 @@ impl CellStore {
         self.slots.get(id)
     }
 
-    pub fn get_mut(&mut self, id: u32) -> &mut CellSlot {
-        self.slots.get_mut(id)
+    /// Changes cell `id` through `f`, keeping the per-state counts.
+    #[inline]
+    pub fn update<R>(&mut self, id: u32, f: impl FnOnce(&mut Cell) -> R) -> R {
+        let cell = &mut self.slots.get_mut(id).cell;
+        let before = cell.state;
+        let out = f(cell);
+        let after = cell.state;
+        if after != before {
+            self.by_state[before as usize] -= 1;
+            self.by_state[after as usize] += 1;
+        }
+        out
     }
 
     /// Is `id` a live cell slot? (Expiry queues hold ids that may have been freed.)
@@ -217,12 +236,6 @@ impl CellStore {
     /// Cells in a stored state.
     pub fn count_in(&self, state: State) -> usize {
         self.by_state[state as usize]
-    }
-
-    /// Notes that a cell's stored state changed.
-    pub(crate) fn moved(&mut self, from: State, to: State) {
-        self.by_state[from as usize] -= 1;
-        self.by_state[to as usize] += 1;
     }
 
     /// Stores a cell (not yet in its context's sequence).
@@ -254,7 +267,7 @@ impl CellStore {
     }
 
     fn relocate(&mut self, id: u32, at: Loc) {
-        self.get_mut(id).loc = at;
+        self.slots.get_mut(id).loc = at;
     }
 
     /// Heap bytes held (for memory accounting in benchmarks).

@@ -48,7 +48,7 @@ impl Core {
             let c = self.ctxs.get_mut(ctx);
             c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
-            if let Some(until) = gone.cell.cooldown_until {
+            if let Some(until) = gone.cell().cooldown_until {
                 self.expiries.remove_probe_only(until, id);
             }
             if self.ctxs.get(ctx).cells() == 0 {

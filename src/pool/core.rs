@@ -141,7 +141,7 @@ impl Core {
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
         let slot = self.cells.get(id);
-        let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
+        let eligible = slot.cell().selectable(now, self.cfg.half_open_causes);
         let (ctx, res) = (slot.ctx, slot.res);
         self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
         self.next_change_touched(res, Some(ctx));

@@ -70,7 +70,7 @@ impl Core {
         let rec = |id: u32| {
             let c = self.cells.get(id);
             let r = self.reg.get(c.res);
-            CellRec { kind: r.kind, value: &r.value, context: &self.ctxs.get(c.ctx).name, cell: &c.cell }
+            CellRec { kind: r.kind, value: &r.value, context: &self.ctxs.get(c.ctx).name, cell: c.cell() }
         };
         self.reg.in_order().into_iter().flat_map(|s| by_res[s as usize].iter().map(|&id| rec(id))).collect()
     }

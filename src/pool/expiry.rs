@@ -111,7 +111,7 @@ impl Core {
             };
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
         let half_open = self.cfg.half_open_causes;
-        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell.selectable(now, half_open));
+        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell().selectable(now, half_open));
         let counted_now = r.is_available()
             && cell.is_none_or(|id| self.ctxs.get(self.cells.get(id).ctx).indexed_eligible(&self.cells, id));
         free_then && eligible_then && !counted_now
@@ -155,7 +155,7 @@ impl Core {
         if let Some(old) = before {
             self.expiries.remove_probe_only(old, id);
         }
-        let c = &self.cells.get(id).cell;
+        let c = self.cells.get(id).cell();
         if c.state != crate::types::State::Cooling {
             return;
         }

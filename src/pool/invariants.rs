@@ -36,7 +36,7 @@ impl Core {
             ));
         }
         for state in [State::Healthy, State::Cooling, State::Recovering] {
-            let n = self.cells.live_ids().filter(|&id| self.cells.get(id).cell.state == state).count();
+            let n = self.cells.live_ids().filter(|&id| self.cells.get(id).cell().state == state).count();
             if n != self.cells.count_in(state) {
                 return Err(format!("{} cells counted {state:?}, {n} are", self.cells.count_in(state)));
             }
@@ -45,7 +45,7 @@ impl Core {
         for id in self.cells.live_ids() {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
-            if ctx.indexed_eligible(&self.cells, id) != c.cell.selectable(self.now, half_open) {
+            if ctx.indexed_eligible(&self.cells, id) != c.cell().selectable(self.now, half_open) {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }
         }

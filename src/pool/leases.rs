@@ -104,7 +104,7 @@ impl Core {
         }
         let ctx = self.ctxs.find(context);
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
-        if cell.is_some_and(|id| !self.cells.get(id).cell.leasable_by_name(now)) {
+        if cell.is_some_and(|id| !self.cells.get(id).cell().leasable_by_name(now)) {
             return None;
         }
         let name = self.context_name(ctx, context);
@@ -115,7 +115,7 @@ impl Core {
         if cell != NO_CELL {
             // The holder's report comes next and reads this cell: start that memory load now,
             // while the loads below are in flight too (on large pools both are cache misses).
-            std::hint::black_box(self.cells.get(cell).cell.updated_at);
+            std::hint::black_box(self.cells.get(cell).cell().updated_at);
         }
         self.fencing += 1;
         let token = self.fencing;

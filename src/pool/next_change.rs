@@ -47,7 +47,7 @@ impl Core {
             None => {}
         }
         if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
-            let c = &self.cells.get(id).cell;
+            let c = self.cells.get(id).cell();
             if c.state == State::Cooling {
                 match c.cooldown_cause {
                     Some(cause) if self.cfg.half_open_causes.contains(cause) => {

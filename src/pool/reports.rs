@@ -53,17 +53,11 @@ impl Core {
         };
         let ctx = self.cells.get(id).ctx;
         let before = {
-            let c = &self.cells.get(id).cell;
+            let c = self.cells.get(id).cell();
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
         let cfg = &self.cfg;
-        let cell = &mut self.cells.get_mut(id).cell;
-        let state_before = cell.state;
-        let transition = cell.report(outcome, now, blocked, cfg);
-        let state_after = cell.state;
-        if state_after != state_before {
-            self.cells.moved(state_before, state_after);
-        }
+        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, cfg));
         self.dirty = true;
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);

@@ -83,7 +83,7 @@ pub struct Stats {
 impl Core {
     fn cell_view(&self, id: u32, blocked: bool) -> CellView {
         let slot = self.cells.get(id);
-        let c = &slot.cell;
+        let c = slot.cell();
         let [p50, p95] = c.window.percentiles([0.5, 0.95]);
         CellView {
             context: Rc::clone(&self.ctxs.get(slot.ctx).name),
@@ -146,7 +146,7 @@ impl Core {
         // The one shared copy of the id sort (a sort of its own costs the module kilobytes).
         crate::sort::sort_ids(&mut ids, &|a, b| name(a).cmp(name(b)));
         let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
-        let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
+        let windows = ids.iter().map(|&id| self.cells.get(id).cell().window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }
     }
 
@@ -202,11 +202,11 @@ impl Core {
             .filter_map(|id| {
                 let slot = self.cells.get(id);
                 let r = self.reg.get(slot.res);
-                (slot.cell.probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
+                (slot.cell().probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
                     kind: r.kind,
                     value: Rc::clone(&r.value),
                     context: Rc::clone(&self.ctxs.get(slot.ctx).name),
-                    cooldown_until: slot.cell.cooldown_until.unwrap_or(0),
+                    cooldown_until: slot.cell().cooldown_until.unwrap_or(0),
                 })
             })
             .collect();
