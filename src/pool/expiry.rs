@@ -103,7 +103,7 @@ impl Core {
         let Some(r) = self.reg.try_get(slot) else {
             return false; // a stale entry of a removed resource
         };
-        let free_then = r.lease.as_ref().is_none_or(|l| l.expires_at <= now)
+        let free_then = r.lease().is_none_or(|l| l.expires_at <= now)
             && match r.block() {
                 None => true,
                 Some(Block::Until(t)) => t <= now,
@@ -174,6 +174,6 @@ impl Core {
 
 /// Is `token`, expiring `at`, still the lease on `slot`?
 fn lease_is(reg: &Registry, slot: u32, token: u64, at: Millis) -> bool {
-    let live = reg.try_get(slot).and_then(|r| r.lease.as_ref());
+    let live = reg.try_get(slot).and_then(|r| r.lease());
     live.is_some_and(|l| l.token == token && l.expires_at == at)
 }

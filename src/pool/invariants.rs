@@ -26,7 +26,7 @@ impl Core {
             return Err(format!("contexts hold {cells} cells, store {}", self.cells.len()));
         }
         let slots: Vec<u32> = self.reg.live_slots().collect();
-        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease.is_some()).count();
+        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease().is_some()).count();
         let blocked = slots.iter().filter(|&&s| self.reg.get(s).block().is_some()).count();
         if (leased, blocked) != (self.reg.leased(), self.reg.blocked()) {
             return Err(format!(

@@ -139,7 +139,7 @@ impl Core {
     /// The slot whose current lease is exactly `lease` and still in force at `now`.
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
-        let rec = self.reg.get(slot).lease.as_ref()?;
+        let rec = self.reg.get(slot).lease()?;
         (rec.token == lease.token && *rec.context == *lease.context && now < rec.expires_at).then_some(slot)
     }
 
@@ -147,14 +147,11 @@ impl Core {
     pub(crate) fn renew(&mut self, lease: &Lease, now: Millis) -> Option<Lease> {
         let slot = self.holder(lease, now)?;
         let ttl = self.cfg.lease_ttl_ms;
-        let r = self.reg.get_mut(slot);
-        if r.block().is_some() {
+        if self.reg.get(slot).block().is_some() {
             return None;
         }
-        let rec = r.lease.as_mut()?;
-        let old = rec.expires_at;
-        rec.expires_at = now + ttl;
-        let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
+        let (old, leased_at) = self.reg.extend_lease(slot, now + ttl)?;
+        let renewed = Lease { expires_at: now + ttl, leased_at, ..lease.clone() };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
         // ends the old one and queues the new one.
         if old != renewed.expires_at {

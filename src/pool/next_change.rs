@@ -40,7 +40,7 @@ impl Core {
     /// `None` when only an operator or a probe can make it one.
     fn resource_next_change(&self, slot: u32, ctx: Option<u32>, now: Millis) -> Option<Millis> {
         let r = self.reg.get(slot);
-        let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
+        let mut at = r.lease().map_or(now, |l| l.expires_at);
         match r.block() {
             Some(Block::Permanent) => return None,
             Some(Block::Until(u)) => at = at.max(u),

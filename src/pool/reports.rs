@@ -16,7 +16,7 @@ impl Core {
     /// The cell of `(slot, context)`, if it exists. A resource leased in this context knows its
     /// cell, which spares the lookup on the common path (report after acquire).
     pub(crate) fn locate_cell(&self, slot: u32, context: &str) -> Option<u32> {
-        if let Some(l) = &self.reg.get(slot).lease
+        if let Some(l) = self.reg.get(slot).lease()
             && l.cell != NO_CELL
             && *l.context == *context
         {
@@ -89,11 +89,7 @@ impl Core {
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
-        if let Some(l) = &mut self.reg.get_mut(slot).lease
-            && *l.context == *context
-        {
-            l.cell = id;
-        }
+        self.reg.note_lease_cell(slot, context, id);
         id
     }
 }

@@ -116,7 +116,7 @@ impl Core {
 
     pub(crate) fn lease_of(&self, slot: u32) -> Option<Lease> {
         let r = self.reg.get(slot);
-        r.lease.as_ref().map(|l| Lease {
+        r.lease().map(|l| Lease {
             kind: r.kind,
             value: Rc::clone(&r.value),
             context: Rc::clone(&l.context),

@@ -42,7 +42,9 @@ pub struct Resource {
     pub value: Rc<str>,
     /// The value as it may be shown in events, errors and logs.
     pub display: Rc<str>,
-    pub lease: Option<LeaseRec>,
+    /// Changed only through `Registry` (`set_lease`, `extend_lease`, `note_lease_cell`), which
+    /// keeps the count of leased resources.
+    lease: Option<LeaseRec>,
     /// Changed only by the blocklist (`Registry::set_block`).
     block: Option<Block>,
     /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
@@ -55,6 +57,12 @@ impl Resource {
     /// Registered, not blocked, not leased: may be handed out (cell rules aside).
     pub fn is_available(&self) -> bool {
         self.avail
+    }
+
+    /// The live lease on this resource, if any.
+    #[inline]
+    pub fn lease(&self) -> Option<&LeaseRec> {
+        self.lease.as_ref()
     }
 
     /// The operator's block on this resource, if any.
@@ -214,6 +222,23 @@ impl Registry {
     /// The blocklist (count and temporary blocks' ends).
     pub fn blocks(&self) -> &Blocklist {
         &self.blocks
+    }
+
+    /// Moves the end of `slot`'s lease to `expires_at`; returns the old end and when it was
+    /// granted, or `None` when the resource holds no lease.
+    pub fn extend_lease(&mut self, slot: u32, expires_at: Millis) -> Option<(Millis, Millis)> {
+        let rec = self.get_mut(slot).lease.as_mut()?;
+        let old = std::mem::replace(&mut rec.expires_at, expires_at);
+        Some((old, rec.leased_at))
+    }
+
+    /// Notes that `slot`'s lease, when held in `context`, now has cell `cell` there.
+    pub fn note_lease_cell(&mut self, slot: u32, context: &str, cell: u32) {
+        if let Some(l) = &mut self.get_mut(slot).lease
+            && *l.context == *context
+        {
+            l.cell = cell;
+        }
     }
 
     /// Resources holding a lease.
