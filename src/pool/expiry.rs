@@ -46,7 +46,7 @@ impl Core {
         // Blocks carry token 0. Both lists sort with one comparator, unstably: keys are
         // unique (a slot has one block entry per instant, and its stale lease entries differ
         // by token).
-        let blocks: Vec<(u32, u64)> = self.reg.blocks().ending_at(at).into_iter().map(|s| (s, 0)).collect();
+        let blocks: Vec<(u32, u64)> = self.reg.blocks().ending_at(at).map(|s| (s, 0)).collect();
         let leases = self.expiries.take_leases_ending_at(at);
         let (blocks, leases) = (self.in_canonical_order(blocks), self.in_canonical_order(leases));
         for (slot, _) in blocks {

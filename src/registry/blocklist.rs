@@ -62,8 +62,8 @@ impl Blocklist {
     /// The slots whose temporary block ends exactly at `at`. (A walk from the front, not a
     /// range query: it is asked for the earliest end, and a range costs the module its own
     /// copy of the tree search.)
-    pub fn ending_at(&self, at: Millis) -> Vec<u32> {
-        self.ends.iter().skip_while(|e| e.0 < at).take_while(|e| e.0 == at).map(|e| e.1).collect()
+    pub fn ending_at(&self, at: Millis) -> impl Iterator<Item = u32> + '_ {
+        self.ends.iter().skip_while(move |e| e.0 < at).take_while(move |e| e.0 == at).map(|e| e.1)
     }
 
     /// The slots whose temporary block ends at or before `now`, earliest first.
@@ -84,7 +84,7 @@ mod tests {
         assert_eq!((list.len(), list.queued(), list.next_end()), (2, 1, Some(30)));
         // Replacing a temporary block moves its end; a permanent one has none.
         assert_eq!(list.set(&mut a, 1, Some(Block::Until(10))), Some(Block::Until(30)));
-        assert_eq!((list.len(), list.ending_at(10), list.ending_at(30)), (2, vec![1], vec![]));
+        assert_eq!((list.len(), list.ending_at(10).collect(), list.ending_at(30).count()), (2, vec![1], 0));
         assert_eq!(list.ending_by(9).count(), 0);
         assert_eq!(list.set(&mut a, 1, None), Some(Block::Until(10)));
         assert_eq!((list.len(), list.queued(), a), (1, 0, None));
