@@ -39,6 +39,7 @@ pub mod random;
 pub mod redact;
 pub mod registry;
 pub mod seq;
+pub mod slab;
 pub mod sort;
 pub mod types;
 pub mod window;

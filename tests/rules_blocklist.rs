@@ -10,7 +10,7 @@
 mod common;
 
 use common::{Draws, Harness, T0};
-use repute::registry::Block;
+use repute::registry::blocklist::Block;
 use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, ManualClock, Pool, ViewState};
 
 /// T0 as an integer instant.

@@ -871,8 +871,8 @@ fn spec_next_change(
     for r in views {
         let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
         match r.blocked {
-            Some(repute::registry::Block::Permanent) => continue,
-            Some(repute::registry::Block::Until(u)) => at = at.max(u),
+            Some(repute::registry::blocklist::Block::Permanent) => continue,
+            Some(repute::registry::blocklist::Block::Until(u)) => at = at.max(u),
             None => {}
         }
         let key = (r.kind.as_str().to_owned(), r.value.to_string(), ctx.to_owned());

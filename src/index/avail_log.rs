@@ -67,7 +67,7 @@ impl AvailLog {
         {
             let prev = last.prev;
             self.entries.pop();
-            reg.get_mut(slot).last_toggle = prev;
+            reg.replace_toggle(slot, prev);
             if prev != NO_SEQ && prev >= self.base {
                 self.entries[(prev - self.base) as usize].next = NO_SEQ;
             }
@@ -79,8 +79,7 @@ impl AvailLog {
             self.base += drop as u64;
         }
         let seq = self.end();
-        let r = reg.get_mut(slot);
-        let prev = std::mem::replace(&mut r.last_toggle, seq);
+        let prev = reg.replace_toggle(slot, seq);
         if prev != NO_SEQ && prev >= self.base {
             self.entries[(prev - self.base) as usize].next = seq;
         }
@@ -90,9 +89,7 @@ impl AvailLog {
     /// Forgets every entry (all cursors must already be at `end()`).
     pub fn clear(&mut self, reg: &mut Registry) {
         for e in &self.entries {
-            if let Some(Some(r)) = reg.slots.get_mut(e.slot as usize) {
-                r.last_toggle = NO_SEQ;
-            }
+            reg.forget_toggle(e.slot);
         }
         self.base = self.end();
         self.entries.clear();

@@ -27,6 +27,7 @@ use crate::cell::Cell;
 use crate::registry::Registry;
 use crate::seq::chunks::{ChunkList, Item, Loc};
 use crate::seq::summary_tree::Summary;
+use crate::slab::Slab;
 use crate::types::State;
 
 /// Fixed-point scale of weights: 2^20 units per point.
@@ -170,15 +171,23 @@ pub struct CellSlot {
     /// The context's slot.
     pub ctx: u32,
     /// Where the cell sits in its context's sequence.
-    pub(crate) loc: Loc,
-    pub cell: Cell,
+    loc: Loc,
+    /// Changed only through `CellStore::update`, which keeps the per-state counts.
+    cell: Cell,
+}
+
+impl CellSlot {
+    /// The cell's rules' state (score, streaks, cooldown, window).
+    #[inline]
+    pub fn cell(&self) -> &Cell {
+        &self.cell
+    }
 }
 
 /// Every cell of the pool, addressed by slot and by `(resource, context)`.
 #[derive(Debug, Clone, Default)]
 pub struct CellStore {
-    slots: Vec<Option<CellSlot>>,
-    free: Vec<u32>,
+    slots: Slab<CellSlot>,
     by_pair: FxHashMap<u64, u32>,
     /// Cells per stored state (HEALTHY, COOLING, RECOVERING).
     by_state: [usize; 3],
@@ -202,16 +211,26 @@ impl CellStore {
     }
 
     pub fn get(&self, id: u32) -> &CellSlot {
-        self.slots[id as usize].as_ref().expect("live cell slot")
+        self.slots.get(id)
     }
 
-    pub fn get_mut(&mut self, id: u32) -> &mut CellSlot {
-        self.slots[id as usize].as_mut().expect("live cell slot")
+    /// Changes cell `id` through `f`, keeping the per-state counts.
+    #[inline]
+    pub fn update<R>(&mut self, id: u32, f: impl FnOnce(&mut Cell) -> R) -> R {
+        let cell = &mut self.slots.get_mut(id).cell;
+        let before = cell.state;
+        let out = f(cell);
+        let after = cell.state;
+        if after != before {
+            self.by_state[before as usize] -= 1;
+            self.by_state[after as usize] += 1;
+        }
+        out
     }
 
     /// Is `id` a live cell slot? (Expiry queues hold ids that may have been freed.)
     pub fn is_live(&self, id: u32) -> bool {
-        self.slots.get(id as usize).is_some_and(Option::is_some)
+        self.slots.is_live(id)
     }
 
     /// Cells in a stored state.
@@ -219,26 +238,11 @@ impl CellStore {
         self.by_state[state as usize]
     }
 
-    /// Notes that a cell's stored state changed.
-    pub(crate) fn moved(&mut self, from: State, to: State) {
-        self.by_state[from as usize] -= 1;
-        self.by_state[to as usize] += 1;
-    }
-
     /// Stores a cell (not yet in its context's sequence).
     pub fn add(&mut self, res: u32, ctx: u32, cell: Cell) -> u32 {
         self.by_state[cell.state as usize] += 1;
         let slot = CellSlot { res, ctx, loc: Loc::default(), cell };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(slot);
-                id
-            }
-            None => {
-                self.slots.push(Some(slot));
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let id = self.slots.insert(slot);
         self.by_pair.insert(pair(res, ctx), id);
         id
     }
@@ -251,28 +255,25 @@ impl CellStore {
 
     /// Forgets a cell that has already left its context's sequence.
     pub fn take(&mut self, id: u32) -> CellSlot {
-        let slot = self.slots[id as usize].take().expect("live cell slot");
+        let slot = self.slots.remove(id);
         self.by_state[slot.cell.state as usize] -= 1;
         self.by_pair.remove(&pair(slot.res, slot.ctx));
-        self.free.push(id);
         slot
     }
 
     /// Live cell ids in no particular order.
     pub fn live_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(i, _)| i as u32)
+        self.slots.ids()
     }
 
     fn relocate(&mut self, id: u32, at: Loc) {
-        self.get_mut(id).loc = at;
+        self.slots.get_mut(id).loc = at;
     }
 
     /// Heap bytes held (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
         let windows: usize = self.live_ids().map(|i| self.get(i).cell.window.heap_bytes()).sum();
-        self.slots.capacity() * std::mem::size_of::<Option<CellSlot>>()
-            + self.by_pair.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
-            + windows
+        self.slots.heap_bytes() + self.by_pair.capacity() * (std::mem::size_of::<(u64, u32)>() + 1) + windows
     }
 }
 

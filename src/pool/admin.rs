@@ -7,7 +7,7 @@
 use super::core::Core;
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis};
 
 impl Core {
@@ -48,8 +48,8 @@ impl Core {
             let c = self.ctxs.get_mut(ctx);
             c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
-            if let Some(until) = gone.cell.cooldown_until {
-                self.expiries.probe_only.remove(&(until, id));
+            if let Some(until) = gone.cell().cooldown_until {
+                self.expiries.remove_probe_only(until, id);
             }
             if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
@@ -60,7 +60,7 @@ impl Core {
         // outlive the slot, which is about to be reused).
         self.sync_order();
         self.log.clear(&mut self.reg);
-        self.reg.order.cursor = self.log.observe();
+        self.reg.set_order_cursor(self.log.observe());
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
         self.reg.order_remove(slot);
         self.reg.take(slot);
@@ -70,20 +70,16 @@ impl Core {
     /// Drops the resource's lease and block together with their queue entries.
     fn end_lease_and_block(&mut self, slot: u32) {
         let lease = self.reg.set_lease(slot, None);
-        if let Some(Block::Until(until)) = self.reg.set_block(slot, None) {
-            self.expiries.remove_block(until, slot);
-        }
+        self.reg.set_block(slot, None);
         if let Some(rec) = lease {
             self.lease_ended(rec.expires_at, slot, rec.token);
         }
     }
 
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
-        if let Some(Block::Until(old)) = self.reg.set_block(slot, Some(block)) {
-            self.expiries.remove_block(old, slot);
-        }
+        self.reg.set_block(slot, Some(block));
         if let Block::Until(until) = block {
-            self.expiries.add_block(until, slot);
+            self.expiries.note_due(until);
         }
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceBlocklisted, now, slot);
@@ -96,10 +92,8 @@ impl Core {
 
     /// Returns true when the resource was blocked.
     pub(crate) fn unblock(&mut self, slot: u32, now: Millis) -> bool {
-        match self.reg.set_block(slot, None) {
-            None => return false,
-            Some(Block::Until(until)) => self.expiries.remove_block(until, slot),
-            Some(Block::Permanent) => {}
+        if self.reg.set_block(slot, None).is_none() {
+            return false;
         }
         self.sync_avail(slot);
         let e = self.resource_event(EventType::ResourceUnblocked, now, slot);

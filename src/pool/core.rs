@@ -1,98 +1,49 @@
 //! The pool's whole state and the bookkeeping every call shares: availability changes, events,
-//! revision counting, and the context table.
+//! and revision counting.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
 //! `Pool` (in `mod.rs`) reads the host clock and RNG and calls into it. The rules themselves are
 //! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
 //! `views.rs`.
+//!
+//! The fields are visible to `pool/` only, and each part keeps its own fields behind methods:
+//! the resources, their order and the blocklist (`registry/`), the cell store and each
+//! context's index (`index/cells.rs`), the context table (`index/contexts.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
+//! and builds state through `durable.rs`.
 
 use std::rc::Rc;
-
-use rustc_hash::FxHashMap;
 
 use super::expiries::Expiries;
 use super::kept_answers::NextChange;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
 use crate::index::avail_log::AvailLog;
-use crate::index::cells::{CellStore, Context};
-
+use crate::index::cells::CellStore;
+use crate::index::contexts::Contexts;
 use crate::registry::Registry;
 use crate::types::Millis;
 
-/// The contexts that have at least one cell, by slot and by name.
-#[derive(Debug, Clone, Default)]
-pub struct Contexts {
-    pub(crate) slots: Vec<Option<Context>>,
-    free: Vec<u32>,
-    by_name: FxHashMap<Rc<str>, u32>,
-}
-
-impl Contexts {
-    pub fn find(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
-    }
-
-    pub fn get(&self, id: u32) -> &Context {
-        self.slots[id as usize].as_ref().expect("live context slot")
-    }
-
-    pub fn get_mut(&mut self, id: u32) -> &mut Context {
-        self.slots[id as usize].as_mut().expect("live context slot")
-    }
-
-    pub fn add(&mut self, ctx: Context) -> u32 {
-        let name = Rc::clone(&ctx.name);
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(ctx);
-                id
-            }
-            None => {
-                self.slots.push(Some(ctx));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.by_name.insert(name, id);
-        id
-    }
-
-    pub fn remove(&mut self, id: u32) {
-        let ctx = self.slots[id as usize].take().expect("live context slot");
-        self.by_name.remove(&*ctx.name);
-        self.free.push(id);
-    }
-
-    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(i, _)| i as u32)
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_name.len()
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Core {
-    pub(crate) cfg: Config,
-    pub(crate) reg: Registry,
-    pub(crate) cells: CellStore,
-    pub(crate) ctxs: Contexts,
-    pub(crate) log: AvailLog,
-    pub(crate) events: EventBuffer,
-    pub(crate) expiries: Expiries,
+    pub(super) cfg: Config,
+    pub(super) reg: Registry,
+    pub(super) cells: CellStore,
+    pub(super) ctxs: Contexts,
+    pub(super) log: AvailLog,
+    pub(super) events: EventBuffer,
+    pub(super) expiries: Expiries,
     /// The highest fencing token ever issued.
-    pub(crate) fencing: u64,
-    pub(crate) revision: u64,
+    pub(super) fencing: u64,
+    pub(super) revision: u64,
     /// Below this `revision`, no counter can be near 2^53 (`counters.rs`); 0 until checked.
-    pub(crate) counters_fast: u64,
+    pub(super) counters_fast: u64,
     /// The latest clock reading applied (time never runs backwards).
-    pub(crate) now: Millis,
+    pub(super) now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
-    pub(crate) dirty: bool,
+    pub(super) dirty: bool,
     /// The last contexts' `next_change_at` answers, kept exact as resources change
     /// (`next_change.rs`).
-    pub(crate) next_change: Vec<NextChange>,
+    pub(super) next_change: Vec<NextChange>,
 }
 
 impl Core {
@@ -156,9 +107,7 @@ impl Core {
 
     /// Sets `slot`'s availability, logging a change.
     pub fn set_avail(&mut self, slot: u32, avail: bool) {
-        let r = self.reg.get_mut(slot);
-        if r.avail != avail {
-            r.avail = avail;
+        if self.reg.set_avail(slot, avail) {
             self.log.record(&mut self.reg, slot);
         }
     }
@@ -167,7 +116,7 @@ impl Core {
     /// `rank`, `select` and `available` are read.
     pub fn sync_order(&mut self) {
         self.reg.order_ensure();
-        let cursor = self.reg.order.cursor;
+        let cursor = self.reg.order_cursor();
         if cursor == self.log.end() {
             return;
         }
@@ -175,11 +124,11 @@ impl Core {
             self.reg.order_refresh_all();
         } else {
             for slot in self.log.changed_since(cursor) {
-                let avail = self.reg.get(slot).avail;
+                let avail = self.reg.get(slot).is_available();
                 self.reg.set_order_avail(slot, avail);
             }
         }
-        self.reg.order.cursor = self.log.observe();
+        self.reg.set_order_cursor(self.log.observe());
     }
 
     /// Brings context `id`'s index up to date with the availability log.
@@ -192,7 +141,7 @@ impl Core {
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
         let slot = self.cells.get(id);
-        let eligible = slot.cell.selectable(now, self.cfg.half_open_causes);
+        let eligible = slot.cell().selectable(now, self.cfg.half_open_causes);
         let (ctx, res) = (slot.ctx, slot.res);
         self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
         self.next_change_touched(res, Some(ctx));

@@ -1,6 +1,8 @@
-//! The expiry queues: leases, temporary blocks and half-open cooldowns by the instant they end,
-//! the probe-only cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the
-//! next instant anything comes due. Data only: what an expiry does is `expiry.rs`.
+//! The expiry queues: leases and half-open cooldowns by the instant they end, the probe-only
+//! cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the next instant
+//! anything comes due (temporary blocks included: their queue is the blocklist's,
+//! `registry/blocklist.rs`, and its next end is passed in). Data only: what an expiry does is
+//! `expiry.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -13,21 +15,19 @@ pub struct Expiries {
     /// in time order. A released or renewed lease leaves its entry behind (`stale` counts
     /// them) unless it is the newest; entries are checked against the live lease when due,
     /// and the queue is compacted when stale entries outnumber live ones.
-    pub(super) leases: VecDeque<(Millis, u32, u64)>,
-    pub(super) stale: usize,
-    /// Temporary blocks: (expiry, resource slot).
-    pub(super) blocks: BTreeSet<(Millis, u32)>,
+    leases: VecDeque<(Millis, u32, u64)>,
+    stale: usize,
     /// Half-open cooldowns: (until, cell id); when due the cell becomes a candidate again.
     /// Entries may be stale (the cell re-cooled or left); re-evaluating one is harmless. An
     /// ordered set like the others (one copy of its code in the module), read in order
     /// without being taken apart.
-    pub(super) cooldowns: BTreeSet<(Millis, u32)>,
+    cooldowns: BTreeSet<(Millis, u32)>,
     /// Probe-only cooling cells: (until, cell id).
-    pub(crate) probe_only: BTreeSet<(Millis, u32)>,
-    /// Nothing in the three queues above comes due before this instant: a lower bound,
+    probe_only: BTreeSet<(Millis, u32)>,
+    /// Nothing in the queues above, nor a temporary block, comes due before this instant: a lower bound,
     /// lowered by every addition and recomputed after each processing (a removal may leave it
     /// early, which costs one look at the queues). Most calls then see no queue at all.
-    pub(super) due_from: Millis,
+    due_from: Millis,
 }
 
 impl Expiries {
@@ -49,13 +49,9 @@ impl Expiries {
         }
     }
 
-    pub fn add_block(&mut self, at: Millis, slot: u32) {
-        self.blocks.insert((at, slot));
+    /// Notes that something (a temporary block) comes due at `at`.
+    pub fn note_due(&mut self, at: Millis) {
         self.due_from = self.due_from.min(at);
-    }
-
-    pub fn remove_block(&mut self, at: Millis, slot: u32) {
-        self.blocks.remove(&(at, slot));
     }
 
     pub fn cooldown(&mut self, until: Millis, cell: u32) {
@@ -63,27 +59,100 @@ impl Expiries {
         self.due_from = self.due_from.min(until);
     }
 
-    /// The earliest instant at which a queued lease or block ends.
-    pub(super) fn next_end(&self) -> Option<Millis> {
-        let b = self.blocks.first().map(|d| d.0);
+    /// The earliest instant at which a queued lease or a block (the first of `block_end`)
+    /// ends.
+    fn next_end(&self, block_end: Option<Millis>) -> Option<Millis> {
         let l = self.leases.front().map(|d| d.0);
-        b.into_iter().chain(l).min()
+        block_end.into_iter().chain(l).min()
     }
 
-    /// The earliest instant anything queued comes due (`Millis::MAX` when nothing is queued).
-    pub(super) fn earliest(&self) -> Millis {
+    /// The earliest instant anything comes due (`Millis::MAX` when nothing is queued).
+    fn earliest(&self, block_end: Option<Millis>) -> Millis {
         let c = self.cooldowns.first().map(|d| d.0);
-        self.next_end().into_iter().chain(c).min().unwrap_or(Millis::MAX)
+        self.next_end(block_end).into_iter().chain(c).min().unwrap_or(Millis::MAX)
     }
 
-    /// The earliest instant at or before `now` at which a lease or block ends.
-    pub(super) fn next_due(&self, now: Millis) -> Option<Millis> {
-        self.next_end().filter(|&t| t <= now)
+    /// The earliest instant at or before `now` at which a lease or a block ends.
+    pub(super) fn next_due(&self, now: Millis, block_end: Option<Millis>) -> Option<Millis> {
+        self.next_end(block_end).filter(|&t| t <= now)
     }
 
     /// Whether anything may come due at `now` (cheap: the lower bound only).
     pub fn maybe_due(&self, now: Millis) -> bool {
         now >= self.due_from
+    }
+
+    /// Notes that everything due by now has been processed: the bound becomes exact again.
+    pub(super) fn processed(&mut self, block_end: Option<Millis>) {
+        self.due_from = self.earliest(block_end);
+    }
+
+    /// Takes the queued leases ending exactly at `at` (the front of the queue) as
+    /// (slot, token), stale ones included.
+    pub(super) fn take_leases_ending_at(&mut self, at: Millis) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        while let Some(&(t, slot, token)) = self.leases.front()
+            && t == at
+        {
+            self.leases.pop_front();
+            out.push((slot, token));
+        }
+        out
+    }
+
+    /// Notes that a taken entry was stale (its lease had ended early).
+    pub(super) fn stale_taken(&mut self) {
+        self.stale -= 1;
+    }
+
+    /// The slots of queued leases ending at or before `now` (stale ones included).
+    pub(super) fn leases_ending_by(&self, now: Millis) -> impl Iterator<Item = u32> + '_ {
+        self.leases.iter().take_while(move |l| l.0 <= now).map(|l| l.1)
+    }
+
+    /// Queued lease entries that are not stale.
+    pub(super) fn live_leases(&self) -> usize {
+        self.leases.len() - self.stale
+    }
+
+    /// Whether stale lease entries outnumber live ones enough to compact the queue.
+    pub(super) fn wants_compaction(&self) -> bool {
+        self.stale > 1024 && self.stale * 2 > self.leases.len()
+    }
+
+    /// Keeps only the lease entries `live(at, slot, token)` says are live; none is stale then.
+    pub(super) fn compact_leases(&mut self, mut live: impl FnMut(Millis, u32, u64) -> bool) {
+        self.leases.retain(|&(at, slot, token)| live(at, slot, token));
+        self.stale = 0;
+    }
+
+    /// Takes the first half-open cooldown due by `now`: its cell id.
+    pub(super) fn pop_cooldown_due(&mut self, now: Millis) -> Option<u32> {
+        let &(until, id) = self.cooldowns.first()?;
+        if until > now {
+            return None;
+        }
+        self.cooldowns.pop_first();
+        Some(id)
+    }
+
+    /// The cell ids of half-open cooldowns due by `now` (stale ones included).
+    pub(super) fn cooldowns_due_by(&self, now: Millis) -> impl Iterator<Item = u32> + '_ {
+        self.cooldowns.iter().take_while(move |d| d.0 <= now).map(|d| d.1)
+    }
+
+    /// Files cell `id` as probe-only cooling until `until`.
+    pub(super) fn add_probe_only(&mut self, until: Millis, id: u32) {
+        self.probe_only.insert((until, id));
+    }
+
+    pub(super) fn remove_probe_only(&mut self, until: Millis, id: u32) {
+        self.probe_only.remove(&(until, id));
+    }
+
+    /// Probe-only cooling cells whose cooldown ended by `now` (cell ids, earliest first).
+    pub(super) fn probe_only_by(&self, now: Millis) -> impl Iterator<Item = u32> + '_ {
+        self.probe_only.range(..=(now, u32::MAX)).map(|d| d.1)
     }
 }
 

@@ -6,11 +6,12 @@
 //! processed in time order and emit `LEASE_EXPIRED` / `BLOCK_EXPIRED` stamped with the instant
 //! they took effect; ties break on the canonical key, so the order is reproducible. A cooldown
 //! expiry only re-indexes the cell (being due for recovery is derived, not an event). The queues
-//! themselves are `expiries.rs`.
+//! themselves are `expiries.rs` and, for blocks, `registry/blocklist.rs`.
 
 use super::core::Core;
 use crate::events::EventType;
-use crate::registry::Block;
+use crate::registry::Registry;
+use crate::registry::blocklist::Block;
 use crate::sort::sorted_positions;
 use crate::types::Millis;
 
@@ -25,22 +26,18 @@ impl Core {
     /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
     /// before leases, each group in canonical key order (slots are not canonical).
     pub(crate) fn process_expiries(&mut self, now: Millis) {
-        if now < self.expiries.due_from {
+        if !self.expiries.maybe_due(now) {
             return;
         }
-        while let Some(at) = self.expiries.next_due(now) {
+        while let Some(at) = self.expiries.next_due(now, self.reg.blocks().next_end()) {
             self.end_leases_and_blocks(at);
         }
-        while let Some(&(until, id)) = self.expiries.cooldowns.first() {
-            if until > now {
-                break;
-            }
-            self.expiries.cooldowns.pop_first();
+        while let Some(id) = self.expiries.pop_cooldown_due(now) {
             if self.cells.is_live(id) {
                 self.refresh_cell(id, now);
             }
         }
-        self.expiries.due_from = self.expiries.earliest();
+        self.expiries.processed(self.reg.blocks().next_end());
     }
 
     /// Ends the blocks, then the leases, queued to end at `at`.
@@ -49,20 +46,8 @@ impl Core {
         // Blocks carry token 0. Both lists sort with one comparator, unstably: keys are
         // unique (a slot has one block entry per instant, and its stale lease entries differ
         // by token).
-        let mut blocks: Vec<(u32, u64)> = Vec::new();
-        while let Some(&(t, slot)) = self.expiries.blocks.first()
-            && t == at
-        {
-            self.expiries.blocks.pop_first();
-            blocks.push((slot, 0));
-        }
-        let mut leases: Vec<(u32, u64)> = Vec::new();
-        while let Some(&(t, slot, token)) = self.expiries.leases.front()
-            && t == at
-        {
-            self.expiries.leases.pop_front();
-            leases.push((slot, token));
-        }
+        let blocks: Vec<(u32, u64)> = self.reg.blocks().ending_at(at).map(|s| (s, 0)).collect();
+        let leases = self.expiries.take_leases_ending_at(at);
         let (blocks, leases) = (self.in_canonical_order(blocks), self.in_canonical_order(leases));
         for (slot, _) in blocks {
             let old = self.reg.set_block(slot, None);
@@ -71,7 +56,7 @@ impl Core {
         }
         for (slot, token) in leases {
             if !self.lease_is(slot, token, at) {
-                self.expiries.stale -= 1;
+                self.expiries.stale_taken();
                 continue;
             }
             self.reg.set_lease(slot, None);
@@ -91,9 +76,9 @@ impl Core {
             return count;
         }
         let q = &self.expiries;
-        let blocks = q.blocks.iter().take_while(|b| b.0 <= now).map(|b| b.1);
-        let leases = q.leases.iter().take_while(|l| l.0 <= now).map(|l| l.1);
-        let cooldowns = q.cooldowns.iter().take_while(|d| d.0 <= now).filter_map(|&(_, id)| {
+        let blocks = self.reg.blocks().ending_by(now);
+        let leases = q.leases_ending_by(now);
+        let cooldowns = q.cooldowns_due_by(now).filter_map(|id| {
             let c = self.cells.is_live(id).then(|| self.cells.get(id))?;
             (Some(c.ctx) == ctx).then_some(c.res)
         });
@@ -118,15 +103,15 @@ impl Core {
         let Some(r) = self.reg.try_get(slot) else {
             return false; // a stale entry of a removed resource
         };
-        let free_then = r.lease.as_ref().is_none_or(|l| l.expires_at <= now)
-            && match r.block {
+        let free_then = r.lease().is_none_or(|l| l.expires_at <= now)
+            && match r.block() {
                 None => true,
                 Some(Block::Until(t)) => t <= now,
                 Some(Block::Permanent) => false,
             };
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
         let half_open = self.cfg.half_open_causes;
-        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell.selectable(now, half_open));
+        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell().selectable(now, half_open));
         let counted_now = r.is_available()
             && cell.is_none_or(|id| self.ctxs.get(self.cells.get(id).ctx).indexed_eligible(&self.cells, id));
         free_then && eligible_then && !counted_now
@@ -136,29 +121,25 @@ impl Core {
     /// when the first queued end is later, else every one queued. Only for counters near
     /// their ceiling (`counters.rs`), where a few million events early is as good as exact.
     pub(crate) fn ends_due_at_most(&self, now: Millis) -> u64 {
-        let q = &self.expiries;
-        if q.next_due(now).is_none() {
+        let (q, blocks) = (&self.expiries, self.reg.blocks());
+        if q.next_due(now, blocks.next_end()).is_none() {
             return 0;
         }
-        (q.blocks.len() + q.leases.len() - q.stale) as u64
+        (blocks.queued() + q.live_leases()) as u64
     }
 
     /// Is `token`, expiring `at`, still the lease on `slot`?
     fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
-        let live = self.reg.try_get(slot).and_then(|r| r.lease.as_ref());
-        live.is_some_and(|l| l.token == token && l.expires_at == at)
+        lease_is(&self.reg, slot, token, at)
     }
 
     /// Records that the queued lease `(at, slot, token)` ended early, compacting the queue
     /// when it is mostly stale.
     pub(crate) fn lease_ended(&mut self, at: Millis, slot: u32, token: u64) {
         self.expiries.lease_ended(at, slot, token);
-        let queued = self.expiries.leases.len();
-        if self.expiries.stale > 1024 && self.expiries.stale * 2 > queued {
-            let mut q = std::mem::take(&mut self.expiries.leases);
-            q.retain(|&(at, slot, token)| self.lease_is(slot, token, at));
-            self.expiries.leases = q;
-            self.expiries.stale = 0;
+        if self.expiries.wants_compaction() {
+            let Core { expiries, reg, .. } = self;
+            expiries.compact_leases(|at, slot, token| lease_is(reg, slot, token, at));
         }
     }
 
@@ -172,9 +153,9 @@ impl Core {
     /// Records a cell's cooldown in the right queue after a report (or a restore).
     pub(crate) fn track_cooldown(&mut self, id: u32, before: Option<Millis>, now: Millis) {
         if let Some(old) = before {
-            self.expiries.probe_only.remove(&(old, id));
+            self.expiries.remove_probe_only(old, id);
         }
-        let c = &self.cells.get(id).cell;
+        let c = self.cells.get(id).cell();
         if c.state != crate::types::State::Cooling {
             return;
         }
@@ -186,7 +167,13 @@ impl Core {
                 self.expiries.cooldown(until, id);
             }
         } else {
-            self.expiries.probe_only.insert((until, id));
+            self.expiries.add_probe_only(until, id);
         }
     }
+}
+
+/// Is `token`, expiring `at`, still the lease on `slot`?
+fn lease_is(reg: &Registry, slot: u32, token: u64, at: Millis) -> bool {
+    let live = reg.try_get(slot).and_then(|r| r.lease());
+    live.is_some_and(|l| l.token == token && l.expires_at == at)
 }

@@ -26,8 +26,8 @@ impl Core {
             return Err(format!("contexts hold {cells} cells, store {}", self.cells.len()));
         }
         let slots: Vec<u32> = self.reg.live_slots().collect();
-        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease.is_some()).count();
-        let blocked = slots.iter().filter(|&&s| self.reg.get(s).block.is_some()).count();
+        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease().is_some()).count();
+        let blocked = slots.iter().filter(|&&s| self.reg.get(s).block().is_some()).count();
         if (leased, blocked) != (self.reg.leased(), self.reg.blocked()) {
             return Err(format!(
                 "counters say {} leased, {} blocked; resources say {leased}, {blocked}",
@@ -36,7 +36,7 @@ impl Core {
             ));
         }
         for state in [State::Healthy, State::Cooling, State::Recovering] {
-            let n = self.cells.live_ids().filter(|&id| self.cells.get(id).cell.state == state).count();
+            let n = self.cells.live_ids().filter(|&id| self.cells.get(id).cell().state == state).count();
             if n != self.cells.count_in(state) {
                 return Err(format!("{} cells counted {state:?}, {n} are", self.cells.count_in(state)));
             }
@@ -45,7 +45,7 @@ impl Core {
         for id in self.cells.live_ids() {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
-            if ctx.indexed_eligible(&self.cells, id) != c.cell.selectable(self.now, half_open) {
+            if ctx.indexed_eligible(&self.cells, id) != c.cell().selectable(self.now, half_open) {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }
         }

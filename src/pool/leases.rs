@@ -104,7 +104,7 @@ impl Core {
         }
         let ctx = self.ctxs.find(context);
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
-        if cell.is_some_and(|id| !self.cells.get(id).cell.leasable_by_name(now)) {
+        if cell.is_some_and(|id| !self.cells.get(id).cell().leasable_by_name(now)) {
             return None;
         }
         let name = self.context_name(ctx, context);
@@ -115,14 +115,14 @@ impl Core {
         if cell != NO_CELL {
             // The holder's report comes next and reads this cell: start that memory load now,
             // while the loads below are in flight too (on large pools both are cache misses).
-            std::hint::black_box(self.cells.get(cell).cell.updated_at);
+            std::hint::black_box(self.cells.get(cell).cell().updated_at);
         }
         self.fencing += 1;
         let token = self.fencing;
         let expires_at = now + self.cfg.lease_ttl_ms;
         let rec = LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at, cell };
         self.reg.set_lease(slot, Some(rec));
-        self.reg.hint = slot;
+        self.reg.set_hint(slot);
         let r = self.reg.get(slot);
         let lease =
             Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };
@@ -139,7 +139,7 @@ impl Core {
     /// The slot whose current lease is exactly `lease` and still in force at `now`.
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
-        let rec = self.reg.get(slot).lease.as_ref()?;
+        let rec = self.reg.get(slot).lease()?;
         (rec.token == lease.token && *rec.context == *lease.context && now < rec.expires_at).then_some(slot)
     }
 
@@ -147,14 +147,11 @@ impl Core {
     pub(crate) fn renew(&mut self, lease: &Lease, now: Millis) -> Option<Lease> {
         let slot = self.holder(lease, now)?;
         let ttl = self.cfg.lease_ttl_ms;
-        let r = self.reg.get_mut(slot);
-        if r.block.is_some() {
+        if self.reg.get(slot).block().is_some() {
             return None;
         }
-        let rec = r.lease.as_mut()?;
-        let old = rec.expires_at;
-        rec.expires_at = now + ttl;
-        let renewed = Lease { expires_at: rec.expires_at, leased_at: rec.leased_at, ..lease.clone() };
+        let (old, leased_at) = self.reg.extend_lease(slot, now + ttl)?;
+        let renewed = Lease { expires_at: now + ttl, leased_at, ..lease.clone() };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
         // ends the old one and queues the new one.
         if old != renewed.expires_at {

@@ -13,6 +13,7 @@
 mod admin;
 mod core;
 mod counters;
+mod durable;
 mod expiries;
 mod expiry;
 mod floor;
@@ -38,7 +39,7 @@ use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis, Outcome};
 
 /// How long a block lasts.
@@ -122,9 +123,7 @@ impl Pool {
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
-            Some(s) if self.core.reg.get(s).lease.as_ref().is_some_and(|l| *l.context == *context) => {
-                Ok(slot)
-            }
+            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| *l.context == *context) => Ok(slot),
             _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
         }
     }

@@ -12,7 +12,7 @@
 use std::rc::Rc;
 
 use super::core::Core;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{Millis, State};
 
 use super::kept_answers::{KEPT, NextChange};
@@ -40,14 +40,14 @@ impl Core {
     /// `None` when only an operator or a probe can make it one.
     fn resource_next_change(&self, slot: u32, ctx: Option<u32>, now: Millis) -> Option<Millis> {
         let r = self.reg.get(slot);
-        let mut at = r.lease.as_ref().map_or(now, |l| l.expires_at);
-        match r.block {
+        let mut at = r.lease().map_or(now, |l| l.expires_at);
+        match r.block() {
             Some(Block::Permanent) => return None,
             Some(Block::Until(u)) => at = at.max(u),
             None => {}
         }
         if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
-            let c = &self.cells.get(id).cell;
+            let c = self.cells.get(id).cell();
             if c.state == State::Cooling {
                 match c.cooldown_cause {
                     Some(cause) if self.cfg.half_open_causes.contains(cause) => {

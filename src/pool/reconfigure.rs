@@ -59,8 +59,8 @@ impl Core {
         let cap = self.cfg.window_size as usize;
         let ids: Vec<u32> = self.cells.live_ids().collect();
         for id in ids {
-            let w = &mut self.cells.get_mut(id).cell.window;
-            *w = Window::from_oldest_first(w.iter(), w.len(), cap);
+            self.cells
+                .update(id, |c| c.window = Window::from_oldest_first(c.window.iter(), c.window.len(), cap));
         }
     }
 
@@ -72,7 +72,7 @@ impl Core {
             .cells
             .live_ids()
             .filter_map(|id| {
-                let c = &self.cells.get(id).cell;
+                let c = self.cells.get(id).cell();
                 (c.state == State::Cooling).then_some((id, c.cooldown_until))
             })
             .collect();

@@ -16,7 +16,7 @@ impl Core {
     /// The cell of `(slot, context)`, if it exists. A resource leased in this context knows its
     /// cell, which spares the lookup on the common path (report after acquire).
     pub(crate) fn locate_cell(&self, slot: u32, context: &str) -> Option<u32> {
-        if let Some(l) = &self.reg.get(slot).lease
+        if let Some(l) = self.reg.get(slot).lease()
             && l.cell != NO_CELL
             && *l.context == *context
         {
@@ -46,24 +46,18 @@ impl Core {
         outcome: &Outcome,
         now: Millis,
     ) {
-        let blocked = self.reg.get(slot).block.is_some();
+        let blocked = self.reg.get(slot).block().is_some();
         let id = match cell {
             Some(id) => id,
             None => self.create_cell(slot, context, now),
         };
         let ctx = self.cells.get(id).ctx;
         let before = {
-            let c = &self.cells.get(id).cell;
+            let c = self.cells.get(id).cell();
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
         let cfg = &self.cfg;
-        let cell = &mut self.cells.get_mut(id).cell;
-        let state_before = cell.state;
-        let transition = cell.report(outcome, now, blocked, cfg);
-        let state_after = cell.state;
-        if state_after != state_before {
-            self.cells.moved(state_before, state_after);
-        }
+        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, cfg));
         self.dirty = true;
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);
@@ -95,11 +89,7 @@ impl Core {
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
-        if let Some(l) = &mut self.reg.get_mut(slot).lease
-            && *l.context == *context
-        {
-            l.cell = id;
-        }
+        self.reg.note_lease_cell(slot, context, id);
         id
     }
 }

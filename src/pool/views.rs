@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::core::Core;
 use super::leases::Lease;
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::types::{FailureType, Kind, Millis, State, ViewState};
 use crate::window::Window;
 
@@ -83,7 +83,7 @@ pub struct Stats {
 impl Core {
     fn cell_view(&self, id: u32, blocked: bool) -> CellView {
         let slot = self.cells.get(id);
-        let c = &slot.cell;
+        let c = slot.cell();
         let [p50, p95] = c.window.percentiles([0.5, 0.95]);
         CellView {
             context: Rc::clone(&self.ctxs.get(slot.ctx).name),
@@ -101,7 +101,7 @@ impl Core {
 
     /// Cell ids per resource slot, each list in context-name order.
     pub(crate) fn cells_by_resource(&self) -> Vec<Vec<u32>> {
-        let mut by_res: Vec<Vec<u32>> = vec![Vec::new(); self.reg.slots.len()];
+        let mut by_res: Vec<Vec<u32>> = vec![Vec::new(); self.reg.slot_bound()];
         for id in self.cells.live_ids() {
             by_res[self.cells.get(id).res as usize].push(id);
         }
@@ -116,7 +116,7 @@ impl Core {
 
     pub(crate) fn lease_of(&self, slot: u32) -> Option<Lease> {
         let r = self.reg.get(slot);
-        r.lease.as_ref().map(|l| Lease {
+        r.lease().map(|l| Lease {
             kind: r.kind,
             value: Rc::clone(&r.value),
             context: Rc::clone(&l.context),
@@ -131,7 +131,7 @@ impl Core {
         ResourceView {
             kind: r.kind,
             value: Rc::clone(&r.value),
-            blocked: r.block,
+            blocked: r.block(),
             lease: self.lease_of(slot),
             cells,
         }
@@ -149,10 +149,10 @@ impl Core {
     }
 
     pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
-        let blocked = self.reg.get(slot).block.is_some();
+        let blocked = self.reg.get(slot).block().is_some();
         let ids = self.cells_of(slot);
         let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
-        let windows = ids.iter().map(|&id| self.cells.get(id).cell.window.clone()).collect();
+        let windows = ids.iter().map(|&id| self.cells.get(id).cell().window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }
     }
 
@@ -161,7 +161,7 @@ impl Core {
         let mut out = Vec::new();
         for slot in self.reg.in_order() {
             let r = self.reg.get(slot);
-            let blocked = r.block.is_some();
+            let blocked = r.block().is_some();
             let mut cells: Vec<CellView> = by_res[slot as usize]
                 .iter()
                 .map(|&id| self.cell_view(id, blocked))
@@ -204,16 +204,15 @@ impl Core {
         let half_open = self.cfg.half_open_causes;
         let out: Vec<ProbeDue> = self
             .expiries
-            .probe_only
-            .range(..=(now, u32::MAX))
-            .filter_map(|&(_, id)| {
+            .probe_only_by(now)
+            .filter_map(|id| {
                 let slot = self.cells.get(id);
                 let r = self.reg.get(slot.res);
-                (slot.cell.probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
+                (slot.cell().probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
                     kind: r.kind,
                     value: Rc::clone(&r.value),
                     context: Rc::clone(&self.ctxs.get(slot.ctx).name),
-                    cooldown_until: slot.cell.cooldown_until.unwrap_or(0),
+                    cooldown_until: slot.cell().cooldown_until.unwrap_or(0),
                 })
             })
             .collect();

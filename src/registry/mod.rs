@@ -1,18 +1,22 @@
-//! The registered resources: identity, lookup by `(kind, value)`, lease and block records.
+//! The registered resources: identity, lookup by `(kind, value)`, lease records.
 //!
 //! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration. The
 //! ordering index over them (which is available, ranks, selection) is `order.rs`; the
-//! rules for leases and blocks are in `pool/`. This module only stores.
+//! blocklist (block records, their count, the queue of ends) is `blocklist.rs`; the rules for
+//! leases and blocks are in `pool/`. This module only stores.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+pub mod blocklist;
 pub mod order;
 
 use crate::redact::redact;
+use crate::slab::Slab;
 use crate::types::{Kind, Millis};
+use blocklist::{Block, Blocklist};
 use order::OrderIndex;
 
 /// The live lease on a resource. Leases are runtime state: never persisted.
@@ -29,13 +33,6 @@ pub struct LeaseRec {
 /// Marks "no cell" in a lease record.
 pub const NO_CELL: u32 = u32::MAX;
 
-/// An operator's block: until an instant (exclusive), or until unblocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Block {
-    Until(Millis),
-    Permanent,
-}
-
 /// Marks "no log entry" in toggle bookkeeping.
 pub const NO_SEQ: u64 = u64::MAX;
 
@@ -45,18 +42,32 @@ pub struct Resource {
     pub value: Rc<str>,
     /// The value as it may be shown in events, errors and logs.
     pub display: Rc<str>,
-    pub lease: Option<LeaseRec>,
-    pub block: Option<Block>,
+    /// Changed only through `Registry` (`set_lease`, `extend_lease`, `note_lease_cell`), which
+    /// keeps the count of leased resources.
+    lease: Option<LeaseRec>,
+    /// Changed only by the blocklist (`Registry::set_block`).
+    block: Option<Block>,
     /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
-    pub(crate) avail: bool,
+    avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
-    pub(crate) last_toggle: u64,
+    last_toggle: u64,
 }
 
 impl Resource {
     /// Registered, not blocked, not leased: may be handed out (cell rules aside).
     pub fn is_available(&self) -> bool {
         self.avail
+    }
+
+    /// The live lease on this resource, if any.
+    #[inline]
+    pub fn lease(&self) -> Option<&LeaseRec> {
+        self.lease.as_ref()
+    }
+
+    /// The operator's block on this resource, if any.
+    pub fn block(&self) -> Option<Block> {
+        self.block
     }
 
     /// Neither leased nor blocked: what availability should be.
@@ -67,17 +78,16 @@ impl Resource {
 
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
-    pub(crate) slots: Vec<Option<Resource>>,
-    free: Vec<u32>,
+    slots: Slab<Resource>,
     by_key: [FxHashMap<Rc<str>, u32>; 3],
     /// Canonical order and availability counts (see `order.rs`).
-    pub(crate) order: OrderIndex,
-    live: u32,
+    order: OrderIndex,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
-    pub(crate) hint: u32,
-    /// Resources with a lease; with a block.
+    hint: u32,
+    /// Resources with a lease.
     leased: usize,
-    blocked: usize,
+    /// The block records' count and queue of ends.
+    blocks: Blocklist,
 }
 
 impl Registry {
@@ -86,11 +96,16 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        self.live as usize
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.slots.is_empty()
+    }
+
+    /// Every slot is below this (for tables by slot).
+    pub fn slot_bound(&self) -> usize {
+        self.slots.id_bound()
     }
 
     pub fn find(&self, kind: Kind, value: &str) -> Option<u32> {
@@ -107,17 +122,56 @@ impl Registry {
         self.by_key[kind.index()].get(value).copied()
     }
 
+    /// Sets `slot`'s availability flag; true when it changed (the caller logs the change).
+    #[inline]
+    pub fn set_avail(&mut self, slot: u32, avail: bool) -> bool {
+        let r = self.get_mut(slot);
+        if r.avail == avail {
+            return false;
+        }
+        r.avail = avail;
+        true
+    }
+
+    /// Sets the sequence number of `slot`'s last availability-log entry; returns the previous.
+    #[inline]
+    pub fn replace_toggle(&mut self, slot: u32, seq: u64) -> u64 {
+        std::mem::replace(&mut self.get_mut(slot).last_toggle, seq)
+    }
+
+    /// Forgets `slot`'s last log entry, if `slot` is still registered (the log was cleared).
+    pub fn forget_toggle(&mut self, slot: u32) {
+        if let Some(r) = self.slots.try_get_mut(slot) {
+            r.last_toggle = NO_SEQ;
+        }
+    }
+
+    /// Notes the slot most likely to be looked up next (`find` tries it first).
+    #[inline]
+    pub fn set_hint(&mut self, slot: u32) {
+        self.hint = slot;
+    }
+
+    /// The position in the availability log up to which the order's counts are exact.
+    pub fn order_cursor(&self) -> u64 {
+        self.order.cursor
+    }
+
+    pub fn set_order_cursor(&mut self, cursor: u64) {
+        self.order.cursor = cursor;
+    }
+
     /// The resource in `slot`, if one is registered there.
     pub fn try_get(&self, slot: u32) -> Option<&Resource> {
-        self.slots.get(slot as usize)?.as_ref()
+        self.slots.try_get(slot)
     }
 
     pub fn get(&self, slot: u32) -> &Resource {
-        self.slots[slot as usize].as_ref().expect("live resource slot")
+        self.slots.get(slot)
     }
 
     pub fn get_mut(&mut self, slot: u32) -> &mut Resource {
-        self.slots[slot as usize].as_mut().expect("live resource slot")
+        self.slots.get_mut(slot)
     }
 
     /// Stores a new resource (not yet in the order index) and returns its slot.
@@ -136,27 +190,15 @@ impl Registry {
             avail: false,
             last_toggle: NO_SEQ,
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(res);
-                s
-            }
-            None => {
-                self.slots.push(Some(res));
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let slot = self.slots.insert(res);
         self.by_key[kind.index()].insert(value, slot);
-        self.live += 1;
         slot
     }
 
     /// Forgets a resource that has already left the order index.
     pub fn take(&mut self, slot: u32) -> Resource {
-        let res = self.slots[slot as usize].take().expect("live resource slot");
+        let res = self.slots.remove(slot);
         self.by_key[res.kind.index()].remove(&*res.value);
-        self.free.push(slot);
-        self.live -= 1;
         res
     }
 
@@ -168,12 +210,35 @@ impl Registry {
         old
     }
 
-    /// Puts or ends `slot`'s block (keeping the count); returns the previous one.
+    /// Puts or ends `slot`'s block through the blocklist; returns the previous one. (One copy:
+    /// blocks change rarely, and each inlined copy of the queue upkeep costs the module.)
+    #[inline(never)]
     pub fn set_block(&mut self, slot: u32, block: Option<Block>) -> Option<Block> {
-        let now_blocked = block.is_some();
-        let old = std::mem::replace(&mut self.get_mut(slot).block, block);
-        self.blocked = self.blocked + usize::from(now_blocked) - usize::from(old.is_some());
-        old
+        let Registry { slots, blocks, .. } = self;
+        let r = slots.get_mut(slot);
+        blocks.set(&mut r.block, slot, block)
+    }
+
+    /// The blocklist (count and temporary blocks' ends).
+    pub fn blocks(&self) -> &Blocklist {
+        &self.blocks
+    }
+
+    /// Moves the end of `slot`'s lease to `expires_at`; returns the old end and when it was
+    /// granted, or `None` when the resource holds no lease.
+    pub fn extend_lease(&mut self, slot: u32, expires_at: Millis) -> Option<(Millis, Millis)> {
+        let rec = self.get_mut(slot).lease.as_mut()?;
+        let old = std::mem::replace(&mut rec.expires_at, expires_at);
+        Some((old, rec.leased_at))
+    }
+
+    /// Notes that `slot`'s lease, when held in `context`, now has cell `cell` there.
+    pub fn note_lease_cell(&mut self, slot: u32, context: &str, cell: u32) {
+        if let Some(l) = &mut self.get_mut(slot).lease
+            && *l.context == *context
+        {
+            l.cell = cell;
+        }
     }
 
     /// Resources holding a lease.
@@ -183,12 +248,12 @@ impl Registry {
 
     /// Resources blocked.
     pub fn blocked(&self) -> usize {
-        self.blocked
+        self.blocks.len()
     }
 
     /// Live slots in no particular order.
     pub fn live_slots(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, r)| r.is_some()).map(|(i, _)| i as u32)
+        self.slots.ids()
     }
 
     /// Canonical key order: kind (declaration order), then value by UTF-8 bytes.
@@ -203,7 +268,7 @@ impl Registry {
     pub fn order_insert(&mut self, slot: u32) {
         let Registry { order, slots, .. } = self;
         let key = |s: u32| {
-            let r = slots[s as usize].as_ref().expect("live resource slot");
+            let r = slots.get(s);
             (r.kind, r.value.as_bytes())
         };
         let mine = key(slot);
@@ -223,7 +288,16 @@ impl Registry {
     /// Re-reads every resource's availability into the order.
     pub fn order_refresh_all(&mut self) {
         let Registry { order, slots, .. } = self;
-        order.refresh_all(|s| slots[s as usize].as_ref().expect("live resource slot").avail);
+        order.refresh_all(|s| slots.get(s).avail);
+    }
+
+    /// Sets every resource's availability from its lease and block (restore, before
+    /// `order_rebuild`; nothing is logged).
+    pub fn restore_avail(&mut self) {
+        for slot in self.live_slots().collect::<Vec<_>>() {
+            let r = self.get_mut(slot);
+            r.avail = r.unclaimed();
+        }
     }
 
     /// Rebuilds the whole order from scratch (restore). The caller sets the cursor.
@@ -303,9 +377,8 @@ impl Registry {
 
     /// Approximate heap bytes held (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
-        let per_slot = std::mem::size_of::<Option<Resource>>();
         let strings: usize = self.live_slots().map(|s| self.get(s).value.len() + 16).sum();
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
-        self.slots.capacity() * per_slot + strings + maps + self.order.heap_bytes()
+        self.slots.heap_bytes() + strings + maps + self.order.heap_bytes()
     }
 }

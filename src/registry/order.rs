@@ -46,7 +46,7 @@ pub struct OrderIndex {
     /// Resource slot → where it sits in `list`.
     loc: Vec<Loc>,
     /// Position in the availability log up to which the counts are exact.
-    pub(crate) cursor: u64,
+    pub(super) cursor: u64,
 }
 
 fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use crate::events::PoolEvent;
 use crate::json::{Obj, array, opt_float, opt_uint};
 use crate::pool::{CellView, Lease, ProbeDue, ResourceDetail, ResourceView, Stats};
-use crate::registry::Block;
+use crate::registry::blocklist::Block;
 use crate::window::Window;
 
 pub fn write_lease(out: &mut String, l: &Lease) {

@@ -535,8 +535,8 @@ impl Run {
         for (v, (k, block, token, cells)) in views.iter().zip(&want) {
             prop_assert_eq!(&key(v.kind, &v.value), k);
             let vb = v.blocked.map(|b| match b {
-                repute::registry::Block::Until(u) => RefBlock::Until(u),
-                repute::registry::Block::Permanent => RefBlock::Permanent,
+                repute::registry::blocklist::Block::Until(u) => RefBlock::Until(u),
+                repute::registry::blocklist::Block::Permanent => RefBlock::Permanent,
             });
             prop_assert_eq!(&vb, block);
             prop_assert_eq!(v.lease.as_ref().map(|l| l.token), *token);

@@ -1,6 +1,7 @@
 //! Restoring snapshot v1: validate everything, build a complete new state, and only then
 //! return it. Any problem is an error naming the JSON path of the offending field; nothing is
 //! half-built. A document of another `version` gets its own error before any field complaint.
+//! The new state is built through `pool/durable.rs`'s `Builder`, never by setting its fields.
 //!
 //! Fast on large pools: paths are worked out only for errors (`json_path.rs`) and formatted only
 //! then, and cells are ordered by
@@ -17,11 +18,10 @@ use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
-use crate::events::EventBuffer;
-use crate::index::cells::Context;
 use crate::json_path;
 use crate::pool::core::Core;
-use crate::registry::Block;
+use crate::pool::durable::{Builder, Counters};
+use crate::registry::blocklist::Block;
 use crate::sort::sort_ids;
 use crate::types::{Kind, Millis, State};
 use crate::window::Window;
@@ -159,51 +159,52 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     if taken_at > check::MAX_INSTANT {
         return Err(bad("takenAt: must be at most 2^52"));
     }
-    let mut core = Core::new(cfg, taken_at);
-    core.revision = instant("revision", snap.revision)?;
-    core.fencing = instant("fencingHighWater", snap.fencing_high_water)?;
-    let next_seq = int_in("nextEventSeq", snap.next_event_seq, 1, MAX_SAFE).map_err(bad)?;
-    core.events = EventBuffer::new(core.cfg.event_buffer_size as usize, next_seq);
-    check_capacity(&core, &snap)?;
+    let counters = Counters {
+        revision: instant("revision", snap.revision)?,
+        taken_at,
+        fencing_high_water: instant("fencingHighWater", snap.fencing_high_water)?,
+        next_event_seq: int_in("nextEventSeq", snap.next_event_seq, 1, MAX_SAFE).map_err(bad)?,
+    };
+    let mut core = Builder::new(cfg, counters);
+    check_capacity(core.config(), &snap)?;
     restore_resources(&mut core, &snap, taken_at)?;
     let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize)?;
     build_cells(&mut core, cells)?;
-    Ok(core)
+    Ok(core.finish())
 }
 
-fn check_capacity(core: &Core, snap: &SnapshotIn) -> Result<()> {
+fn check_capacity(cfg: &Config, snap: &SnapshotIn) -> Result<()> {
     let (resources, cells) = (snap.registered.len(), snap.cells.len());
-    if resources > core.cfg.max_resources as usize {
+    if resources > cfg.max_resources as usize {
         return Err(Error::CapacityExceeded(format!(
             "the snapshot holds {resources} resources; maxResources is {}",
-            core.cfg.max_resources
+            cfg.max_resources
         )));
     }
-    if cells > core.cfg.max_cells as usize {
+    if cells > cfg.max_cells as usize {
         return Err(Error::CapacityExceeded(format!(
             "the snapshot holds {cells} cells; maxCells is {}",
-            core.cfg.max_cells
+            cfg.max_cells
         )));
     }
     Ok(())
 }
 
 /// Registers every resource, applies the blocklist, and builds the resource order.
-fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Result<()> {
+fn restore_resources(core: &mut Builder, snap: &SnapshotIn, taken_at: Millis) -> Result<()> {
     for (i, r) in snap.registered.iter().enumerate() {
         let kind = kind_at(&r.kind, || format!("registered[{i}].kind"))?;
         if let Err(e) = check::value_text("value", &r.value) {
             return Err(bad(format!("registered[{i}].{e}")));
         }
-        if core.reg.find(kind, &r.value).is_some() {
+        if core.find(kind, &r.value).is_some() {
             return Err(bad(format!("registered[{i}]: duplicate resource")));
         }
-        core.reg.add(kind, &r.value);
+        core.add_resource(kind, &r.value);
     }
     for (i, b) in snap.blocklist.iter().enumerate() {
         let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
         let slot = core
-            .reg
             .find(kind, &b.value)
             .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
         let block = match (b.until, b.permanent) {
@@ -220,32 +221,29 @@ fn restore_resources(core: &mut Core, snap: &SnapshotIn, taken_at: Millis) -> Re
             }
             _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
         };
-        if core.reg.set_block(slot, Some(block)).is_some() {
+        if !core.block(slot, block) {
             return Err(bad(format!("blocklist[{i}]: duplicate entry")));
         }
-        if let Block::Until(until) = block {
-            core.expiries.add_block(until, slot);
-        }
     }
-    for slot in core.reg.live_slots().collect::<Vec<_>>() {
-        let r = core.reg.get_mut(slot);
-        r.avail = r.unclaimed();
-    }
-    core.reg.order_rebuild();
+    core.resources_done();
     Ok(())
 }
 
 /// A validated cell: its resource slot, its context's name, the cell.
 type Placed = (u32, Rc<str>, Cell);
 
-fn validate_cells(core: &Core, cells: &[CellIn], taken_at: Millis, stored_cap: usize) -> Result<Vec<Placed>> {
-    let cap = core.cfg.window_size as usize;
+fn validate_cells(
+    core: &Builder,
+    cells: &[CellIn],
+    taken_at: Millis,
+    stored_cap: usize,
+) -> Result<Vec<Placed>> {
+    let cap = core.config().window_size as usize;
     let mut names: FxHashMap<&str, Rc<str>> = FxHashMap::default();
     let mut placed: Vec<Placed> = Vec::with_capacity(cells.len());
     for (i, c) in cells.iter().enumerate() {
         let kind = kind_at(&c.kind, || format!("cells[{i}].kind"))?;
         let slot = core
-            .reg
             .find(kind, &c.value)
             .ok_or_else(|| bad(format!("cells[{i}].value: not a registered resource")))?;
         if let Err(e) = check::context_text("context", &c.context) {
@@ -362,7 +360,7 @@ fn by_rank(order: &[u32], rank: &[u32], ranks: usize) -> Vec<u32> {
 
 /// Stores validated cells, creates their contexts and builds every index. Rejects a second
 /// cell for one resource in one context.
-fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
+fn build_cells(core: &mut Builder, placed: Vec<Placed>) -> Result<()> {
     // Canonical order by integer ranks: contexts by name bytes, resources by their order.
     // (Equal names share one `Rc`: `validate_cells` interns them.)
     let mut name_index: FxHashMap<*const u8, u32> = FxHashMap::default();
@@ -379,10 +377,7 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     for (rank, &i) in by_name.iter().enumerate() {
         name_rank[i as usize] = rank as u32;
     }
-    let mut res_rank = vec![0u32; core.reg.slots.len()];
-    for (i, slot) in core.reg.in_order().into_iter().enumerate() {
-        res_rank[slot as usize] = i as u32;
-    }
+    let res_rank = core.resource_ranks();
     // The placed cells by context rank, then resource rank: two counting sorts, O(cells +
     // resources + contexts), with no comparison sort of a type of its own in the module.
     let ctx_of: Vec<u32> = placed.iter().map(|p| name_rank[name_index[&p.1.as_ptr()] as usize]).collect();
@@ -393,27 +388,19 @@ fn build_cells(core: &mut Core, placed: Vec<Placed>) -> Result<()> {
     if order.windows(2).any(|w| key(w[0]) == key(w[1])) {
         return Err(bad("cells: a second cell for the same resource and context"));
     }
-    let now = core.now;
-    let half_open = core.cfg.half_open_causes;
-    core.cells.reserve(placed.len());
+    core.reserve_cells(placed.len());
     let mut placed: Vec<Option<Placed>> = placed.into_iter().map(Some).collect();
     let mut start = 0;
     while start < order.len() {
         let rank = ctx_of[order[start] as usize];
         let end = start + order[start..].iter().take_while(|&&i| ctx_of[i as usize] == rank).count();
         let name = Rc::clone(&placed[order[start] as usize].as_ref().expect("placed once").1);
-        let ctx = core.ctxs.add(Context::new(name, &core.reg, &core.log));
-        let mut ids = Vec::with_capacity(end - start);
-        for &i in &order[start..end] {
+        let cells = order[start..end].iter().map(|&i| {
             let (slot, _, cell) = placed[i as usize].take().expect("placed once");
-            let eligible = cell.selectable(now, half_open);
-            ids.push((core.cells.add(slot, ctx, cell), eligible));
-        }
+            (slot, cell)
+        });
+        core.add_context(name, cells);
         start = end;
-        core.ctxs.get_mut(ctx).build(&mut core.cells, &core.reg, &core.log, &ids);
-        for (id, _) in ids {
-            core.track_cooldown(id, None, now);
-        }
     }
     Ok(())
 }

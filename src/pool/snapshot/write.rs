@@ -2,7 +2,8 @@
 //!
 //! Canonical means fixed key order, resources in (kind, value bytes) order, blocklist likewise,
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
-//! bytes. Leases are not part of a snapshot; the fencing high-water mark is.
+//! bytes. Leases are not part of a snapshot; the fencing high-water mark is. The records come
+//! from the state's narrow reading API (`pool/durable.rs`), never from its fields.
 //!
 //! The document is also written in parts (`write_head`, `write_resource`), for a host that keeps
 //! each resource in its own record and writes only those that changed (the edge worker): the
@@ -11,24 +12,23 @@
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;
-use crate::registry::Block;
+use crate::pool::durable::{CellRec, ResourceRec};
+use crate::registry::blocklist::Block;
 
 /// The snapshot's `format` and `version` fields (what a restore accepts).
 pub const FORMAT: &str = "repute-snapshot";
 pub const VERSION: u64 = 1;
 
-/// Writes the canonical snapshot of `core` (taken at `core.now`).
+/// Writes the canonical snapshot of `core` (taken at its latest clock reading).
 pub fn write(core: &Core) -> String {
-    let mut out = String::with_capacity(512 + core.reg.len() * 64 + core.cells.len() * 320);
+    let (resources, cells) = (core.resource_records(), core.cell_records());
+    let mut out = String::with_capacity(512 + resources.len() * 64 + cells.len() * 320);
     let mut o = Obj::open(&mut out);
     head(&mut o, core);
-    let order = core.reg.in_order();
-    array(o.key("registered"), &order, |out, &slot| registered(out, core, slot));
-    let blocked: Vec<u32> = order.iter().copied().filter(|&s| core.reg.get(s).block.is_some()).collect();
-    array(o.key("blocklist"), &blocked, |out, &slot| block(out, core, slot));
-    let by_res = core.cells_by_resource();
-    let cells: Vec<u32> = order.iter().flat_map(|&s| by_res[s as usize].iter().copied()).collect();
-    array(o.key("cells"), &cells, |out, &id| cell(out, core, id));
+    array(o.key("registered"), &resources, |out, r| registered(out, r));
+    let blocked: Vec<&ResourceRec> = resources.iter().filter(|r| r.block.is_some()).collect();
+    array(o.key("blocklist"), &blocked, |out, r| block(out, r));
+    array(o.key("cells"), &cells, |out, c| cell(out, c));
     o.close();
     out
 }
@@ -47,44 +47,44 @@ pub fn write_head(core: &Core) -> String {
 /// JSON holds no raw line break, so the lines split cleanly.
 pub fn write_resource(core: &Core, slot: u32) -> String {
     let mut out = String::with_capacity(512);
-    registered(&mut out, core, slot);
+    let r = core.resource_record(slot);
+    registered(&mut out, &r);
     out.push('\n');
-    if core.reg.get(slot).block.is_some() {
-        block(&mut out, core, slot);
+    if r.block.is_some() {
+        block(&mut out, &r);
     }
     out.push('\n');
-    for (i, id) in core.cells_of(slot).into_iter().enumerate() {
+    for (i, c) in core.cell_records_of(slot).iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        cell(&mut out, core, id);
+        cell(&mut out, c);
     }
     out
 }
 
 fn head(o: &mut Obj, core: &Core) {
+    let counters = core.counters();
     o.str("format", FORMAT);
     o.uint("version", VERSION);
-    o.uint("revision", core.revision);
-    o.uint("takenAt", core.now);
-    o.uint("fencingHighWater", core.fencing);
-    o.uint("nextEventSeq", core.events.next_seq());
-    core.cfg.write_json(o.key("config"));
+    o.uint("revision", counters.revision);
+    o.uint("takenAt", counters.taken_at);
+    o.uint("fencingHighWater", counters.fencing_high_water);
+    o.uint("nextEventSeq", counters.next_event_seq);
+    core.config().write_json(o.key("config"));
 }
 
-fn registered(out: &mut String, core: &Core, slot: u32) {
-    let r = core.reg.get(slot);
+fn registered(out: &mut String, r: &ResourceRec) {
     let mut o = Obj::open(out);
     o.str("kind", r.kind.as_str());
-    o.str("value", &r.value);
+    o.str("value", r.value);
     o.close();
 }
 
-fn block(out: &mut String, core: &Core, slot: u32) {
-    let r = core.reg.get(slot);
+fn block(out: &mut String, r: &ResourceRec) {
     let mut o = Obj::open(out);
     o.str("kind", r.kind.as_str());
-    o.str("value", &r.value);
+    o.str("value", r.value);
     match r.block {
         Some(Block::Until(u)) => o.uint("until", u),
         _ => o.raw("permanent", "true"),
@@ -92,14 +92,12 @@ fn block(out: &mut String, core: &Core, slot: u32) {
     o.close();
 }
 
-fn cell(out: &mut String, core: &Core, id: u32) {
-    let slot = core.cells.get(id);
-    let r = core.reg.get(slot.res);
-    let c = &slot.cell;
+fn cell(out: &mut String, rec: &CellRec) {
+    let c = rec.cell;
     let mut o = Obj::open(out);
-    o.str("kind", r.kind.as_str());
-    o.str("value", &r.value);
-    o.str("context", &core.ctxs.get(slot.ctx).name);
+    o.str("kind", rec.kind.as_str());
+    o.str("value", rec.value);
+    o.str("context", rec.context);
     o.float("score", c.score);
     o.uint("consecutiveFailures", c.consecutive_failures.into());
     o.uint("consecutiveSuccesses", c.consecutive_successes.into());

@@ -1,0 +1,170 @@
+//! The durable state as records: what the snapshot writer reads, in canonical order, and what
+//! a restore builds a new state from (`Builder`), so `snapshot/` names no field of `Core`.
+//!
+//! Records only: the document's text and its checks are `snapshot/`; how a cell, a block or a
+//! context index is kept is each owner's (`index/cells.rs`, `registry/blocklist.rs`, …).
+
+use std::rc::Rc;
+
+use super::core::Core;
+use crate::cell::Cell;
+use crate::config::Config;
+use crate::events::EventBuffer;
+use crate::index::cells::Context;
+use crate::registry::blocklist::Block;
+use crate::types::{Kind, Millis};
+
+/// The counters a snapshot carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counters {
+    pub revision: u64,
+    /// The instant of the state (the latest clock reading applied).
+    pub taken_at: Millis,
+    pub fencing_high_water: u64,
+    pub next_event_seq: u64,
+}
+
+/// A registered resource with its block.
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceRec<'a> {
+    pub kind: Kind,
+    pub value: &'a str,
+    pub block: Option<Block>,
+}
+
+/// A cell with its resource and context.
+#[derive(Debug, Clone, Copy)]
+pub struct CellRec<'a> {
+    pub kind: Kind,
+    pub value: &'a str,
+    pub context: &'a str,
+    pub cell: &'a Cell,
+}
+
+impl Core {
+    pub(crate) fn counters(&self) -> Counters {
+        Counters {
+            revision: self.revision,
+            taken_at: self.now,
+            fencing_high_water: self.fencing,
+            next_event_seq: self.events.next_seq(),
+        }
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Every resource in canonical order (kind, then value bytes).
+    pub(crate) fn resource_records(&self) -> Vec<ResourceRec<'_>> {
+        self.reg.in_order().into_iter().map(|slot| self.resource_record(slot)).collect()
+    }
+
+    /// The resource in `slot`.
+    pub(crate) fn resource_record(&self, slot: u32) -> ResourceRec<'_> {
+        let r = self.reg.get(slot);
+        ResourceRec { kind: r.kind, value: &r.value, block: r.block() }
+    }
+
+    /// Every cell in canonical order (resource, then context name bytes).
+    pub(crate) fn cell_records(&self) -> Vec<CellRec<'_>> {
+        let by_res = self.cells_by_resource();
+        let order = self.reg.in_order();
+        order.into_iter().flat_map(|s| by_res[s as usize].iter().map(|&id| self.cell_record(id))).collect()
+    }
+
+    /// The cells of the resource in `slot`, in context-name order (a snapshot part).
+    pub(crate) fn cell_records_of(&self, slot: u32) -> Vec<CellRec<'_>> {
+        self.cells_of(slot).into_iter().map(|id| self.cell_record(id)).collect()
+    }
+
+    fn cell_record(&self, id: u32) -> CellRec<'_> {
+        let c = self.cells.get(id);
+        let r = self.reg.get(c.res);
+        CellRec { kind: r.kind, value: &r.value, context: &self.ctxs.get(c.ctx).name, cell: c.cell() }
+    }
+}
+
+/// A new state built from validated records, in this order: resources, blocks,
+/// `resources_done`, then each context's cells; `finish` hands it over. A caller that stops
+/// early drops it: nothing is half-built where anyone can see it.
+pub(crate) struct Builder {
+    core: Core,
+}
+
+impl Builder {
+    pub fn new(cfg: Config, c: Counters) -> Builder {
+        let mut core = Core::new(cfg, c.taken_at);
+        core.revision = c.revision;
+        core.fencing = c.fencing_high_water;
+        core.events = EventBuffer::new(core.cfg.event_buffer_size as usize, c.next_event_seq);
+        Builder { core }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.core.cfg
+    }
+
+    pub fn find(&self, kind: Kind, value: &str) -> Option<u32> {
+        self.core.reg.find(kind, value)
+    }
+
+    /// Stores a resource (not yet ordered); returns its slot.
+    pub fn add_resource(&mut self, kind: Kind, value: &str) -> u32 {
+        self.core.reg.add(kind, value)
+    }
+
+    /// Blocks resource `slot`; false when it was blocked already (left as it was).
+    pub fn block(&mut self, slot: u32, block: Block) -> bool {
+        let core = &mut self.core;
+        if core.reg.get(slot).block().is_some() {
+            return false;
+        }
+        core.reg.set_block(slot, Some(block));
+        if let Block::Until(until) = block {
+            core.expiries.note_due(until);
+        }
+        true
+    }
+
+    /// Derives every resource's availability and builds the resource order.
+    pub fn resources_done(&mut self) {
+        self.core.reg.restore_avail();
+        self.core.reg.order_rebuild();
+    }
+
+    /// Each slot's position in canonical order (a table by slot).
+    pub fn resource_ranks(&self) -> Vec<u32> {
+        let mut rank = vec![0u32; self.core.reg.slot_bound()];
+        for (i, slot) in self.core.reg.in_order().into_iter().enumerate() {
+            rank[slot as usize] = i as u32;
+        }
+        rank
+    }
+
+    /// Room for `n` more cells.
+    pub fn reserve_cells(&mut self, n: usize) {
+        self.core.cells.reserve(n);
+    }
+
+    /// Creates context `name` with its cells, given as (resource slot, cell) in canonical
+    /// order, builds its index and queues their cooldowns.
+    pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
+        let core = &mut self.core;
+        let (now, half_open) = (core.now, core.cfg.half_open_causes);
+        let ctx = core.ctxs.add(Context::new(name, &core.reg, &core.log));
+        let mut ids = Vec::with_capacity(cells.len());
+        for (slot, cell) in cells {
+            let eligible = cell.selectable(now, half_open);
+            ids.push((core.cells.add(slot, ctx, cell), eligible));
+        }
+        core.ctxs.get_mut(ctx).build(&mut core.cells, &core.reg, &core.log, &ids);
+        for (id, _) in ids {
+            core.track_cooldown(id, None, now);
+        }
+    }
+
+    pub fn finish(self) -> Core {
+        self.core
+    }
+}
