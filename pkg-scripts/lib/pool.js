@@ -52,8 +52,8 @@ const EVENT_FIELDS = 11;
 
 /**
  * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
- * string lengths…, then per event seq, at, type, kind, value, context, cause, until,
- * permanent, token, unmasked]`, strings by index into `text` cut at those lengths, -1 for
+ * then per event seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
+ * then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
  * absent. Keys in the order of the engine's event JSON; with `resourceId`, an `id` after
  * `value`, from the unmasked value (which no event object holds).
  */
@@ -61,13 +61,13 @@ function unpackEvents(nums, text, resourceId) {
   const count = nums[0];
   const n = nums[1];
   const table = new Array(n);
-  for (let i = 0, pos = 0; i < n; i++) {
-    const end = pos + nums[2 + i];
+  for (let i = 0, pos = 0, lens = 2 + count * EVENT_FIELDS; i < n; i++) {
+    const end = pos + nums[lens + i];
     table[i] = text.slice(pos, end);
     pos = end;
   }
   const events = new Array(count);
-  for (let i = 0, o = 2 + n; i < count; i++, o += EVENT_FIELDS) {
+  for (let i = 0, o = 2; i < count; i++, o += EVENT_FIELDS) {
     const e = { seq: nums[o], type: table[nums[o + 2]], at: nums[o + 1] };
     if (nums[o + 3] >= 0) {
       e.kind = table[nums[o + 3]];
@@ -175,6 +175,8 @@ export function cryptoSeed() {
 }
 
 const NO_CONTEXT = 0xffffffff;
+/** Equal to no argument a caller can pass. */
+const NOT_A_NAME = Symbol("no context yet");
 
 /** The host clock as the engine reads it: a reading that is not a number is NaN, which the
  * engine refuses (INVALID_ARGUMENT), rather than a string coerced to a number. */
@@ -202,6 +204,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lastKind = -1;
     #lastValue = undefined;
     #lastHandle = 0;
+    /** The context name last found interned, and its id (ids are never taken back). */
+    #lastContext = NOT_A_NAME;
+    #lastContextId = 0;
 
     constructor(options, raw) {
       if (options === RESTORING) {
@@ -236,7 +241,18 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     register(kind, value) {
-      return this.#raw.register(this.#now(), kindCode(kind), text("value", value));
+      const k = kindCode(kind);
+      const h = this.#raw.register(this.#now(), k, text("value", value));
+      if (h > 0) this.#remember(h, k, value);
+      return h > 0;
+    }
+
+    /** Keeps `value` as handle `h`'s value string (from register, or read once from a lease). */
+    #remember(h, k, value) {
+      const values = this.#values;
+      while (values.length <= h) values.push(undefined); // grows without holes
+      values[h] = value;
+      this.#handles[k].set(value, h);
     }
 
     deregister(kind, value) {
@@ -268,13 +284,10 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lease(h, context) {
       const r = this.#raw;
       const kind = r.leaseKind();
-      const values = this.#values;
-      let value = values[h];
+      let value = this.#values[h];
       if (value === undefined) {
         value = r.leaseValue();
-        while (values.length <= h) values.push(undefined); // grows without holes
-        values[h] = value;
-        this.#handles[kind].set(value, h);
+        this.#remember(h, kind, value);
       }
       this.#lastKind = kind;
       this.#lastValue = value;
@@ -344,8 +357,14 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The context's id when interned (a well-formed string already), else `undefined` once
      * `context` is checked to be one. */
     #contextOf(context, name) {
+      // A lease's report and release name the context its acquire just looked up.
+      if (context === this.#lastContext) return this.#lastContextId;
       const id = this.#contexts.get(context);
       if (id === undefined) text(name, context);
+      else {
+        this.#lastContext = context;
+        this.#lastContextId = id;
+      }
       return id;
     }
 

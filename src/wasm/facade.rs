@@ -217,9 +217,14 @@ impl RawPool {
         id
     }
 
-    pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
+    /// The new resource's handle, 0 when it was registered already: the JS side keeps the
+    /// value it holds under that handle, so a lease never brings the string back across.
+    pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).register(k, value).map_err(js_error)
+        if !self.at(now).register(k, value).map_err(js_error)? {
+            return Ok(0.0);
+        }
+        Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
     }
 
     /// Removing a resource ends every handle (its slot may name the next resource registered):
