@@ -420,8 +420,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
         resourceId = options.resourceId;
         if (resourceId !== undefined && typeof resourceId !== "function") throw invalid("resourceId must be a function");
       }
-      const numbers = this.#raw.drainEvents(this.#now());
-      return unpackEvents(numbers, this.#raw.drainedStrings(), resourceId);
+      // A view into the module's memory, valid until the next call into it: the strings are
+      // taken first (that call allocates nothing), and a copy is made when `resourceId`, a
+      // caller's function, runs in between.
+      const view = this.#raw.drainEvents(this.#now());
+      const strings = this.#raw.drainedStrings();
+      return unpackEvents(resourceId === undefined ? view : view.slice(), strings, resourceId);
     }
 
     resources(filter) {

@@ -17,12 +17,12 @@
 
 use std::rc::Rc;
 
-use js_sys::Function;
+use js_sys::{Float64Array, Function};
 use rustc_hash::FxHashMap;
 use wasm_bindgen::prelude::*;
 
 use super::host::{HostRandom, JsRandom, js_error};
-use super::packed::pack_events;
+use super::packed::pack_events_into;
 use super::views_json;
 use crate::check;
 use crate::clock::ManualClock;
@@ -87,6 +87,8 @@ pub struct RawPool {
     context_ids: FxHashMap<Rc<str>, u32>,
     /// The string table of the last drained events, until read.
     drained: String,
+    /// The numbers of the last drained events (`drainEvents` hands out a view of them).
+    numbers: Vec<f64>,
 }
 
 impl RawPool {
@@ -98,6 +100,7 @@ impl RawPool {
             contexts: Vec::new(),
             context_ids: FxHashMap::default(),
             drained: String::new(),
+            numbers: Vec::new(),
         }
     }
 
@@ -359,14 +362,19 @@ impl RawPool {
         self.at(now).snapshot_part(named).map_err(js_error)
     }
 
-    /// Events since the last drain, packed (`packed.rs`): the numbers; `drainedStrings` then
-    /// gives their string table.
+    /// Events since the last drain, packed (`packed.rs`): the numbers, as a view into the
+    /// module's memory (no copy), valid only until the next call into the module (which may
+    /// grow the memory or drain again): the JS side reads them at once or copies them.
+    /// `drainedStrings` then gives their string table.
     #[wasm_bindgen(js_name = drainEvents)]
-    pub fn drain_events(&mut self, now: f64) -> JsResult<Vec<f64>> {
+    pub fn drain_events(&mut self, now: f64) -> JsResult<Float64Array> {
         let events = self.at(now).drain_events().map_err(js_error)?;
-        let packed = pack_events(&events);
-        self.drained = packed.strings;
-        Ok(packed.numbers)
+        self.drained = pack_events_into(&mut self.numbers, &events);
+        drop(events);
+        // SAFETY: the view aliases `self.numbers`, which nothing changes before the JS side's
+        // next call into the module; it allocates nothing (so the memory does not grow) while
+        // the view is live.
+        Ok(unsafe { Float64Array::view(&self.numbers) })
     }
 
     /// The string table of the last `drainEvents` (once).

@@ -79,8 +79,17 @@ fn or_none(v: Option<f64>) -> f64 {
 }
 
 pub fn pack_events(events: &[PoolEvent]) -> Packed {
+    let mut numbers = Vec::new();
+    let strings = pack_events_into(&mut numbers, events);
+    Packed { numbers, strings }
+}
+
+/// `pack_events` into a buffer the caller keeps between drains (cleared first): returns the
+/// string table.
+pub fn pack_events_into(numbers: &mut Vec<f64>, events: &[PoolEvent]) -> String {
     let mut table = Table::new();
-    let mut numbers = Vec::with_capacity(2 + events.len() * (FIELDS + 1));
+    numbers.clear();
+    numbers.reserve(2 + events.len() * (FIELDS + 1));
     numbers.extend([events.len() as f64, 0.0]);
     for e in events {
         let (kind, value) = match &e.resource {
@@ -107,5 +116,5 @@ pub fn pack_events(events: &[PoolEvent]) -> Packed {
     }
     numbers[1] = table.order.len() as f64;
     numbers.extend(table.order.iter().map(|s| s.encode_utf16().count() as f64));
-    Packed { numbers, strings: table.order.concat() }
+    table.order.concat()
 }
