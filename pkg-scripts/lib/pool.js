@@ -221,6 +221,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The context name last found interned, and its id (ids are never taken back). */
     #lastContext = NOT_A_NAME;
     #lastContextId = 0;
+    /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
+     * and once the module's memory has grown. */
+    #fields = new Float64Array(0);
 
     constructor(options, raw) {
       if (options === RESTORING) {
@@ -297,7 +300,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The lease just granted, its value string read once per resource. */
     #lease(h, context) {
       const r = this.#raw;
-      const kind = r.leaseKind();
+      let f = this.#fields;
+      if (f.length === 0) f = this.#fields = r.leaseFields(); // first lease, or memory grew
+      // Read before anything else calls into the module (leaseValue allocates there).
+      const kind = f[0];
+      const token = f[1];
+      const leasedAt = f[2];
+      const expiresAt = f[3];
       let value = this.#values[h];
       if (value === undefined) {
         value = r.leaseValue();
@@ -310,9 +319,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
         kind: KINDS[kind],
         value,
         context,
-        token: r.leaseToken(),
-        leasedAt: r.leaseLeasedAt(),
-        expiresAt: r.leaseExpiresAt(),
+        token,
+        leasedAt,
+        expiresAt,
       };
     }
 

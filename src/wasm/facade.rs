@@ -89,6 +89,9 @@ pub struct RawPool {
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
     numbers: Vec<f64>,
+    /// The last lease's kind code, token, leasedAt and expiresAt, at a fixed address
+    /// (`leaseFields` hands out a view of them).
+    fields: Box<[f64; 4]>,
 }
 
 impl RawPool {
@@ -101,6 +104,7 @@ impl RawPool {
             context_ids: FxHashMap::default(),
             drained: String::new(),
             numbers: Vec::new(),
+            fields: Box::new([0.0; 4]),
         }
     }
 
@@ -118,6 +122,12 @@ impl RawPool {
         };
         // The lease's resource is registered: it was just granted or renewed.
         let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
+        *self.fields = [
+            f64::from(lease.kind as u8),
+            lease.token as f64,
+            lease.leased_at as f64,
+            lease.expires_at as f64,
+        ];
         self.last = Some(lease);
         f64::from(handle)
     }
@@ -431,6 +441,16 @@ impl RawPool {
         self.at(now).set_config(&p).map_err(js_error)
     }
 
+    /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt]`,
+    /// at a fixed address for the pool's life: the JS side keeps it and reads each lease's
+    /// numbers with no call. The module's memory growing detaches it (its length reads 0):
+    /// the JS side asks again then.
+    #[wasm_bindgen(js_name = leaseFields)]
+    pub fn lease_fields(&self) -> Float64Array {
+        // SAFETY: `fields` is boxed and lives as long as the pool; the JS side reads the view
+        // only while the pool lives and asks again once memory growth detached it.
+        unsafe { Float64Array::view(&self.fields[..]) }
+    }
     #[wasm_bindgen(js_name = leaseKind)]
     pub fn lease_kind(&self) -> u8 {
         self.lease().kind as u8
