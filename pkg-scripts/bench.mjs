@@ -3,23 +3,27 @@
 // workload) and Crawlee's SessionPool (getSession + markGood/markBad, persistence off, its
 // usage caps removed), in the same run, at 1k / 10k / 100k resources; then the cost of a
 // rejected acquire and its `nextChangeAt` on a saturated pool. Prints figures, and for each size
-// one line `BENCH {"size","nativeNs","nodeNs","ratio","crawleeNs"}` (medians of the rounds);
+// one line `BENCH {"size","nativeNs","nodeNs","ratio","crawleeNs","wasmNs","wasmRatio"}` (medians
+// of the rounds; `wasmNs`: the same cycle run inside WebAssembly by one call, pkg-scripts/wasm-cycle.mjs,
+// the bound the package's Node cycle could reach with no glue; `wasmRatio` = wasmNs ÷ nativeNs);
 // asserts nothing.
 //   pkg-scripts/bench            (all sizes)     pkg-scripts/bench 10000     (one size)
 // BENCH_CYCLES (default 1 000 000): cycles per round, the same number natively and in Node, so
 //   both cover the same simulated period (1 ms a cycle; far longer runs exhaust a 1k pool:
 //   every cell cools). BENCH_ROUNDS (default 3): rounds per size, each on a fresh pool.
-// BENCH_SECONDS (default 3): the time per Crawlee round. REPUTE_NATIVE_BIN: the built example
-//   (pkg-scripts/bench builds it).
+// BENCH_SECONDS (default 3): the time per Crawlee round. REPUTE_NATIVE_BIN, REPUTE_WASM_CYCLE:
+//   the built example and module (pkg-scripts/bench builds them).
 import { spawnSync } from "node:child_process";
 import { SessionPool } from "@crawlee/core";
 import { Pool } from "repute";
 import { cyclingPool, outcomes } from "./bench-workload.mjs";
+import { wasmCycleNs } from "./wasm-cycle.mjs";
 
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const NATIVE = process.env.REPUTE_NATIVE_BIN;
+const WASM_CYCLE = process.env.REPUTE_WASM_CYCLE;
 const WARM_UP = 20_000;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -97,26 +101,30 @@ function saturated(n) {
   return us;
 }
 
-if (!NATIVE) throw new Error("REPUTE_NATIVE_BIN is not set: run pkg-scripts/bench, which builds examples/cycle_rate");
+if (!NATIVE || !WASM_CYCLE) throw new Error("REPUTE_NATIVE_BIN or REPUTE_WASM_CYCLE is not set: run pkg-scripts/bench, which builds them");
 const sizes = process.argv.slice(2).map(Number);
 const fmt = (ns) => `${ns.toFixed(0).padStart(7)} ns`;
 console.log(`acquire + report + release, ns per cycle, median of ${ROUNDS} rounds (${CYCLES.toLocaleString("en")} cycles a round natively and in Node, ${SECONDS} s for Crawlee; 10 contexts, 85 % success)`);
-console.log("resources    native    repute (Node)   ratio   crawlee SessionPool");
+console.log("resources    native    repute (Node)   ratio   crawlee SessionPool   wasm, no JS   ratio");
 const lines = [];
 for (const n of sizes.length ? sizes : [1_000, 10_000, 100_000]) {
   const native = [];
   const node = [];
   const crawlee = [];
+  const wasm = [];
   const crawleeCycle = await crawleePool(n);
   for (let r = 0; r < ROUNDS; r++) {
     node.push(nodeNs(n));
     native.push(nativeNs(n));
     crawlee.push(await crawleeNs(crawleeCycle));
+    wasm.push(await wasmCycleNs(WASM_CYCLE, n, CYCLES));
   }
   const row = { size: n, nativeNs: +median(native).toFixed(1), nodeNs: +median(node).toFixed(1) };
   row.ratio = +(row.nodeNs / row.nativeNs).toFixed(2);
   row.crawleeNs = +median(crawlee).toFixed(1);
-  console.log(`${String(n).padStart(9)}   ${fmt(row.nativeNs)}   ${fmt(row.nodeNs)}   ${row.ratio.toFixed(2).padStart(5)}×   ${fmt(row.crawleeNs)}`);
+  row.wasmNs = +median(wasm).toFixed(1);
+  row.wasmRatio = +(row.wasmNs / row.nativeNs).toFixed(2);
+  console.log(`${String(n).padStart(9)}   ${fmt(row.nativeNs)}   ${fmt(row.nodeNs)}   ${row.ratio.toFixed(2).padStart(5)}×   ${fmt(row.crawleeNs)}          ${fmt(row.wasmNs)}   ${row.wasmRatio.toFixed(2).padStart(5)}×`);
   lines.push(row);
 }
 for (const row of lines) console.log(`BENCH ${JSON.stringify(row)}`);

@@ -18,13 +18,14 @@ fn decode(numbers: &[f64], strings: &str) -> (String, Vec<String>) {
     let units: Vec<u16> = strings.encode_utf16().collect();
     let mut table = Vec::new();
     let mut pos = 0;
-    for len in &numbers[2..2 + n] {
+    for len in &numbers[2 + events * FIELDS..] {
         let end = pos + *len as usize;
         table.push(String::from_utf16(&units[pos..end]).expect("whole UTF-16 units"));
         pos = end;
     }
     assert_eq!(pos, units.len(), "the lengths cover the whole text");
-    let fields = &numbers[2 + n..];
+    assert_eq!(table.len(), n);
+    let fields = &numbers[2..2 + events * FIELDS];
     assert_eq!(fields.len(), events * FIELDS);
     let s = |ix: f64| serde_json::to_string(&table[ix as usize]).unwrap();
     let out: Vec<String> = fields
@@ -99,7 +100,7 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     assert_eq!(text, views_json::events(&events));
     // `value` is masked; `unmasked` is the value as registered, shared with `value` when
     // nothing is masked.
-    let fields = &packed.numbers[2 + table.len()..];
+    let fields = &packed.numbers[2..packed.numbers.len() - table.len()];
     for (e, f) in events.iter().zip(fields.chunks(FIELDS)) {
         match &e.unmasked {
             Some(u) => {

@@ -52,8 +52,8 @@ const EVENT_FIELDS = 11;
 
 /**
  * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
- * string lengths…, then per event seq, at, type, kind, value, context, cause, until,
- * permanent, token, unmasked]`, strings by index into `text` cut at those lengths, -1 for
+ * then per event seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
+ * then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
  * absent. Keys in the order of the engine's event JSON; with `resourceId`, an `id` after
  * `value`, from the unmasked value (which no event object holds).
  */
@@ -61,13 +61,27 @@ function unpackEvents(nums, text, resourceId) {
   const count = nums[0];
   const n = nums[1];
   const table = new Array(n);
-  for (let i = 0, pos = 0; i < n; i++) {
-    const end = pos + nums[2 + i];
+  for (let i = 0, pos = 0, lens = 2 + count * EVENT_FIELDS; i < n; i++) {
+    const end = pos + nums[lens + i];
     table[i] = text.slice(pos, end);
     pos = end;
   }
   const events = new Array(count);
-  for (let i = 0, o = 2 + n; i < count; i++, o += EVENT_FIELDS) {
+  for (let i = 0, o = 2; i < count; i++, o += EVENT_FIELDS) {
+    // Lease events (two of every cycle's) built whole by one literal: no property added one
+    // at a time, no second allocation for properties past the literal's.
+    if (resourceId === undefined && nums[o + 3] >= 0 && nums[o + 5] >= 0 && nums[o + 6] < 0 && nums[o + 8] !== 1 && nums[o + 9] >= 0) {
+      const seq = nums[o];
+      const type = table[nums[o + 2]];
+      const at = nums[o + 1];
+      const kind = table[nums[o + 3]];
+      const value = table[nums[o + 4]];
+      const context = table[nums[o + 5]];
+      events[i] = nums[o + 7] >= 0
+        ? { seq, type, at, kind, value, context, until: nums[o + 7], token: nums[o + 9] }
+        : { seq, type, at, kind, value, context, token: nums[o + 9] };
+      continue;
+    }
     const e = { seq: nums[o], type: table[nums[o + 2]], at: nums[o + 1] };
     if (nums[o + 3] >= 0) {
       e.kind = table[nums[o + 3]];
@@ -175,6 +189,8 @@ export function cryptoSeed() {
 }
 
 const NO_CONTEXT = 0xffffffff;
+/** Equal to no argument a caller can pass. */
+const NOT_A_NAME = Symbol("no context yet");
 
 /** The host clock as the engine reads it: a reading that is not a number is NaN, which the
  * engine refuses (INVALID_ARGUMENT), rather than a string coerced to a number. */
@@ -202,6 +218,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lastKind = -1;
     #lastValue = undefined;
     #lastHandle = 0;
+    /** The context name last found interned, and its id (ids are never taken back). */
+    #lastContext = NOT_A_NAME;
+    #lastContextId = 0;
+    /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
+     * and once the module's memory has grown. */
+    #fields = new Float64Array(0);
 
     constructor(options, raw) {
       if (options === RESTORING) {
@@ -236,7 +258,18 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     register(kind, value) {
-      return this.#raw.register(this.#now(), kindCode(kind), text("value", value));
+      const k = kindCode(kind);
+      const h = this.#raw.register(this.#now(), k, text("value", value));
+      if (h > 0) this.#remember(h, k, value);
+      return h > 0;
+    }
+
+    /** Keeps `value` as handle `h`'s value string (from register, or read once from a lease). */
+    #remember(h, k, value) {
+      const values = this.#values;
+      while (values.length <= h) values.push(undefined); // grows without holes
+      values[h] = value;
+      this.#handles[k].set(value, h);
     }
 
     deregister(kind, value) {
@@ -267,14 +300,17 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The lease just granted, its value string read once per resource. */
     #lease(h, context) {
       const r = this.#raw;
-      const kind = r.leaseKind();
-      const values = this.#values;
-      let value = values[h];
+      let f = this.#fields;
+      if (f.length === 0) f = this.#fields = r.leaseFields(); // first lease, or memory grew
+      // Read before anything else calls into the module (leaseValue allocates there).
+      const kind = f[0];
+      const token = f[1];
+      const leasedAt = f[2];
+      const expiresAt = f[3];
+      let value = this.#values[h];
       if (value === undefined) {
         value = r.leaseValue();
-        while (values.length <= h) values.push(undefined); // grows without holes
-        values[h] = value;
-        this.#handles[kind].set(value, h);
+        this.#remember(h, kind, value);
       }
       this.#lastKind = kind;
       this.#lastValue = value;
@@ -283,9 +319,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
         kind: KINDS[kind],
         value,
         context,
-        token: r.leaseToken(),
-        leasedAt: r.leaseLeasedAt(),
-        expiresAt: r.leaseExpiresAt(),
+        token,
+        leasedAt,
+        expiresAt,
       };
     }
 
@@ -344,8 +380,14 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The context's id when interned (a well-formed string already), else `undefined` once
      * `context` is checked to be one. */
     #contextOf(context, name) {
+      // A lease's report and release name the context its acquire just looked up.
+      if (context === this.#lastContext) return this.#lastContextId;
       const id = this.#contexts.get(context);
       if (id === undefined) text(name, context);
+      else {
+        this.#lastContext = context;
+        this.#lastContextId = id;
+      }
       return id;
     }
 
@@ -387,8 +429,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
         resourceId = options.resourceId;
         if (resourceId !== undefined && typeof resourceId !== "function") throw invalid("resourceId must be a function");
       }
-      const numbers = this.#raw.drainEvents(this.#now());
-      return unpackEvents(numbers, this.#raw.drainedStrings(), resourceId);
+      // A view into the module's memory, valid until the next call into it: the strings are
+      // taken first (that call allocates nothing), and a copy is made when `resourceId`, a
+      // caller's function, runs in between.
+      const view = this.#raw.drainEvents(this.#now());
+      const strings = this.#raw.drainedStrings();
+      return unpackEvents(resourceId === undefined ? view : view.slice(), strings, resourceId);
     }
 
     resources(filter) {

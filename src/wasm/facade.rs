@@ -17,12 +17,12 @@
 
 use std::rc::Rc;
 
-use js_sys::Function;
+use js_sys::{Float64Array, Function};
 use rustc_hash::FxHashMap;
 use wasm_bindgen::prelude::*;
 
 use super::host::{HostRandom, JsRandom, js_error};
-use super::packed::pack_events;
+use super::packed::pack_events_into;
 use super::views_json;
 use crate::check;
 use crate::clock::ManualClock;
@@ -87,6 +87,11 @@ pub struct RawPool {
     context_ids: FxHashMap<Rc<str>, u32>,
     /// The string table of the last drained events, until read.
     drained: String,
+    /// The numbers of the last drained events (`drainEvents` hands out a view of them).
+    numbers: Vec<f64>,
+    /// The last lease's kind code, token, leasedAt and expiresAt, at a fixed address
+    /// (`leaseFields` hands out a view of them).
+    fields: Box<[f64; 4]>,
 }
 
 impl RawPool {
@@ -98,6 +103,8 @@ impl RawPool {
             contexts: Vec::new(),
             context_ids: FxHashMap::default(),
             drained: String::new(),
+            numbers: Vec::new(),
+            fields: Box::new([0.0; 4]),
         }
     }
 
@@ -115,6 +122,12 @@ impl RawPool {
         };
         // The lease's resource is registered: it was just granted or renewed.
         let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
+        *self.fields = [
+            f64::from(lease.kind as u8),
+            lease.token as f64,
+            lease.leased_at as f64,
+            lease.expires_at as f64,
+        ];
         self.last = Some(lease);
         f64::from(handle)
     }
@@ -217,9 +230,14 @@ impl RawPool {
         id
     }
 
-    pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
+    /// The new resource's handle, 0 when it was registered already: the JS side keeps the
+    /// value it holds under that handle, so a lease never brings the string back across.
+    pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).register(k, value).map_err(js_error)
+        if !self.at(now).register(k, value).map_err(js_error)? {
+            return Ok(0.0);
+        }
+        Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
     }
 
     /// Removing a resource ends every handle (its slot may name the next resource registered):
@@ -354,14 +372,19 @@ impl RawPool {
         self.at(now).snapshot_part(named).map_err(js_error)
     }
 
-    /// Events since the last drain, packed (`packed.rs`): the numbers; `drainedStrings` then
-    /// gives their string table.
+    /// Events since the last drain, packed (`packed.rs`): the numbers, as a view into the
+    /// module's memory (no copy), valid only until the next call into the module (which may
+    /// grow the memory or drain again): the JS side reads them at once or copies them.
+    /// `drainedStrings` then gives their string table.
     #[wasm_bindgen(js_name = drainEvents)]
-    pub fn drain_events(&mut self, now: f64) -> JsResult<Vec<f64>> {
+    pub fn drain_events(&mut self, now: f64) -> JsResult<Float64Array> {
         let events = self.at(now).drain_events().map_err(js_error)?;
-        let packed = pack_events(&events);
-        self.drained = packed.strings;
-        Ok(packed.numbers)
+        self.drained = pack_events_into(&mut self.numbers, &events);
+        drop(events);
+        // SAFETY: the view aliases `self.numbers`, which nothing changes before the JS side's
+        // next call into the module; it allocates nothing (so the memory does not grow) while
+        // the view is live.
+        Ok(unsafe { Float64Array::view(&self.numbers) })
     }
 
     /// The string table of the last `drainEvents` (once).
@@ -418,6 +441,16 @@ impl RawPool {
         self.at(now).set_config(&p).map_err(js_error)
     }
 
+    /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt]`,
+    /// at a fixed address for the pool's life: the JS side keeps it and reads each lease's
+    /// numbers with no call. The module's memory growing detaches it (its length reads 0):
+    /// the JS side asks again then.
+    #[wasm_bindgen(js_name = leaseFields)]
+    pub fn lease_fields(&self) -> Float64Array {
+        // SAFETY: `fields` is boxed and lives as long as the pool; the JS side reads the view
+        // only while the pool lives and asks again once memory growth detached it.
+        unsafe { Float64Array::view(&self.fields[..]) }
+    }
     #[wasm_bindgen(js_name = leaseKind)]
     pub fn lease_kind(&self) -> u8 {
         self.lease().kind as u8
