@@ -1,0 +1,268 @@
+// `call(host, context, attempt, options)`: one logical call through the pool (README "Resilient
+// calls", SPEC §7). Each attempt leases a resource, runs `attempt`, is classified
+// (classify.js), reported and released — always, also when the attempt throws or the call is
+// aborted — and a retryable failure is tried again, within the call's one deadline
+// (deadline.js), `retry.maxAttempts` and the process-wide retry budget (budget.js), on a
+// resource the call has not used yet, after a full-jitter exponential backoff (or the
+// server's `Retry-After`). Time and randomness are injected (virtual in tests). Owns the retry
+// loop; hedging, the bulkhead and call metrics are not here yet.
+
+import { classifyError, classifyResult } from "./classify.js";
+import { Deadline } from "./deadline.js";
+import { CallError, invalidOption, redactSecrets } from "./errors.js";
+import { retryBudget } from "./budget.js";
+
+const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
+const OPTION_KEYS = new Set([
+  "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
+  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError",
+]);
+const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
+
+function nonNegative(name, v, { integer = false, min = 0 } = {}) {
+  if (!(typeof v === "number" && v >= min && !Number.isNaN(v) && (!integer || Number.isInteger(v)))) {
+    throw invalidOption(`${name} must be ${integer ? "an integer" : "a number"} >= ${min}`);
+  }
+  return v;
+}
+
+function settings(options) {
+  if (options === null || typeof options !== "object") throw invalidOption("options must be an object");
+  for (const k of Object.keys(options)) if (!OPTION_KEYS.has(k)) throw invalidOption(`unknown option ${k}`);
+  const retry = options.retry ?? {};
+  for (const k of Object.keys(retry)) if (!RETRY_KEYS.has(k)) throw invalidOption(`unknown option retry.${k}`);
+  const s = {
+    deadlineMs: nonNegative("deadlineMs", options.deadlineMs ?? 30_000),
+    attemptTimeoutMs: nonNegative("attemptTimeoutMs", options.attemptTimeoutMs ?? 10_000, { min: 1 }),
+    slowThresholdMs: nonNegative("slowThresholdMs", options.slowThresholdMs ?? 2000),
+    maxAttempts: nonNegative("retry.maxAttempts", retry.maxAttempts ?? 3, { integer: true, min: 1 }),
+    baseDelayMs: nonNegative("retry.baseDelayMs", retry.baseDelayMs ?? 100),
+    maxDelayMs: nonNegative("retry.maxDelayMs", retry.maxDelayMs ?? 2000),
+    maxRetryAfterMs: nonNegative("retry.maxRetryAfterMs", retry.maxRetryAfterMs ?? 30_000),
+    idempotencyKey: options.idempotencyKey,
+    // Retrying is safe for reads, for idempotent operations and with a key the server dedupes on.
+    repeatable: options.readOnly === true || options.idempotent === true || options.idempotencyKey !== undefined,
+    signal: options.signal,
+    classify: options.classify ?? null,
+    isBlocked: options.isBlocked ?? null,
+    budget: options.budget ?? retryBudget,
+    now: options.now ?? (() => performance.now()),
+    wallNow: options.wallNow ?? Date.now,
+    timers: options.timers ?? SYSTEM_TIMERS,
+    random: options.random ?? Math.random,
+    onError: options.onError ?? (() => {}),
+  };
+  s.reserveMs = nonNegative("retry.reserveMs", retry.reserveMs ?? s.baseDelayMs);
+  if (s.idempotencyKey !== undefined && (typeof s.idempotencyKey !== "string" || s.idempotencyKey === "")) {
+    throw invalidOption("idempotencyKey must be a non-empty string");
+  }
+  if (s.signal !== undefined && !(s.signal instanceof AbortSignal)) throw invalidOption("signal must be an AbortSignal");
+  for (const f of ["classify", "isBlocked", "now", "wallNow", "random", "onError"]) {
+    if (s[f] !== null && typeof s[f] !== "function") throw invalidOption(`${f} must be a function`);
+  }
+  return s;
+}
+
+const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
+
+/** Discards a result the caller will not see (frees its connection). */
+function discard(result) {
+  try {
+    const body = result?.body;
+    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
+    else if (typeof body?.dump === "function") body.dump().catch(() => {});
+  } catch {
+    // nothing to free
+  }
+}
+
+/**
+ * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, anything with
+ * acquire / report / release; `nextChangeAt` and `maskValue` are used when present).
+ * @returns {Promise<unknown>} what the delivering attempt returned
+ */
+export async function call(host, context, attempt, options = {}) {
+  if (typeof attempt !== "function") throw invalidOption("attempt must be a function");
+  const s = settings(options);
+  const deadline = new Deadline({ now: s.now, timers: s.timers, deadlineMs: s.deadlineMs, signal: s.signal });
+  s.budget.onCall();
+  const failures = [];
+  const tried = new Set();
+  const name = (lease) => {
+    try {
+      return typeof host.maskValue === "function" ? host.maskValue(lease.kind, lease.value) : redactSecrets(lease.value);
+    } catch {
+      return "***";
+    }
+  };
+  const guard = (fn) => {
+    try {
+      return fn();
+    } catch (e) {
+      s.onError(e);
+      return undefined;
+    }
+  };
+  const stop = (code, message, fields = {}) =>
+    new CallError(code, message, { attempts: failures.length, failures: [...failures], ...fields });
+  const ended = () =>
+    deadline.callerAborted
+      ? stop("ABORTED", "the caller aborted the call", { stopReason: "aborted" })
+      : stop("DEADLINE_EXCEEDED", `the call's deadline passed after ${failures.length} attempt(s)`, { retryable: true, stopReason: "deadline" });
+
+  try {
+    for (let number = 1; ; number++) {
+      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
+      if (timeoutMs <= 0) throw ended();
+      const lease = leaseOther(host, context, tried, guard);
+      if (lease === null) {
+        const next = guard(() => host.nextChangeAt?.(context)) ?? null;
+        const retryAfterMs = next === null ? undefined : Math.max(0, next - guard(() => host.now?.()) || 0);
+        const why = tried.size === 0 ? "no resource is available" : "no resource the call has not tried is available";
+        throw stop("POOL_EXHAUSTED", `${why} in context ${JSON.stringify(context)}`, {
+          retryable: true,
+          stopReason: tried.size === 0 ? "pool-exhausted" : "no-other-resource",
+          ...(retryAfterMs === undefined || Number.isNaN(retryAfterMs) ? {} : { retryAfterMs }),
+        });
+      }
+      tried.add(keyOf(lease));
+      let run;
+      try {
+        run = await runAttempt(attempt, lease, number, timeoutMs, deadline, s);
+        const v = run.verdict;
+        if (v.report !== null) {
+          const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
+          guard(() => host.report(lease.kind, lease.value, context, outcome));
+        }
+      } finally {
+        guard(() => host.release(lease));
+      }
+      const v = run.verdict;
+      if (v.deliver) return run.result;
+      failures.push({
+        attempt: number,
+        resource: name(lease),
+        failure: v.report === "ok" ? null : v.report,
+        phase: v.phase,
+        reason: redactSecrets(v.reason),
+        ...(v.status === undefined ? {} : { status: v.status }),
+        ...(v.code === undefined ? {} : { code: v.code }),
+      });
+      const last = (code, message, fields) => stop(code, message, { ...fields, ...(run.result === undefined ? {} : { response: run.result }), ...(run.error ? { cause: run.ownError ? run.error : undefined } : {}) });
+      if (deadline.callerAborted) {
+        discard(run.result);
+        throw ended();
+      }
+      if (!v.retryable) throw last("NOT_RETRYABLE", `attempt ${number} failed and may not be retried: ${v.reason}`, { stopReason: "not-retryable" });
+      if (v.reached && !s.repeatable) {
+        throw last("NOT_RETRYABLE", `attempt ${number} failed after the request may have reached the server, and the call is not idempotent: ${v.reason}`, {
+          stopReason: "not-idempotent",
+        });
+      }
+      if (number >= s.maxAttempts) throw last("ATTEMPTS_EXHAUSTED", `${number} attempt(s) failed; the last: ${v.reason}`, { retryable: true, stopReason: "max-attempts" });
+      // Full jitter: uniform in [0, min(maxDelay, base × 2^(retry − 1))); Retry-After as a floor.
+      let delay = Math.floor(s.random() * Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (number - 1)));
+      if (v.retryAfterMs !== undefined) {
+        if (v.retryAfterMs > s.maxRetryAfterMs) {
+          throw last("NOT_RETRYABLE", `the server asked to wait ${v.retryAfterMs} ms, more than retry.maxRetryAfterMs`, { retryable: true, stopReason: "retry-after", retryAfterMs: v.retryAfterMs });
+        }
+        delay = Math.max(delay, v.retryAfterMs);
+      }
+      if (delay >= deadline.remaining()) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
+      if (!s.budget.tryRetry()) {
+        throw s.budget.enabled
+          ? last("RETRY_BUDGET_EXHAUSTED", "the process-wide retry budget is exhausted", { retryable: true, stopReason: "retry-budget" })
+          : last("NOT_RETRYABLE", "retries are switched off (kill switch)", { stopReason: "retries-disabled" });
+      }
+      discard(run.result);
+      try {
+        await deadline.sleep(delay);
+      } catch {
+        throw ended();
+      }
+    }
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** Leases a resource in `context` that is not in `tried`: one that was tried is kept leased
+ * while asking again (so acquire cannot return it), and all of those are released after. */
+function leaseOther(host, context, tried, guard) {
+  const held = [];
+  try {
+    for (let i = 0; i <= tried.size; i++) {
+      const lease = host.acquire(context);
+      if (lease === null || lease === undefined) return null;
+      if (!tried.has(keyOf(lease))) return lease;
+      held.push(lease);
+    }
+    return null;
+  } finally {
+    for (const lease of held) guard(() => host.release(lease));
+  }
+}
+
+/** One attempt under its own timeout and the call's signal; never rejects. */
+async function runAttempt(attempt, lease, number, timeoutMs, deadline, s) {
+  const controller = new AbortController();
+  let timedOut = false;
+  let phase = null;
+  const onEnd = () => controller.abort(deadline.signal.reason);
+  deadline.signal.addEventListener("abort", onEnd, { once: true });
+  const timer = s.timers.setTimeout(() => {
+    timedOut = true;
+    controller.abort(new CallError("DEADLINE_EXCEEDED", `attempt ${number} timed out after ${timeoutMs} ms`, { stopReason: "attempt-timeout" }));
+  }, timeoutMs);
+  const abortedP = new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
+  abortedP.catch(() => {});
+  const started = s.now();
+  const info = {
+    lease,
+    signal: controller.signal,
+    attemptNumber: number,
+    deadline: deadline.at,
+    timeoutMs,
+    ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
+    phase: (p) => {
+      phase = p;
+    },
+  };
+  try {
+    let work;
+    try {
+      work = Promise.resolve(attempt(info));
+    } catch (e) {
+      work = Promise.reject(e);
+    }
+    work.catch(() => {}); // an attempt that ignores its signal may settle after the race
+    const result = await Promise.race([work, abortedP]);
+    const latencyMs = Math.max(0, s.now() - started);
+    const custom = s.classify ? await s.classify({ result, latencyMs, phase, timedOut: false }) : undefined;
+    const verdict = custom ?? (await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked: s.isBlocked, wallNow: s.wallNow() }));
+    return { result, verdict: normal(verdict), latencyMs };
+  } catch (error) {
+    const latencyMs = Math.max(0, s.now() - started);
+    if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
+    const custom = s.classify ? await s.classify({ error, latencyMs, phase, timedOut: byTimer }) : undefined;
+    const verdict = normal(custom ?? classifyError(error, { phase, timedOut: byTimer }));
+    // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
+    // threshold) does not blame the resource: it was not given a fair time.
+    if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
+    return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
+  } finally {
+    s.timers.clearTimeout(timer);
+    deadline.signal.removeEventListener("abort", onEnd);
+  }
+}
+
+const FAILURES = new Set(["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"]);
+
+/** A verdict with every field (a custom `classify` may give only some). */
+function normal(v) {
+  if (v === null || typeof v !== "object") throw invalidOption("classify must return a verdict object or undefined");
+  const report = v.report ?? null;
+  if (report !== null && report !== "ok" && !FAILURES.has(report)) throw invalidOption(`classify returned an unknown report ${String(report)}`);
+  return { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+}

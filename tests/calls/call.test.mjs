@@ -1,0 +1,228 @@
+// The retry loop of `call` (pkg-scripts/lib/call/call.js) against a real Pool with a virtual
+// clock: attempts, reports, releases, the different-resource rule, idempotency, backoff and
+// Retry-After within the deadline, the retry budget and kill switch, POOL_EXHAUSTED, aborts.
+// The attempts here return HTTP-like answers or throw coded errors; sockets.test.mjs runs the
+// same rules over real sockets.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { call } from "../../pkg-scripts/lib/call/call.js";
+import { RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { CallError } from "../../pkg-scripts/lib/call/errors.js";
+import { answer, drive, recorded, setup, T0 } from "./_support.mjs";
+
+const coded = (code) => Object.assign(new Error(code), { code });
+
+test("a success is returned, reported ok with its latency, and its lease released", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const p = call(host, "shop", async ({ lease, attemptNumber, signal }) => {
+    assert.equal(attemptNumber, 1);
+    assert.ok(signal instanceof AbortSignal);
+    assert.equal(pool.stats().leased, 1);
+    await new Promise((r) => timers.setTimeout(r, 40));
+    return answer(200);
+  }, { ...options, idempotent: true });
+  const res = await drive(timers, p);
+  assert.equal(res.status, 200);
+  assert.deepEqual(host.reports.map((r) => [r.ok, r.latencyMs]), [[true, 40]]);
+  assert.equal(host.releases.length, 1);
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("503 then 200: retried once after a jittered backoff, on a different resource", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const used = [];
+  const starts = [];
+  const p = call(host, "shop", async ({ lease }) => {
+    used.push(lease.value);
+    starts.push(timers.monotonicMs());
+    return answer(used.length === 1 ? 503 : 200);
+  }, { ...options, readOnly: true, retry: { baseDelayMs: 100 } });
+  assert.equal((await drive(timers, p, { stepMs: 1 })).status, 200);
+  assert.equal(used.length, 2);
+  assert.notEqual(used[0], used[1]);
+  assert.equal(starts[1] - starts[0], 50, "full jitter: random 0.5 × min(2000, 100 × 2^0)");
+  assert.deepEqual(host.reports.map((r) => r.ok), [true], "a 503 blames nobody; the success is reported");
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("the different-resource rule holds even when the pool would pick the failed one again", async () => {
+  const { pool, timers, options } = setup({ n: 2 });
+  const host = recorded(pool);
+  // p1 has a far higher score: plain acquires would pick it almost always.
+  for (let i = 0; i < 20; i++) pool.report("PROXY", "p1", "shop", { ok: true });
+  const used = [];
+  const p = call(host, "shop", async ({ lease }) => (used.push(lease.value), answer(used.length < 2 ? 500 : 200)), { ...options, readOnly: true });
+  await drive(timers, p);
+  assert.equal(new Set(used).size, 2);
+  // With both tried, a third attempt finds no other resource: POOL_EXHAUSTED (no-other-resource).
+  const used2 = [];
+  const q = call(host, "shop", async ({ lease }) => (used2.push(lease.value), answer(500)), { ...options, readOnly: true, retry: { maxAttempts: 5 } });
+  const e = await drive(timers, q).catch((x) => x);
+  assert.equal(e.code, "POOL_EXHAUSTED");
+  assert.equal(e.stopReason, "no-other-resource");
+  assert.equal(e.attempts, 2);
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("a non-idempotent call that may have reached the server is not retried; one that never connected is", async () => {
+  const { pool, timers, options } = setup();
+  let n = 0;
+  const e = await drive(timers, call(pool, "shop", async () => (n++, answer(503)), options)).catch((x) => x);
+  assert.ok(e instanceof CallError);
+  assert.deepEqual([e.code, e.stopReason, e.attempts, n], ["NOT_RETRYABLE", "not-idempotent", 1, 1]);
+  assert.equal(e.response.status, 503, "the last answer is on the error, unread");
+  let m = 0;
+  const ok = await drive(timers, call(pool, "shop", async ({ phase }) => {
+    phase("connect");
+    if (m++ === 0) throw new TypeError("fetch failed", { cause: coded("ECONNREFUSED") });
+    return answer(201);
+  }, options));
+  assert.equal(ok.status, 201);
+  assert.equal(m, 2);
+});
+
+test("with an idempotency key a mutation is retried, the same key given to every attempt", async () => {
+  const { pool, timers, options } = setup();
+  const keys = [];
+  const res = await drive(timers, call(pool, "shop", async ({ idempotencyKey }) => (keys.push(idempotencyKey), answer(keys.length < 3 ? 503 : 201)), {
+    ...options,
+    idempotencyKey: "order-42",
+  }));
+  assert.equal(res.status, 201);
+  assert.deepEqual(keys, ["order-42", "order-42", "order-42"]);
+});
+
+test("TLS_HANDSHAKE is reported and never retried; a decode error is not reported, not retried, and kept as cause", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const e = await drive(timers, call(host, "shop", async () => { throw coded("CERT_HAS_EXPIRED"); }, { ...options, readOnly: true })).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts], ["NOT_RETRYABLE", "not-retryable", 1]);
+  assert.deepEqual(e.failures.map((f) => [f.failure, f.phase, f.code]), [["TLS_HANDSHAKE", "tls", "CERT_HAS_EXPIRED"]]);
+  assert.deepEqual(host.reports.map((r) => r.failure), ["TLS_HANDSHAKE"]);
+  const bad = new SyntaxError("Unexpected token");
+  const d = await drive(timers, call(host, "shop", async () => { throw bad; }, { ...options, readOnly: true })).catch((x) => x);
+  assert.deepEqual([d.code, d.attempts, d.cause], ["NOT_RETRYABLE", 1, bad]);
+  assert.equal(host.reports.length, 1, "nothing reported for the decode error");
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("Retry-After is honoured as a floor, and the call stops as soon as the next wait passes the deadline", async () => {
+  const { pool, timers, options } = setup({ n: 5 });
+  const starts = [];
+  const p = call(pool, "shop", async () => (starts.push(timers.monotonicMs()), answer(429, { "retry-after": "1" })), {
+    ...options,
+    readOnly: true,
+    deadlineMs: 2500,
+    retry: { maxAttempts: 10 },
+  });
+  const e = await drive(timers, p).catch((x) => x);
+  assert.deepEqual(starts, [0, 1000, 2000]);
+  assert.deepEqual([e.code, e.stopReason, e.attempts], ["DEADLINE_EXCEEDED", "deadline", 3]);
+  assert.equal(timers.monotonicMs() < 2100, true, "stopped without sleeping into the deadline");
+  // Longer than retry.maxRetryAfterMs: stop at once, saying so.
+  const q = call(pool, "shop", async () => answer(429, { "retry-after": "120" }), { ...options, readOnly: true });
+  const f = await drive(timers, q).catch((x) => x);
+  assert.deepEqual([f.stopReason, f.retryAfterMs, f.attempts], ["retry-after", 120_000, 1]);
+});
+
+test("attempt timeout = min(attemptTimeoutMs, remaining − reserve): a hung attempt is cut, reported TIMEOUT, retried", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const given = [];
+  const p = call(host, "shop", ({ signal, timeoutMs, attemptNumber }) => {
+    given.push([timers.monotonicMs(), timeoutMs]);
+    if (attemptNumber === 1) return new Promise(() => {}); // ignores its signal: the call moves on anyway
+    return answer(200);
+  }, { ...options, readOnly: true, deadlineMs: 5000, attemptTimeoutMs: 3000, retry: { baseDelayMs: 200 } });
+  assert.equal((await drive(timers, p)).status, 200);
+  assert.deepEqual(given, [[0, 3000], [3100, 1700]], "the second gets what is left less the reserve (5000 − 3100 − 200)");
+  assert.deepEqual(host.reports.map((r) => r.failure ?? "ok"), ["TIMEOUT", "ok"]);
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("the deadline: no attempt starts after it; a deadline shorter than the attempt timeout ends the call", async () => {
+  const { pool, timers, options } = setup();
+  const p = call(pool, "shop", () => new Promise(() => {}), { ...options, readOnly: true, deadlineMs: 500, attemptTimeoutMs: 3000 });
+  const e = await drive(timers, p).catch((x) => x);
+  // The attempt got 400 ms (500 less the 100 ms reserve); after a 50 ms backoff only 50 ms are
+  // left, less than the reserve: no second attempt starts.
+  assert.deepEqual([e.code, e.attempts, e.failures[0].phase], ["DEADLINE_EXCEEDED", 1, "send"]);
+  assert.ok(timers.monotonicMs() <= 460, String(timers.monotonicMs()));
+  const q = call(pool, "shop", () => answer(200), { ...options, deadlineMs: 0 });
+  assert.deepEqual([(await q.catch((x) => x)).code], ["DEADLINE_EXCEEDED"]);
+});
+
+test("the caller's signal aborts the attempt in flight: ABORTED, lease returned, nothing reported", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const ac = new AbortController();
+  let inner;
+  const p = call(host, "shop", ({ signal }) => ((inner = signal), new Promise(() => {})), { ...options, readOnly: true, signal: ac.signal });
+  await drive(timers, Promise.resolve(), {});
+  assert.equal(pool.stats().leased, 1);
+  ac.abort(new Error("user left"));
+  const e = await p.catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason], ["ABORTED", "aborted"]);
+  assert.equal(inner.aborted, true);
+  assert.equal(pool.stats().leased, 0);
+  assert.deepEqual(host.reports, []);
+  const already = await call(host, "shop", () => answer(200), { ...options, signal: AbortSignal.abort() }).catch((x) => x);
+  assert.equal(already.code, "ABORTED");
+});
+
+test("POOL_EXHAUSTED fast, with retryAfterMs from the pool's next change", async () => {
+  const { pool, timers, options } = setup({ n: 2, config: { coolAfter: 1 } });
+  const host = recorded(pool, () => T0 + timers.monotonicMs());
+  for (const v of ["p1", "p2"]) pool.report("PROXY", v, "shop", { ok: false, failure: "TIMEOUT" });
+  let ran = 0;
+  const e = await call(host, "shop", () => (ran++, answer(200)), options).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts, ran, e.retryable], ["POOL_EXHAUSTED", "pool-exhausted", 0, 0, true]);
+  assert.equal(e.retryAfterMs, 60_000);
+});
+
+test("the retry budget stops a storm: under 100% failure, attempts ≤ calls × (1 + ratio) + capacity", async () => {
+  const { pool, timers, options } = setup({ n: 8 });
+  const budget = new RetryBudget({ ratio: 0.1, capacity: 5 });
+  let attempts = 0;
+  const codes = new Map();
+  const calls = 100;
+  for (let i = 0; i < calls; i++) {
+    const p = call(pool, "shop", async () => (attempts++, answer(503)), { ...options, readOnly: true, budget, retry: { maxAttempts: 4, baseDelayMs: 0 } });
+    const e = await drive(timers, p, { stepMs: 1 }).catch((x) => x);
+    codes.set(e.code, (codes.get(e.code) ?? 0) + 1);
+  }
+  assert.ok(attempts <= calls * 1.1 + 5, `${attempts} attempts`);
+  assert.ok(attempts >= calls + 10, "the budget still allowed some retries");
+  assert.ok(codes.get("RETRY_BUDGET_EXHAUSTED") > 80, JSON.stringify([...codes]));
+  assert.equal(budget.stats().retries, attempts - calls);
+});
+
+test("the kill switch turns retries off at runtime, and back on", async () => {
+  const { pool, timers, options } = setup();
+  const budget = new RetryBudget();
+  budget.disable();
+  let n = 0;
+  const e = await drive(timers, call(pool, "shop", async () => (n++, answer(503)), { ...options, readOnly: true, budget })).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, n], ["NOT_RETRYABLE", "retries-disabled", 1]);
+  budget.enable();
+  n = 0;
+  await drive(timers, call(pool, "shop", async () => (n++, answer(503)), { ...options, readOnly: true, budget })).catch((x) => x);
+  assert.equal(n, 3);
+});
+
+test("errors never carry credentials; bad options are refused", async () => {
+  const { timers, options } = setup({ n: 0 });
+  const pool = setup({ n: 0 }).pool;
+  pool.register("PROXY", "http://alice:s3cret@127.0.0.1:1");
+  const e = await drive(timers, call(pool, "shop", async () => {
+    throw new Error("connect to http://alice:s3cret@127.0.0.1:1 failed, Proxy-Authorization: Basic YWxpY2U6czNjcmV0", { cause: coded("ECONNRESET") });
+  }, { ...options, readOnly: true })).catch((x) => x);
+  const text = JSON.stringify({ message: e.message, failures: e.failures, stack: e.stack });
+  assert.ok(!text.includes("s3cret") && !text.includes("YWxpY2U6czNjcmV0"), text);
+  assert.match(e.failures[0].resource, /\*\*\*/);
+  await assert.rejects(call(pool, "shop", () => 1, { deadline: 5 }), { code: "INVALID_ARGUMENT" });
+  await assert.rejects(call(pool, "shop", () => 1, { retry: { maxAttempts: 0 } }), { code: "INVALID_ARGUMENT" });
+  await assert.rejects(call(pool, "shop", "nope"), { code: "INVALID_ARGUMENT" });
+});
