@@ -37,9 +37,14 @@ test("TLS and certificate errors: TLS_HANDSHAKE, not retried", () => {
   }
 });
 
-test("the proxy refusing the CONNECT tunnel: CONNECTION_RESET before reaching the server", () => {
-  const v = classifyError(err("UND_ERR_ABORTED", "Proxy response (407) !== 200 when HTTP Tunneling"));
-  assert.deepEqual([v.report, v.reached, v.phase, v.status], ["CONNECTION_RESET", false, "connect", 407]);
+test("the proxy refusing the request: 407 BLOCKED, other CONNECT refusals CONNECTION_RESET, before reaching the server", () => {
+  const v = classifyError(err("UND_ERR_ABORTED", "Proxy response (502) !== 200 when HTTP Tunneling"));
+  assert.deepEqual([v.report, v.reached, v.phase, v.status], ["CONNECTION_RESET", false, "connect", 502]);
+  // 407, through a tunnel or to a forwarded request: the proxy refused our credentials.
+  for (const m of ["Proxy response (407) !== 200 when HTTP Tunneling", "Proxy Authentication Required (407)"]) {
+    const w = classifyError(err("UND_ERR_ABORTED", m));
+    assert.deepEqual([w.report, w.reached, w.phase, w.status], ["BLOCKED", false, "connect", 407]);
+  }
 });
 
 test("anything else thrown (decode errors, bugs): nothing reported, not retried", () => {

@@ -11,6 +11,7 @@ import { classifyError, classifyResult } from "./classify.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
 import { retryBudget } from "./budget.js";
+import { FAILURE_TYPES } from "../vocabulary.js";
 
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
 const OPTION_KEYS = new Set([
@@ -176,7 +177,7 @@ export async function call(host, context, attempt, options = {}) {
       }
       discard(run.result);
       try {
-        await deadline.sleep(delay);
+        if (delay > 0) await deadline.sleep(delay);
       } catch {
         throw ended();
       }
@@ -257,7 +258,7 @@ async function runAttempt(attempt, lease, number, timeoutMs, deadline, s) {
   }
 }
 
-const FAILURES = new Set(["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"]);
+const FAILURES = new Set(FAILURE_TYPES);
 
 /** A verdict with every field (a custom `classify` may give only some). */
 function normal(v) {

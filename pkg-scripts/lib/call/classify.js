@@ -61,9 +61,12 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
     // Certificates and TLS set-up are configuration: trying again does not fix them.
     return verdict("TLS_HANDSHAKE", { phase: "tls", code, reason: "TLS handshake failed", retryable: false, reached: false });
   }
-  const tunnel = /Proxy response \((\d+)\) !== 200/.exec(text);
-  if (tunnel) {
-    return verdict("CONNECTION_RESET", { phase: "connect", code, status: Number(tunnel[1]), reason: `the proxy refused the tunnel (${tunnel[1]})`, reached: false });
+  // The proxy refused us: 407 to a forwarded request, or any non-200 answer to CONNECT. A 407
+  // (our credentials refused) is BLOCKED like every refusal; another status CONNECTION_RESET.
+  const refused = /Proxy Authentication Required \((407)\)|Proxy response \((\d+)\) !== 200/.exec(text);
+  if (refused) {
+    const status = Number(refused[1] ?? refused[2]);
+    return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
   }
   const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
   if (pre) return verdict("CONNECTION_RESET", { phase: "connect", code: pre, reason: `could not connect (${pre})`, reached: false });
