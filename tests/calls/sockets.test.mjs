@@ -169,6 +169,20 @@ test("response lost after the server applied the change: retried with the same I
   assert.deepEqual(origin.requests.map((q) => q.headers["idempotency-key"]), ["k-7", "k-7"]);
 });
 
+test("the same key with a different body: the server's conflict reaches the caller, not retried", async () => {
+  await open({ n: 3 });
+  const bodies = new Map([["k-8", "book"]]);
+  origin.handle = (req, res, body) => {
+    const known = bodies.get(req.headers["idempotency-key"]);
+    res.statusCode = known !== undefined && known !== body ? 409 : 201;
+    res.end(res.statusCode === 409 ? "key reused with another body" : "created");
+  };
+  const r = await host.call("shop", get("/order", { method: "POST", body: "pen" }), { idempotencyKey: "k-8" });
+  assert.deepEqual([r.status, r.text, origin.requests.length], [409, "key reused with another body", 1]);
+  const used = proxies.find((p) => p.seen.length > 0).url();
+  assert.equal(cell(used), null, "the resource is not blamed for the conflict");
+});
+
 test("an expired certificate: TLS_HANDSHAKE, reported, not retried", async (t) => {
   const tls = await startExpiredTlsOrigin();
   if (!tls) return t.skip("the openssl CLI is not installed: no certificate to test with");
