@@ -226,3 +226,40 @@ test("errors never carry credentials; bad options are refused", async () => {
   await assert.rejects(call(pool, "shop", () => 1, { retry: { maxAttempts: 0 } }), { code: "INVALID_ARGUMENT" });
   await assert.rejects(call(pool, "shop", "nope"), { code: "INVALID_ARGUMENT" });
 });
+
+test("a long attempt keeps its lease (renewed every half TTL); a refused renewal aborts it and the call moves on", async () => {
+  const { pool, timers, options } = setup({ n: 2, config: { leaseTtlMs: 1000 } });
+  const host = recorded(pool, () => T0 + timers.monotonicMs());
+  host.renew = (lease) => pool.renew(lease);
+  const seen = [];
+  const p = call(host, "shop", async ({ lease, signal }) => {
+    seen.push(lease.value);
+    await new Promise((r, j) => {
+      const t = timers.setTimeout(r, 1800);
+      signal.addEventListener("abort", () => (timers.clearTimeout(t), j(signal.reason)));
+    });
+    return answer(200);
+  }, { ...options, readOnly: true, attemptTimeoutMs: 5000 });
+  for (let t = 0; t < 1200; t += 100) await drive(timers, Promise.resolve(), {}), await timers.advance(100);
+  // Past the lease's first TTL: still held, no other acquire gets it.
+  const view = pool.resources().find((r) => r.value === seen[0]);
+  assert.ok(view.lease !== null && view.lease.expiresAt > T0 + timers.monotonicMs(), JSON.stringify(view.lease));
+  assert.equal((await drive(timers, p)).status, 200);
+  assert.equal(pool.stats().leased, 0);
+
+  // Blocked mid-attempt: the renewal is refused, the attempt aborted, nothing reported, the other resource used.
+  seen.length = 0;
+  const q = call(host, "shop", async ({ signal, lease }) => {
+    seen.push(signal);
+    if (seen.length === 1) {
+      pool.block("PROXY", lease.value, { seconds: 60 });
+      return new Promise((_, j) => signal.addEventListener("abort", () => j(signal.reason)));
+    }
+    return answer(200);
+  }, { ...options, readOnly: true, attemptTimeoutMs: 5000 });
+  assert.equal((await drive(timers, q)).status, 200);
+  assert.equal(seen.length, 2);
+  assert.equal(seen[0].reason.stopReason, "lease-lost");
+  assert.ok(timers.monotonicMs() > 1800, "aborted at the renewal, not at the attempt timeout");
+  assert.deepEqual(host.reports.map((r) => r.ok), [true, true], "nothing reported for the lost lease");
+});

@@ -4,8 +4,8 @@
 // aborted — and a retryable failure is tried again, within the call's one deadline
 // (deadline.js), `retry.maxAttempts` and the process-wide retry budget (budget.js), on a
 // resource the call has not used yet, after a full-jitter exponential backoff (or the
-// server's `Retry-After`). Time and randomness are injected (virtual in tests). Owns the retry
-// loop; hedging, the bulkhead and call metrics are not here yet.
+// server's `Retry-After`). The lease is renewed while an attempt runs. Time and randomness are
+// injected (virtual in tests). Owns the retry loop; hedging, the bulkhead and call metrics are not here yet.
 
 import { classifyError, classifyResult } from "./classify.js";
 import { Deadline } from "./deadline.js";
@@ -129,7 +129,7 @@ export async function call(host, context, attempt, options = {}) {
       tried.add(keyOf(lease));
       let run;
       try {
-        run = await runAttempt(attempt, lease, number, timeoutMs, deadline, s);
+        run = await runAttempt(host, attempt, lease, number, timeoutMs, deadline, s);
         const v = run.verdict;
         if (v.report !== null) {
           const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
@@ -205,10 +205,32 @@ function leaseOther(host, context, tried, guard) {
 }
 
 /** One attempt under its own timeout and the call's signal; never rejects. */
-async function runAttempt(attempt, lease, number, timeoutMs, deadline, s) {
+async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s) {
   const controller = new AbortController();
   let timedOut = false;
+  let lost = false;
   let phase = null;
+  // The lease is renewed every half TTL while the attempt runs; a refused renewal (the
+  // resource was blocked, or the lease lapsed) aborts the attempt: it no longer holds the
+  // resource exclusively.
+  const every = Math.floor((lease.expiresAt - lease.leasedAt) / 2);
+  let renewal = null;
+  const renew = () => {
+    let next = null;
+    try {
+      next = host.renew(lease);
+    } catch (e) {
+      s.onError(e);
+    }
+    if (next) {
+      renewal = s.timers.setTimeout(renew, every);
+      return;
+    }
+    renewal = null;
+    lost = true;
+    controller.abort(new CallError("NOT_RETRYABLE", `attempt ${number} lost its lease`, { stopReason: "lease-lost" }));
+  };
+  if (typeof host.renew === "function" && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
   const onEnd = () => controller.abort(deadline.signal.reason);
   deadline.signal.addEventListener("abort", onEnd, { once: true });
   const timer = s.timers.setTimeout(() => {
@@ -245,6 +267,7 @@ async function runAttempt(attempt, lease, number, timeoutMs, deadline, s) {
   } catch (error) {
     const latencyMs = Math.max(0, s.now() - started);
     if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
     const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
     const custom = s.classify ? await s.classify({ error, latencyMs, phase, timedOut: byTimer }) : undefined;
     const verdict = normal(custom ?? classifyError(error, { phase, timedOut: byTimer }));
@@ -254,6 +277,7 @@ async function runAttempt(attempt, lease, number, timeoutMs, deadline, s) {
     return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
   } finally {
     s.timers.clearTimeout(timer);
+    if (renewal !== null) s.timers.clearTimeout(renewal);
     deadline.signal.removeEventListener("abort", onEnd);
   }
 }
