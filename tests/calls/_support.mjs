@@ -3,6 +3,7 @@
 // runs a call while stepping virtual time so its backoffs and timeouts fire in order.
 import { Pool } from "repute";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
+import { RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 
 export const T0 = 1_700_000_000_000;
 
@@ -12,7 +13,8 @@ export function setup({ n = 3, config = {}, seed = 7 } = {}) {
   const pool = new Pool({ seed, now: () => T0 + timers.monotonicMs(), config });
   for (let i = 1; i <= n; i++) pool.register("PROXY", `p${i}`);
   pool.drainEvents();
-  const options = { now: timers.monotonicMs, wallNow: () => T0 + timers.monotonicMs(), timers, random: () => 0.5 };
+  // A budget of its own: the process-wide one would carry what earlier tests spent.
+  const options = { now: timers.monotonicMs, wallNow: () => T0 + timers.monotonicMs(), timers, random: () => 0.5, budget: new RetryBudget() };
   return { pool, timers, options };
 }
 

@@ -51,6 +51,10 @@ afterEach(async () => {
   host = fetcher = null;
 });
 
+/** `host.call` with a retry budget of this test's own (the process-wide one would carry what
+ * earlier tests spent), unless the test gives one. */
+const call = (context, attempt, options) => host.call(context, attempt, { budget: new RetryBudget(), ...options });
+
 /** An attempt that fetches `path` through the leased proxy and reads the whole body. */
 const get = (path = "/", init) => async (a) => {
   const res = await fetcher.fetch(a, origin.url(path), init);
@@ -64,26 +68,26 @@ test("classification on the wire, row by row: refusals BLOCKED, soft ban BLOCKED
   const one = { readOnly: true, retry: { maxAttempts: 1 } };
   for (const status of [401, 403, 407, 429]) {
     origin.handle = (req, res) => ((res.statusCode = status), res.end("no"));
-    const e = await host.call("shop", get(), one).catch((x) => x);
+    const e = await call("shop", get(), one).catch((x) => x);
     // A 407 is the proxy's own answer: undici turns it into an error, so there is no response.
     assert.deepEqual([e.code, e.failures[0].failure, e.failures[0].status, e.response?.status ?? 407], ["ATTEMPTS_EXHAUSTED", "BLOCKED", status, status]);
   }
   assert.equal(cell(value).consecutiveFailures, 4);
   origin.handle = (req, res) => ((res.statusCode = 404), res.end("gone"));
-  assert.equal((await host.call("shop", get(), one)).status, 404);
+  assert.equal((await call("shop", get(), one)).status, 404);
   assert.equal(cell(value).consecutiveFailures, 4, "a 404 speaks about the request: nothing reported");
   origin.handle = (req, res) => res.end("<title>Just a moment...</title> captcha");
-  const soft = await host.call("shop", get(), { ...one, isBlocked: (r) => r.text.includes("captcha") }).catch((x) => x);
+  const soft = await call("shop", get(), { ...one, isBlocked: (r) => r.text.includes("captcha") }).catch((x) => x);
   assert.deepEqual([soft.code, soft.failures[0].failure], ["ATTEMPTS_EXHAUSTED", "BLOCKED"]);
   origin.handle = (req, res) => res.end("fine");
-  assert.equal((await host.call("shop", get(), one)).text, "fine");
+  assert.equal((await call("shop", get(), one)).text, "fine");
   assert.equal(cell(value).consecutiveFailures, 0);
   assert.equal(host.stats().leased, 0);
 });
 
 test("connect delay: a proxy that never answers CONNECT times the attempt out in the connect phase; a POST is retried (it never left)", async () => {
   await open({ n: 2, virtual: true, mode: "hold" });
-  const p = host.call("shop", async (a) => (await fetcher.fetch(a, `https://127.0.0.1:${origin.port}/`, { method: "POST", body: "x" })).status, {
+  const p = call("shop", async (a) => (await fetcher.fetch(a, `https://127.0.0.1:${origin.port}/`, { method: "POST", body: "x" })).status, {
     attemptTimeoutMs: 1000,
     retry: { maxAttempts: 2, baseDelayMs: 0 },
   }).catch((x) => x);
@@ -105,7 +109,7 @@ test("headers, then a stalled body: TIMEOUT in the receive phase, the socket clo
     res.writeHead(200, { "content-length": "100" });
     res.write("partial");
   };
-  const p = host.call("shop", get(), { readOnly: true, attemptTimeoutMs: 5000, retry: { maxAttempts: 1 } });
+  const p = call("shop", get(), { readOnly: true, attemptTimeoutMs: 5000, retry: { maxAttempts: 1 } });
   await until(() => origin.requests.length === 1, "the request at the origin");
   await new Promise((r) => setTimeout(r, 20)); // the head reaches the client
   await timers.advance(5000);
@@ -119,7 +123,7 @@ test("503 then 200: retried on another resource, succeeds", async () => {
   await open({ n: 3 });
   let n = 0;
   origin.handle = (req, res) => ((res.statusCode = n++ === 0 ? 503 : 200), res.end(`answer ${n}`));
-  const r = await host.call("shop", get(), { readOnly: true, retry: { baseDelayMs: 1 } });
+  const r = await call("shop", get(), { readOnly: true, retry: { baseDelayMs: 1 } });
   assert.deepEqual([r.status, r.text], [200, "answer 2"]);
   const used = proxies.filter((p) => p.seen.length === 1);
   assert.equal(used.length, 2, "two different proxies carried one request each");
@@ -130,7 +134,7 @@ test("persistent 429 with Retry-After: each wait honoured, the call stops when t
   await open({ n: 4, virtual: true, config: { coolAfter: 100 } });
   origin.handle = (req, res) => (res.writeHead(429, { "retry-after": "1" }), res.end());
   const starts = [];
-  const p = host.call("shop", async (a) => (starts.push(timers.monotonicMs()), get()(a)), { readOnly: true, deadlineMs: 2500, retry: { maxAttempts: 10 } }).catch((x) => x);
+  const p = call("shop", async (a) => (starts.push(timers.monotonicMs()), get()(a)), { readOnly: true, deadlineMs: 2500, retry: { maxAttempts: 10 } }).catch((x) => x);
   for (let i = 1; i <= 3; i++) {
     await until(() => origin.requests.length === i, `request ${i}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -145,7 +149,7 @@ test("persistent 429 with Retry-After: each wait honoured, the call stops when t
 test("a non-idempotent POST is not retried once it may have reached the server", async () => {
   await open({ n: 3 });
   origin.handle = (req, res) => ((res.statusCode = 503), res.end());
-  const e = await host.call("shop", get("/order", { method: "POST", body: "{}" }), { retry: { baseDelayMs: 1 } }).catch((x) => x);
+  const e = await call("shop", get("/order", { method: "POST", body: "{}" }), { retry: { baseDelayMs: 1 } }).catch((x) => x);
   assert.deepEqual([e.code, e.stopReason, origin.requests.length], ["NOT_RETRYABLE", "not-idempotent", 1]);
 });
 
@@ -164,7 +168,7 @@ test("response lost after the server applied the change: retried with the same I
     res.statusCode = 201;
     res.end(done.get(key));
   };
-  const r = await host.call("shop", get("/order", { method: "POST", body: "book" }), { idempotencyKey: "k-7", retry: { baseDelayMs: 1 } });
+  const r = await call("shop", get("/order", { method: "POST", body: "book" }), { idempotencyKey: "k-7", retry: { baseDelayMs: 1 } });
   assert.deepEqual([r.status, r.text, applied], [201, "order 1 for book", 1]);
   assert.deepEqual(origin.requests.map((q) => q.headers["idempotency-key"]), ["k-7", "k-7"]);
 });
@@ -177,7 +181,7 @@ test("the same key with a different body: the server's conflict reaches the call
     res.statusCode = known !== undefined && known !== body ? 409 : 201;
     res.end(res.statusCode === 409 ? "key reused with another body" : "created");
   };
-  const r = await host.call("shop", get("/order", { method: "POST", body: "pen" }), { idempotencyKey: "k-8" });
+  const r = await call("shop", get("/order", { method: "POST", body: "pen" }), { idempotencyKey: "k-8" });
   assert.deepEqual([r.status, r.text, origin.requests.length], [409, "key reused with another body", 1]);
   const used = proxies.find((p) => p.seen.length > 0).url();
   assert.equal(cell(used), null, "the resource is not blamed for the conflict");
@@ -190,7 +194,7 @@ test("an expired certificate: TLS_HANDSHAKE, reported, not retried", async (t) =
     await open({ n: 2 });
     await fetcher.close();
     fetcher = proxyFetch(host, { agent: { requestTls: { ca: tls.ca } } });
-    const e = await host.call("shop", async (a) => (await fetcher.fetch(a, `https://127.0.0.1:${tls.port}/`)).status, { readOnly: true }).catch((x) => x);
+    const e = await call("shop", async (a) => (await fetcher.fetch(a, `https://127.0.0.1:${tls.port}/`)).status, { readOnly: true }).catch((x) => x);
     assert.deepEqual([e.code, e.stopReason, e.attempts], ["NOT_RETRYABLE", "not-retryable", 1]);
     assert.deepEqual([e.failures[0].failure, e.failures[0].phase, e.failures[0].code], ["TLS_HANDSHAKE", "tls", "CERT_HAS_EXPIRED"]);
     const used = proxies.find((p) => p.seen.length > 0).url();
@@ -203,10 +207,10 @@ test("an expired certificate: TLS_HANDSHAKE, reported, not retried", async (t) =
 test("rising failure rate: the resources cool and the next call fails fast with POOL_EXHAUSTED", async () => {
   await open({ n: 3 });
   origin.handle = (req, res) => ((res.statusCode = 403), res.end());
-  for (let i = 0; i < 2; i++) await host.call("shop", get(), { readOnly: true, retry: { baseDelayMs: 1 } }).catch(() => {});
+  for (let i = 0; i < 2; i++) await call("shop", get(), { readOnly: true, retry: { baseDelayMs: 1 } }).catch(() => {});
   const before = origin.requests.length;
   assert.equal(before, 6);
-  const e = await host.call("shop", get(), { readOnly: true }).catch((x) => x);
+  const e = await call("shop", get(), { readOnly: true }).catch((x) => x);
   assert.deepEqual([e.code, e.attempts, origin.requests.length], ["POOL_EXHAUSTED", 0, before]);
   assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 7_200_000, String(e.retryAfterMs));
 });
@@ -215,7 +219,7 @@ test("caller cancel: the in-flight request's socket is closed and the lease retu
   await open({ n: 1 });
   origin.handle = () => {}; // never answers
   const ac = new AbortController();
-  const p = host.call("shop", get(), { readOnly: true, signal: ac.signal });
+  const p = call("shop", get(), { readOnly: true, signal: ac.signal });
   await until(() => origin.requests.length === 1, "the request at the origin");
   assert.equal(host.stats().leased, 1);
   ac.abort();
@@ -231,7 +235,7 @@ test("the retry budget stops a retry storm: attempts ≤ calls × (1 + ratio) + 
   origin.handle = (req, res) => ((res.statusCode = 503), res.end());
   const budget = new RetryBudget({ ratio: 0.1, capacity: 3 });
   const calls = 40;
-  for (let i = 0; i < calls; i++) await host.call("shop", get(), { readOnly: true, budget, retry: { maxAttempts: 4, baseDelayMs: 0 } }).catch(() => {});
+  for (let i = 0; i < calls; i++) await call("shop", get(), { readOnly: true, budget, retry: { maxAttempts: 4, baseDelayMs: 0 } }).catch(() => {});
   assert.ok(origin.requests.length <= calls * 1.1 + 3, String(origin.requests.length));
   assert.ok(origin.requests.length > calls);
 });
@@ -275,7 +279,7 @@ test("a throwing event consumer does not affect the call", async () => {
   host.addEventListener("RESOURCE_LEASED", () => {
     throw new Error("listener broke");
   });
-  const r = await host.call("shop", get(), { readOnly: true });
+  const r = await call("shop", get(), { readOnly: true });
   assert.equal(r.status, 200);
   await until(() => errors.length >= 2, "the consumers' errors reported");
   assert.ok(errors.every((e) => /broke/.test(e.message)));
