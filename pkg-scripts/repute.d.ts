@@ -234,6 +234,11 @@ export interface CallOptions {
     /** Time kept back from an attempt for a retry after it (default baseDelayMs). */
     reserveMs?: number;
   };
+  /** Hedging, for `readOnly` calls only (refused otherwise: a hedged mutation runs twice): when
+   * an attempt has not ended after `delayMs` (default: the context's p95 latency from the
+   * pool's windows; no data, no hedge), a second one starts on another resource; the first to
+   * deliver wins, the other is cancelled and its outcome not reported. */
+  hedge?: true | { delayMs?: number; budget?: HedgeBudget };
   /** A 2xx/3xx at least this slow is returned but reported SLOW (default 2000). */
   slowThresholdMs?: number;
   /** The block-page / soft-ban predicate: sees every result first; true → BLOCKED. */
@@ -282,7 +287,7 @@ export declare class CallError extends Error {
   attempts: number;
   stopReason:
     | "deadline" | "pool-exhausted" | "no-other-resource" | "retry-budget" | "retries-disabled" | "not-retryable"
-    | "not-idempotent" | "max-attempts" | "retry-after" | "aborted" | "invalid-argument" | (string & {});
+    | "not-idempotent" | "max-attempts" | "retry-after" | "aborted" | "invalid-argument" | "lease-lost" | (string & {});
   failures: AttemptFailure[];
   /** POOL_EXHAUSTED: when a resource may be eligible again; retry-after: what the server asked. */
   retryAfterMs?: number;
@@ -290,7 +295,8 @@ export declare class CallError extends Error {
   readonly response?: unknown;
 }
 
-/** Retries ≤ ratio × calls + capacity, process-wide; `disable()` is the kill switch. */
+/** Retries ≤ ratio × calls + capacity, process-wide; `disable()` is the kill switch (retries
+ * and hedges). */
 export declare class RetryBudget {
   constructor(options?: { ratio?: number; capacity?: number });
   onCall(): void;
@@ -303,6 +309,19 @@ export declare class RetryBudget {
 
 /** The budget every call shares unless given its own. */
 export declare const retryBudget: RetryBudget;
+
+/** Each hedge costs round(1 / min(ratio, 0.5)) tokens (default ratio 0.1), each completed
+ * hedged call returns one, up to `capacity` (default 100). */
+export declare class HedgeBudget {
+  constructor(options?: { ratio?: number; capacity?: number });
+  tryHedge(): boolean;
+  refund(): void;
+  onCallDone(): void;
+  stats(): { hedges: number; refused: number; tokens: number; cost: number; capacity: number };
+}
+
+/** The hedging budget every hedged call shares unless given its own. */
+export declare const hedgeBudget: HedgeBudget;
 
 export interface ProxyFetchOptions {
   /** Lease → proxy URL (or `{ uri, token }`): for values that are handles (default: the value). */

@@ -263,3 +263,81 @@ test("a long attempt keeps its lease (renewed every half TTL); a refused renewal
   assert.ok(timers.monotonicMs() > 1800, "aborted at the renewal, not at the attempt timeout");
   assert.deepEqual(host.reports.map((r) => r.ok), [true, true], "nothing reported for the lost lease");
 });
+
+// ----- hedging ------------------------------------------------------------------------------
+
+import { HedgeBudget } from "../../pkg-scripts/lib/call/budget.js";
+
+/** An attempt that answers 200 after `ms[i]` virtual ms on its i-th start, honouring its signal. */
+const timed = (timers, ms, log) => ({ lease, signal, attemptNumber }) =>
+  new Promise((resolve, reject) => {
+    log.push({ value: lease.value, at: timers.monotonicMs(), attemptNumber, signal });
+    const t = timers.setTimeout(() => resolve({ ...answer(200), via: lease.value }), ms[log.length - 1]);
+    signal.addEventListener("abort", () => (timers.clearTimeout(t), reject(signal.reason)));
+  });
+
+test("a hedged read-only call beats a slow resource: the hedge wins, the loser is cancelled, unreported, released", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  const log = [];
+  const budget = new HedgeBudget();
+  const p = call(host, "shop", timed(timers, [1000, 50], log), { ...options, readOnly: true, hedge: { delayMs: 100, budget } });
+  const res = await drive(timers, p, { stepMs: 5 });
+  assert.equal(res.via, log[1].value);
+  assert.notEqual(log[0].value, log[1].value);
+  assert.deepEqual(log.map((l) => [l.at, l.attemptNumber]), [[0, 1], [100, 2]]);
+  assert.equal(log[0].signal.reason.stopReason, "hedge-lost");
+  assert.ok(timers.monotonicMs() < 200);
+  assert.deepEqual(host.reports.map((r) => [r.value, r.ok]), [[log[1].value, true]], "the loser's outcome is not counted");
+  assert.equal(host.releases.length, 2);
+  assert.equal(pool.stats().leased, 0);
+  assert.equal(budget.stats().hedges, 1);
+});
+
+test("no hedge when the first attempt answers before the hedge delay", async () => {
+  const { pool, timers, options } = setup();
+  const log = [];
+  const res = await drive(timers, call(pool, "shop", timed(timers, [80], log), { ...options, readOnly: true, hedge: { delayMs: 100, budget: new HedgeBudget() } }));
+  assert.equal(res.status, 200);
+  assert.equal(log.length, 1);
+});
+
+test("the default hedge delay is the context's p95 latency from the pool's windows", async () => {
+  const { pool, timers, options } = setup();
+  for (const v of ["p1", "p2", "p3"]) for (let i = 0; i < 5; i++) pool.report("PROXY", v, "shop", { ok: true, latencyMs: v === "p2" ? 300 : 200 });
+  const log = [];
+  await drive(timers, call(pool, "shop", timed(timers, [1000, 10], log), { ...options, readOnly: true, hedge: { budget: new HedgeBudget() } }), { stepMs: 5 });
+  assert.deepEqual(log.map((l) => l.at), [0, 200]);
+  // A context without latency data is not hedged.
+  const quiet = [];
+  await drive(timers, call(pool, "elsewhere", timed(timers, [500], quiet), { ...options, readOnly: true, hedge: true }), { stepMs: 5 });
+  assert.equal(quiet.length, 1);
+});
+
+test("a mutation is never hedged: hedge without readOnly is refused", async () => {
+  const { pool } = setup();
+  let ran = 0;
+  for (const o of [{ hedge: true }, { idempotent: true, hedge: { delayMs: 5 } }, { idempotencyKey: "k", hedge: true }]) {
+    await assert.rejects(call(pool, "shop", () => ran++, o), { code: "INVALID_ARGUMENT", message: /readOnly/ });
+  }
+  assert.equal(ran, 0);
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("the hedging budget: round(1/ratio) tokens a hedge, one back per completed call; the kill switch stops hedges", async () => {
+  const { pool, timers, options } = setup();
+  const budget = new HedgeBudget({ ratio: 0.5, capacity: 2 }); // a hedge costs 2
+  const hedges = [];
+  for (let i = 0; i < 4; i++) {
+    const log = [];
+    await drive(timers, call(pool, "shop", timed(timers, [1000, 10], log), { ...options, readOnly: true, hedge: { delayMs: 100, budget } }), { stepMs: 10 });
+    hedges.push(log.length - 1);
+  }
+  assert.deepEqual(hedges, [1, 0, 1, 0], "2 tokens, spent; 1 back; 2 back after the second call; …");
+  assert.deepEqual(new HedgeBudget({ ratio: 0.9 }).stats().cost, 2, "the ratio is capped at 0.5");
+  assert.equal(new HedgeBudget({ ratio: 0.1 }).stats().cost, 10);
+  options.budget.disable();
+  const log = [];
+  await drive(timers, call(pool, "shop", timed(timers, [300, 10], log), { ...options, readOnly: true, hedge: { delayMs: 100, budget: new HedgeBudget() } }), { stepMs: 10 });
+  assert.equal(log.length, 1, "no hedge with retries switched off");
+});

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openPool, proxyFetch, RetryBudget } from "repute";
+import { HedgeBudget, openPool, proxyFetch, RetryBudget } from "repute";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
 import { startExpiredTlsOrigin, startOrigin, startProxy, until } from "./_sockets.mjs";
 
@@ -269,6 +269,24 @@ test("one dispatcher per resource: two resources on one proxy host never share a
   assert.ok(openOf(two) > 0, "the other resource's connections stay open");
   await timers.advance(60_000);
   await until(() => fetcher.size === 0 && gw.sockets.open === 0, "the idle one's connections closed");
+});
+
+test("a hedged read-only call beats a slow proxy; the loser's request is cancelled (socket closed) and not held against it", async () => {
+  await open({ n: 2, virtual: true });
+  origin.handle = (req, res) => {
+    if (origin.requests.length === 1) return; // the first request hangs
+    res.end("fast");
+  };
+  const p = call("shop", get(), { readOnly: true, hedge: { delayMs: 150, budget: new HedgeBudget() } }).catch((x) => x);
+  await until(() => origin.requests.length === 1, "the first request at the origin");
+  await timers.advance(150);
+  const r = await p;
+  assert.deepEqual([r.status, r.text], [200, "fast"]);
+  assert.equal(proxies.filter((x) => x.seen.length === 1).length, 2, "the hedge went through the other proxy");
+  await until(() => origin.requests[0].socket.destroyed, "the loser's socket closed");
+  assert.equal(cell(r.via).consecutiveSuccesses, 1);
+  assert.equal(cell(proxies.map((x) => x.url()).find((u) => u !== r.via)), null, "nothing reported for the loser");
+  assert.equal(host.stats().leased, 0);
 });
 
 test("a throwing event consumer does not affect the call", async () => {

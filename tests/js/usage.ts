@@ -403,7 +403,7 @@ export async function proberUsage(): Promise<void> {
 
 // ----- resilient calls -----------------------------------------------------------------------------
 
-import { CallError, RetryBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
+import { CallError, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
 
 export async function callUsage(): Promise<void> {
   const host = await openPool({ handleSignals: false });
@@ -427,6 +427,11 @@ export async function callUsage(): Promise<void> {
   } catch (e) {
     if (e instanceof CallError && e.code === "POOL_EXHAUSTED") void [e.retryAfterMs, e.attempts, e.stopReason, e.failures[0]?.phase];
   }
+  await host.call("shop", () => 1, { readOnly: true, hedge: { delayMs: 150, budget: new HedgeBudget({ ratio: 0.1, capacity: 100 }) } });
+  await host.call("shop", () => 1, { readOnly: true, hedge: true });
+  void hedgeBudget.stats().cost;
+  // @ts-expect-error hedge is true or options
+  await host.call("shop", () => 1, { readOnly: true, hedge: 150 });
   const verdict: Verdict = { report: "BLOCKED", retryable: true };
   await host.call("shop", () => 1, { classify: ({ result }) => (result === 1 ? verdict : undefined) });
   retryBudget.disable();

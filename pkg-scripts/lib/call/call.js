@@ -5,18 +5,20 @@
 // (deadline.js), `retry.maxAttempts` and the process-wide retry budget (budget.js), on a
 // resource the call has not used yet, after a full-jitter exponential backoff (or the
 // server's `Retry-After`). The lease is renewed while an attempt runs. Time and randomness are
-// injected (virtual in tests). Owns the retry loop; hedging, the bulkhead and call metrics are not here yet.
+// injected (virtual in tests). Read-only calls may be hedged (`hedge`): a second attempt on
+// another resource when the first is slow, first success wins. Owns the retry and hedge loop;
+// the bulkhead and call metrics are not here yet.
 
 import { classifyError, classifyResult } from "./classify.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
-import { retryBudget } from "./budget.js";
+import { hedgeBudget, retryBudget } from "./budget.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
 
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
 const OPTION_KEYS = new Set([
   "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
-  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError",
+  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge",
 ]);
 const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
 
@@ -53,6 +55,14 @@ function settings(options) {
     random: options.random ?? Math.random,
     onError: options.onError ?? (() => {}),
   };
+  if (options.hedge !== undefined && options.hedge !== false) {
+    // A hedged mutation runs twice: only read-only calls are hedged.
+    if (options.readOnly !== true) throw invalidOption("hedge is only for readOnly calls (a hedged mutation runs twice)");
+    const h = options.hedge === true ? {} : options.hedge;
+    if (h === null || typeof h !== "object") throw invalidOption("hedge must be true or { delayMs?, budget? }");
+    for (const k of Object.keys(h)) if (k !== "delayMs" && k !== "budget") throw invalidOption(`unknown option hedge.${k}`);
+    s.hedge = { delayMs: h.delayMs === undefined ? null : nonNegative("hedge.delayMs", h.delayMs), budget: h.budget ?? hedgeBudget };
+  } else s.hedge = null;
   s.reserveMs = nonNegative("retry.reserveMs", retry.reserveMs ?? s.baseDelayMs);
   if (s.idempotencyKey !== undefined && (typeof s.idempotencyKey !== "string" || s.idempotencyKey === "")) {
     throw invalidOption("idempotencyKey must be a non-empty string");
@@ -87,6 +97,7 @@ export async function call(host, context, attempt, options = {}) {
   const s = settings(options);
   const deadline = new Deadline({ now: s.now, timers: s.timers, deadlineMs: s.deadlineMs, signal: s.signal });
   s.budget.onCall();
+  const hedging = s.hedge !== null;
   const failures = [];
   const tried = new Set();
   const name = (lease) => {
@@ -111,6 +122,62 @@ export async function call(host, context, attempt, options = {}) {
       ? stop("ABORTED", "the caller aborted the call", { stopReason: "aborted" })
       : stop("DEADLINE_EXCEEDED", `the call's deadline passed after ${failures.length} attempt(s)`, { retryable: true, stopReason: "deadline" });
 
+  /** Runs one attempt on `lease`: reports its outcome (unless it was cancelled because another
+   * attempt won), releases the lease, lists a failure. `done` never rejects. */
+  const start = (lease, number, timeoutMs) => {
+    const cancel = new AbortController();
+    const done = (async () => {
+      let run;
+      try {
+        run = await runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel.signal);
+        const v = run.verdict;
+        if (v.report !== null && !run.cancelled) {
+          const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
+          guard(() => host.report(lease.kind, lease.value, context, outcome));
+        }
+      } finally {
+        guard(() => host.release(lease));
+      }
+      const v = run.verdict;
+      if (!v.deliver && !run.cancelled) {
+        failures.push({
+          attempt: number,
+          resource: name(lease),
+          failure: v.report === "ok" ? null : v.report,
+          phase: v.phase,
+          reason: redactSecrets(v.reason),
+          ...(v.status === undefined ? {} : { status: v.status }),
+          ...(v.code === undefined ? {} : { code: v.code }),
+        });
+      }
+      return run;
+    })();
+    return { cancel, done };
+  };
+
+  /** Hedging (read-only calls): when `primary` has not ended after the hedge delay, a second
+   * attempt starts on another resource, budget permitting; the first to deliver wins and the
+   * other is cancelled (nothing reported for it). Gives the decisive run and the last number. */
+  const hedgeRound = async (primary, number) => {
+    const delay = s.hedge.delayMs ?? contextP95(host, context, guard);
+    if (delay === null || !s.budget.enabled) return { run: await primary.done, number };
+    let timer;
+    const waited = new Promise((resolve) => (timer = s.timers.setTimeout(() => resolve(null), delay)));
+    const first = await Promise.race([primary.done, waited]);
+    s.timers.clearTimeout(timer);
+    if (first !== null) return { run: first, number };
+    const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number + 1 < s.maxAttempts ? s.reserveMs : 0);
+    if (timeoutMs <= 0 || !s.hedge.budget.tryHedge()) return { run: await primary.done, number };
+    const lease = leaseOther(host, context, tried, guard);
+    if (lease === null) {
+      s.hedge.budget.refund();
+      return { run: await primary.done, number };
+    }
+    tried.add(keyOf(lease));
+    const second = start(lease, number + 1, timeoutMs);
+    return { run: await firstDelivering([primary, second]), number: number + 1 };
+  };
+
   try {
     for (let number = 1; ; number++) {
       const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
@@ -127,28 +194,17 @@ export async function call(host, context, attempt, options = {}) {
         });
       }
       tried.add(keyOf(lease));
+      const primary = start(lease, number, timeoutMs);
       let run;
-      try {
-        run = await runAttempt(host, attempt, lease, number, timeoutMs, deadline, s);
-        const v = run.verdict;
-        if (v.report !== null) {
-          const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
-          guard(() => host.report(lease.kind, lease.value, context, outcome));
-        }
-      } finally {
-        guard(() => host.release(lease));
+      if (hedging && number < s.maxAttempts) {
+        const hedge = await hedgeRound(primary, number);
+        number = hedge.number;
+        run = hedge.run;
+      } else {
+        run = await primary.done;
       }
       const v = run.verdict;
       if (v.deliver) return run.result;
-      failures.push({
-        attempt: number,
-        resource: name(lease),
-        failure: v.report === "ok" ? null : v.report,
-        phase: v.phase,
-        reason: redactSecrets(v.reason),
-        ...(v.status === undefined ? {} : { status: v.status }),
-        ...(v.code === undefined ? {} : { code: v.code }),
-      });
       const last = (code, message, fields) => stop(code, message, { ...fields, ...(run.result === undefined ? {} : { response: run.result }), ...(run.error ? { cause: run.ownError ? run.error : undefined } : {}) });
       if (deadline.callerAborted) {
         discard(run.result);
@@ -184,7 +240,33 @@ export async function call(host, context, attempt, options = {}) {
     }
   } finally {
     deadline.dispose();
+    if (hedging) s.hedge.budget.onCallDone();
   }
+}
+
+/** The first run that delivers (the others are cancelled, and awaited, so their leases are
+ * back); when none does, the run that ended last. */
+function firstDelivering(attempts) {
+  return new Promise((resolve) => {
+    let left = attempts.length;
+    attempts.forEach((a, i) =>
+      a.done.then((run) => {
+        if (run.verdict.deliver && !run.cancelled) {
+          attempts.forEach((b, j) => j !== i && b.cancel.abort());
+          Promise.all(attempts.map((b) => b.done)).then(() => resolve(run));
+        } else if (--left === 0) resolve(run);
+      }),
+    );
+  });
+}
+
+/** The context's p95 latency: the median of its cells' p95 (the pool's windows), or null. */
+function contextP95(host, context, guard) {
+  const views = guard(() => host.resources?.({ context })) ?? [];
+  const p95 = [];
+  for (const v of views) for (const c of v.cells) if (c.context === context && typeof c.p95LatencyMs === "number") p95.push(c.p95LatencyMs);
+  p95.sort((a, b) => a - b);
+  return p95.length === 0 ? null : p95[p95.length >> 1];
 }
 
 /** Leases a resource in `context` that is not in `tried`: one that was tried is kept leased
@@ -205,8 +287,10 @@ function leaseOther(host, context, tried, guard) {
 }
 
 /** One attempt under its own timeout and the call's signal; never rejects. */
-async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s) {
+async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
   const controller = new AbortController();
+  const onCancel = () => controller.abort(new CallError("ABORTED", `attempt ${number} lost the race to a hedge`, { stopReason: "hedge-lost" }));
+  cancel.addEventListener("abort", onCancel, { once: true });
   let timedOut = false;
   let lost = false;
   let phase = null;
@@ -267,6 +351,7 @@ async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s) 
   } catch (error) {
     const latencyMs = Math.max(0, s.now() - started);
     if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
     if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
     const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
     const custom = s.classify ? await s.classify({ error, latencyMs, phase, timedOut: byTimer }) : undefined;
@@ -278,6 +363,7 @@ async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s) 
   } finally {
     s.timers.clearTimeout(timer);
     if (renewal !== null) s.timers.clearTimeout(renewal);
+    cancel.removeEventListener("abort", onCancel);
     deadline.signal.removeEventListener("abort", onEnd);
   }
 }
