@@ -239,6 +239,9 @@ export interface CallOptions {
    * pool's windows; no data, no hedge), a second one starts on another resource; the first to
    * deliver wins, the other is cancelled and its outcome not reported. */
   hedge?: true | { delayMs?: number; budget?: HedgeBudget };
+  /** Bounds concurrent calls; a call that finds its queue full fails with CAPACITY_EXCEEDED, and
+   * time queued counts against the deadline. */
+  bulkhead?: Bulkhead;
   /** A 2xx/3xx at least this slow is returned but reported SLOW (default 2000). */
   slowThresholdMs?: number;
   /** The block-page / soft-ban predicate: sees every result first; true → BLOCKED. */
@@ -322,6 +325,14 @@ export declare class HedgeBudget {
 
 /** The hedging budget every hedged call shares unless given its own. */
 export declare const hedgeBudget: HedgeBudget;
+
+/** At most `maxConcurrent` calls at once, `maxQueue` (default 0) more waiting; the rest fail at once. */
+export declare class Bulkhead {
+  constructor(options: { maxConcurrent: number; maxQueue?: number });
+  /** A permit's release function, once the call may run (see CallOptions.bulkhead). */
+  enter(signal: AbortSignal): Promise<() => void>;
+  stats(): { active: number; queued: number; rejected: number; maxConcurrent: number; maxQueue: number };
+}
 
 export interface ProxyFetchOptions {
   /** Lease → proxy URL (or `{ uri, token }`): for values that are handles (default: the value). */

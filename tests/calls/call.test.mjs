@@ -341,3 +341,39 @@ test("the hedging budget: round(1/ratio) tokens a hedge, one back per completed 
   await drive(timers, call(pool, "shop", timed(timers, [300, 10], log), { ...options, readOnly: true, hedge: { delayMs: 100, budget: new HedgeBudget() } }), { stepMs: 10 });
   assert.equal(log.length, 1, "no hedge with retries switched off");
 });
+
+// ----- the bulkhead ---------------------------------------------------------------------------
+
+import { Bulkhead } from "../../pkg-scripts/lib/call/bulkhead.js";
+
+test("a concurrency surge: the bulkhead runs maxConcurrent, queues maxQueue, rejects the rest at once", async () => {
+  const { pool, timers, options } = setup({ n: 8 });
+  const bulkhead = new Bulkhead({ maxConcurrent: 2, maxQueue: 1 });
+  const started = [];
+  const calls = [];
+  for (let i = 0; i < 5; i++) {
+    calls.push(call(pool, "shop", () => (started.push([i, timers.monotonicMs()]), new Promise((r) => timers.setTimeout(() => r(answer(200)), 100))), { ...options, readOnly: true, bulkhead }).then(
+      (r) => r.status,
+      (e) => e.code,
+    ));
+  }
+  const rejectedAtOnce = await Promise.race([Promise.all([calls[3], calls[4]]), new Promise((r) => setTimeout(() => r("waited"), 50))]);
+  assert.deepEqual(rejectedAtOnce, ["CAPACITY_EXCEEDED", "CAPACITY_EXCEEDED"], "rejected before any time passed");
+  assert.deepEqual(bulkhead.stats(), { active: 2, queued: 1, rejected: 2, maxConcurrent: 2, maxQueue: 1 });
+  assert.equal(pool.stats().leased, 2, "the queued call holds no lease");
+  const results = await drive(timers, Promise.all(calls));
+  assert.deepEqual(results, [200, 200, 200, "CAPACITY_EXCEEDED", "CAPACITY_EXCEEDED"]);
+  assert.deepEqual(started.map(([i, at]) => [i, at]), [[0, 0], [1, 0], [2, 100]], "the queued one ran when a permit came back");
+  assert.deepEqual(bulkhead.stats().active, 0);
+});
+
+test("time in the bulkhead's queue counts against the deadline", async () => {
+  const { pool, timers, options } = setup();
+  const bulkhead = new Bulkhead({ maxConcurrent: 1, maxQueue: 5 });
+  const slow = call(pool, "shop", () => new Promise((r) => timers.setTimeout(() => r(answer(200)), 100)), { ...options, readOnly: true, bulkhead });
+  let ran = false;
+  const queued = call(pool, "shop", () => ((ran = true), answer(200)), { ...options, readOnly: true, bulkhead, deadlineMs: 50 }).catch((e) => e);
+  const [e, r] = await drive(timers, Promise.all([queued, slow]));
+  assert.deepEqual([e.code, e.attempts, ran, r.status], ["DEADLINE_EXCEEDED", 0, false, 200]);
+  assert.equal(bulkhead.stats().queued, 0);
+});

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HedgeBudget, openPool, proxyFetch, RetryBudget } from "repute";
+import { Bulkhead, HedgeBudget, openPool, proxyFetch, RetryBudget } from "repute";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
 import { startExpiredTlsOrigin, startOrigin, startProxy, until } from "./_sockets.mjs";
 
@@ -287,6 +287,21 @@ test("a hedged read-only call beats a slow proxy; the loser's request is cancell
   assert.equal(cell(r.via).consecutiveSuccesses, 1);
   assert.equal(cell(proxies.map((x) => x.url()).find((u) => u !== r.via)), null, "nothing reported for the loser");
   assert.equal(host.stats().leased, 0);
+});
+
+test("a concurrency surge: the bulkhead lets maxConcurrent requests out and rejects the rest at once", async () => {
+  await open({ n: 4 });
+  origin.handle = () => {}; // every request hangs
+  const bulkhead = new Bulkhead({ maxConcurrent: 2 });
+  const ac = new AbortController();
+  const calls = [0, 1, 2, 3].map(() => call("shop", get(), { readOnly: true, bulkhead, signal: ac.signal }).catch((e) => e.code));
+  assert.deepEqual(await Promise.all(calls.slice(2)), ["CAPACITY_EXCEEDED", "CAPACITY_EXCEEDED"]);
+  await until(() => origin.requests.length === 2, "two requests out");
+  assert.equal(host.stats().leased, 2);
+  ac.abort();
+  assert.deepEqual(await Promise.all(calls.slice(0, 2)), ["ABORTED", "ABORTED"]);
+  assert.equal(origin.requests.length, 2);
+  assert.deepEqual([host.stats().leased, bulkhead.stats().active], [0, 0]);
 });
 
 test("a throwing event consumer does not affect the call", async () => {

@@ -403,7 +403,7 @@ export async function proberUsage(): Promise<void> {
 
 // ----- resilient calls -----------------------------------------------------------------------------
 
-import { CallError, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
+import { Bulkhead, CallError, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
 
 export async function callUsage(): Promise<void> {
   const host = await openPool({ handleSignals: false });
@@ -429,6 +429,11 @@ export async function callUsage(): Promise<void> {
   }
   await host.call("shop", () => 1, { readOnly: true, hedge: { delayMs: 150, budget: new HedgeBudget({ ratio: 0.1, capacity: 100 }) } });
   await host.call("shop", () => 1, { readOnly: true, hedge: true });
+  const bulkhead = new Bulkhead({ maxConcurrent: 50, maxQueue: 5 });
+  await host.call("shop", () => 1, { bulkhead });
+  void bulkhead.stats().rejected;
+  // @ts-expect-error maxConcurrent is required
+  new Bulkhead({});
   void hedgeBudget.stats().cost;
   // @ts-expect-error hedge is true or options
   await host.call("shop", () => 1, { readOnly: true, hedge: 150 });

@@ -6,19 +6,20 @@
 // resource the call has not used yet, after a full-jitter exponential backoff (or the
 // server's `Retry-After`). The lease is renewed while an attempt runs. Time and randomness are
 // injected (virtual in tests). Read-only calls may be hedged (`hedge`): a second attempt on
-// another resource when the first is slow, first success wins. Owns the retry and hedge loop;
-// the bulkhead and call metrics are not here yet.
+// another resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js)
+// bounds concurrent calls. Owns the retry and hedge loop; call metrics are not here yet.
 
 import { classifyError, classifyResult } from "./classify.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
 import { hedgeBudget, retryBudget } from "./budget.js";
+import { Bulkhead } from "./bulkhead.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
 
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
 const OPTION_KEYS = new Set([
   "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
-  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge",
+  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead",
 ]);
 const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
 
@@ -55,6 +56,8 @@ function settings(options) {
     random: options.random ?? Math.random,
     onError: options.onError ?? (() => {}),
   };
+  if (options.bulkhead !== undefined && !(options.bulkhead instanceof Bulkhead)) throw invalidOption("bulkhead must be a Bulkhead");
+  s.bulkhead = options.bulkhead ?? null;
   if (options.hedge !== undefined && options.hedge !== false) {
     // A hedged mutation runs twice: only read-only calls are hedged.
     if (options.readOnly !== true) throw invalidOption("hedge is only for readOnly calls (a hedged mutation runs twice)");
@@ -96,7 +99,6 @@ export async function call(host, context, attempt, options = {}) {
   if (typeof attempt !== "function") throw invalidOption("attempt must be a function");
   const s = settings(options);
   const deadline = new Deadline({ now: s.now, timers: s.timers, deadlineMs: s.deadlineMs, signal: s.signal });
-  s.budget.onCall();
   const hedging = s.hedge !== null;
   const failures = [];
   const tried = new Set();
@@ -178,7 +180,17 @@ export async function call(host, context, attempt, options = {}) {
     return { run: await firstDelivering([primary, second]), number: number + 1 };
   };
 
+  let leave = null;
   try {
+    if (s.bulkhead) {
+      try {
+        leave = await s.bulkhead.enter(deadline.signal);
+      } catch (e) {
+        if (e instanceof CallError && e.code === "CAPACITY_EXCEEDED") throw e;
+        throw ended(); // the deadline passed, or the caller aborted, while queued
+      }
+    }
+    s.budget.onCall();
     for (let number = 1; ; number++) {
       const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
       if (timeoutMs <= 0) throw ended();
@@ -239,6 +251,7 @@ export async function call(host, context, attempt, options = {}) {
       }
     }
   } finally {
+    leave?.();
     deadline.dispose();
     if (hedging) s.hedge.budget.onCallDone();
   }
