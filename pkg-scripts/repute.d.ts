@@ -242,6 +242,9 @@ export interface CallOptions {
   /** Bounds concurrent calls; a call that finds its queue full fails with CAPACITY_EXCEEDED, and
    * time queued counts against the deadline. */
   bulkhead?: Bulkhead;
+  /** Hooks for metrics (host.call: the host's, exposed on its /metrics); a hook that throws is
+   * reported to onError and never affects the call. */
+  metrics?: CallMetricsHooks;
   /** A 2xx/3xx at least this slow is returned but reported SLOW (default 2000). */
   slowThresholdMs?: number;
   /** The block-page / soft-ban predicate: sees every result first; true → BLOCKED. */
@@ -258,6 +261,17 @@ export interface CallOptions {
   random?: () => number;
   /** Errors of the call's own reports and releases (default: the host's onError). */
   onError?: (error: unknown) => void;
+}
+
+export interface CallMetricsHooks {
+  /** result: "ok" or the CallError code. */
+  call?(context: string, result: string, seconds: number): void;
+  /** outcome: what was reported ("ok", a failure type, "none") or "cancelled" (a lost hedge). */
+  attempt?(context: string, outcome: string, phase: CallPhase, seconds: number): void;
+  retry?(context: string): void;
+  hedge?(context: string, result: "won" | "lost" | "refused"): void;
+  budgetExhausted?(reason: "budget" | "disabled"): void;
+  bulkheadRejected?(): void;
 }
 
 export type CallErrorCode =

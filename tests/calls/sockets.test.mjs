@@ -304,7 +304,27 @@ test("a concurrency surge: the bulkhead lets maxConcurrent requests out and reje
   assert.deepEqual([host.stats().leased, bulkhead.stats().active], [0, 0]);
 });
 
-test("a throwing event consumer does not affect the call", async () => {
+test("metrics: logical calls apart from attempts, retries, failures by type and phase, on the host's /metrics", async () => {
+  await open({ n: 3 });
+  let n = 0;
+  origin.handle = (req, res) => ((res.statusCode = n++ === 0 ? 503 : 200), res.end());
+  await call("shop", get(), { readOnly: true, retry: { baseDelayMs: 1 } });
+  origin.handle = (req, res) => ((res.statusCode = 403), res.end());
+  await call("shop", get(), { readOnly: true, retry: { maxAttempts: 1 } }).catch(() => {});
+  const text = await host.metrics();
+  const line = (name) => text.split("\n").find((l) => l.startsWith(name))?.split(" ").at(-1) ?? null;
+  assert.equal(line('repute_calls_total{context="shop",result="ok"}'), "1");
+  assert.equal(line('repute_calls_total{context="shop",result="ATTEMPTS_EXHAUSTED"}'), "1");
+  assert.equal(line('repute_call_attempts_total{context="shop",outcome="none",phase="receive"}'), "1");
+  assert.equal(line('repute_call_attempts_total{context="shop",outcome="ok",phase="receive"}'), "1");
+  assert.equal(line('repute_call_attempts_total{context="shop",outcome="BLOCKED",phase="receive"}'), "1");
+  assert.equal(line('repute_call_retries_total{context="shop"}'), "1");
+  assert.equal(line('repute_call_duration_seconds_count{context="shop"}'), "2");
+  assert.equal(line('repute_call_attempt_duration_seconds_count{context="shop"}'), "3");
+  assert.ok(!text.includes("127.0.0.1"), "no resource value in any label");
+});
+
+test("a throwing event consumer or metrics hook does not affect the call", async () => {
   await open({ n: 2 });
   host.on("event", () => {
     throw new Error("consumer broke");
@@ -312,9 +332,12 @@ test("a throwing event consumer does not affect the call", async () => {
   host.addEventListener("RESOURCE_LEASED", () => {
     throw new Error("listener broke");
   });
-  const r = await call("shop", get(), { readOnly: true });
+  const broken = () => {
+    throw new Error("metrics broke");
+  };
+  const r = await call("shop", get(), { readOnly: true, metrics: { call: broken, attempt: broken } });
   assert.equal(r.status, 200);
-  await until(() => errors.length >= 2, "the consumers' errors reported");
+  await until(() => errors.length >= 4, "the consumers' errors reported");
   assert.ok(errors.every((e) => /broke/.test(e.message)));
   assert.equal(host.stats().leased, 0);
 });

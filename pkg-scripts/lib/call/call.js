@@ -7,7 +7,8 @@
 // server's `Retry-After`). The lease is renewed while an attempt runs. Time and randomness are
 // injected (virtual in tests). Read-only calls may be hedged (`hedge`): a second attempt on
 // another resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js)
-// bounds concurrent calls. Owns the retry and hedge loop; call metrics are not here yet.
+// bounds concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
+// Owns the retry and hedge loop.
 
 import { classifyError, classifyResult } from "./classify.js";
 import { Deadline } from "./deadline.js";
@@ -19,7 +20,7 @@ import { FAILURE_TYPES } from "../vocabulary.js";
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
 const OPTION_KEYS = new Set([
   "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
-  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead",
+  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead", "metrics",
 ]);
 const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
 
@@ -56,6 +57,7 @@ function settings(options) {
     random: options.random ?? Math.random,
     onError: options.onError ?? (() => {}),
   };
+  s.metrics = options.metrics ?? null;
   if (options.bulkhead !== undefined && !(options.bulkhead instanceof Bulkhead)) throw invalidOption("bulkhead must be a Bulkhead");
   s.bulkhead = options.bulkhead ?? null;
   if (options.hedge !== undefined && options.hedge !== false) {
@@ -117,6 +119,11 @@ export async function call(host, context, attempt, options = {}) {
       return undefined;
     }
   };
+  /** A metrics hook (metrics.js), guarded: a failing metric never affects the call. */
+  const observe = (hook, ...args) => {
+    if (s.metrics && typeof s.metrics[hook] === "function") guard(() => s.metrics[hook](...args));
+  };
+  const began = s.now();
   const stop = (code, message, fields = {}) =>
     new CallError(code, message, { attempts: failures.length, failures: [...failures], ...fields });
   const ended = () =>
@@ -141,6 +148,7 @@ export async function call(host, context, attempt, options = {}) {
         guard(() => host.release(lease));
       }
       const v = run.verdict;
+      observe("attempt", context, run.cancelled ? "cancelled" : (v.report ?? "none"), v.phase, run.latencyMs / 1000);
       if (!v.deliver && !run.cancelled) {
         failures.push({
           attempt: number,
@@ -169,7 +177,11 @@ export async function call(host, context, attempt, options = {}) {
     s.timers.clearTimeout(timer);
     if (first !== null) return { run: first, number };
     const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number + 1 < s.maxAttempts ? s.reserveMs : 0);
-    if (timeoutMs <= 0 || !s.hedge.budget.tryHedge()) return { run: await primary.done, number };
+    if (timeoutMs <= 0) return { run: await primary.done, number };
+    if (!s.hedge.budget.tryHedge()) {
+      observe("hedge", context, "refused");
+      return { run: await primary.done, number };
+    }
     const lease = leaseOther(host, context, tried, guard);
     if (lease === null) {
       s.hedge.budget.refund();
@@ -177,16 +189,22 @@ export async function call(host, context, attempt, options = {}) {
     }
     tried.add(keyOf(lease));
     const second = start(lease, number + 1, timeoutMs);
-    return { run: await firstDelivering([primary, second]), number: number + 1 };
+    const run = await firstDelivering([primary, second]);
+    second.done.then((r) => observe("hedge", context, r === run && run.verdict.deliver ? "won" : "lost"));
+    return { run, number: number + 1 };
   };
 
   let leave = null;
+  let result = "ok";
   try {
     if (s.bulkhead) {
       try {
         leave = await s.bulkhead.enter(deadline.signal);
       } catch (e) {
-        if (e instanceof CallError && e.code === "CAPACITY_EXCEEDED") throw e;
+        if (e instanceof CallError && e.code === "CAPACITY_EXCEEDED") {
+          observe("bulkheadRejected");
+          throw e;
+        }
         throw ended(); // the deadline passed, or the caller aborted, while queued
       }
     }
@@ -239,10 +257,12 @@ export async function call(host, context, attempt, options = {}) {
       }
       if (delay >= deadline.remaining()) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
       if (!s.budget.tryRetry()) {
+        observe("budgetExhausted", s.budget.enabled ? "budget" : "disabled");
         throw s.budget.enabled
           ? last("RETRY_BUDGET_EXHAUSTED", "the process-wide retry budget is exhausted", { retryable: true, stopReason: "retry-budget" })
           : last("NOT_RETRYABLE", "retries are switched off (kill switch)", { stopReason: "retries-disabled" });
       }
+      observe("retry", context);
       discard(run.result);
       try {
         if (delay > 0) await deadline.sleep(delay);
@@ -250,7 +270,11 @@ export async function call(host, context, attempt, options = {}) {
         throw ended();
       }
     }
+  } catch (e) {
+    result = e instanceof CallError ? e.code : "error";
+    throw e;
   } finally {
+    observe("call", context, result, (s.now() - began) / 1000);
     leave?.();
     deadline.dispose();
     if (hedging) s.hedge.budget.onCallDone();

@@ -372,6 +372,7 @@ export class PoolHost extends EventTarget {
       timers: this.#timers,
       wallNow: () => this.now(),
       onError: this.#onError,
+      metrics: this.#metrics.calls,
       ...(random ? { random } : {}),
       ...options,
     });
