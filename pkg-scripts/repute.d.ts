@@ -282,6 +282,7 @@ export type CallErrorCode =
   | "ATTEMPTS_EXHAUSTED"
   | "ABORTED"
   | "CAPACITY_EXCEEDED"
+  | "CREDENTIAL_UNAVAILABLE"
   | "INVALID_ARGUMENT";
 
 export interface AttemptFailure {
@@ -368,3 +369,22 @@ export interface ProxyFetch {
 
 /** A ready fetch through PROXY resources; dispatchers close on RESOURCE_DEREGISTERED or idle. */
 export declare function proxyFetch(host: object, options?: ProxyFetchOptions): ProxyFetch;
+
+export interface CredentialCache<T> {
+  /** The lease's credential: cached, or from the one load in flight for its key (waits at
+   * most until `signal`). */
+  get(lease: Lease, options?: { signal?: AbortSignal }): Promise<T>;
+  /** Drops the lease's credential (the server refused it). */
+  invalidate(lease: Lease): void;
+  stats(): { cached: number; inFlight: number; loads: number };
+}
+
+/** Credentials for ACCOUNT (or any) resources with single-flight refresh: concurrent callers of
+ * one key share one `load`; a credential is reused until `refreshMarginMs` (30000) before its
+ * `expiresAt`; a failed load rejects every waiter with CREDENTIAL_UNAVAILABLE, redacted. */
+export declare function credentialCache<T>(options: {
+  load: (lease: Lease, signal: AbortSignal) => Promise<{ value: T; expiresAt?: number }>;
+  key?: (lease: Lease) => string;
+  refreshMarginMs?: number;
+  now?: () => number;
+}): CredentialCache<T>;

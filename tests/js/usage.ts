@@ -403,7 +403,7 @@ export async function proberUsage(): Promise<void> {
 
 // ----- resilient calls -----------------------------------------------------------------------------
 
-import { Bulkhead, CallError, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
+import { Bulkhead, CallError, credentialCache, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
 
 export async function callUsage(): Promise<void> {
   const host = await openPool({ handleSignals: false });
@@ -429,6 +429,11 @@ export async function callUsage(): Promise<void> {
   }
   await host.call("shop", () => 1, { readOnly: true, hedge: { delayMs: 150, budget: new HedgeBudget({ ratio: 0.1, capacity: 100 }) } });
   await host.call("shop", () => 1, { readOnly: true, hedge: true });
+  const tokens = credentialCache({ load: async (lease) => ({ value: `token for ${lease.value}`, expiresAt: Date.now() + 3_600_000 }), key: () => "tenant", refreshMarginMs: 60_000 });
+  const token: string = await host.call("shop", ({ lease, signal }) => tokens.get(lease, { signal }), { readOnly: true });
+  void token;
+  // @ts-expect-error load is required
+  credentialCache({});
   const bulkhead = new Bulkhead({ maxConcurrent: 50, maxQueue: 5 });
   await host.call("shop", () => 1, { bulkhead });
   void bulkhead.stats().rejected;

@@ -16,6 +16,7 @@ export const CALL_CODES = Object.freeze([
   "ATTEMPTS_EXHAUSTED", // `retry.maxAttempts` attempts failed
   "ABORTED", // the caller's signal aborted the call
   "CAPACITY_EXCEEDED", // too many calls at once (bulkhead)
+  "CREDENTIAL_UNAVAILABLE", // a credentialCache's load failed
   "INVALID_ARGUMENT", // a bad option
 ]);
 
