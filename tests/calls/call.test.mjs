@@ -377,3 +377,23 @@ test("time in the bulkhead's queue counts against the deadline", async () => {
   assert.deepEqual([e.code, e.attempts, ran, r.status], ["DEADLINE_EXCEEDED", 0, false, 200]);
   assert.equal(bulkhead.stats().queued, 0);
 });
+
+test("a classify or isBlocked that throws, or a bad verdict, goes to onError and the default table applies", async () => {
+  const { pool, timers, options } = setup();
+  const errors = [];
+  const o = { ...options, readOnly: true, onError: (e) => errors.push(e.message) };
+  const a = await drive(timers, call(pool, "shop", () => answer(200), { ...o, classify: () => { throw new Error("classify broke"); } }));
+  const b = await drive(timers, call(pool, "shop", () => answer(200), { ...o, classify: () => ({ report: "FINE" }) }));
+  const c = await drive(timers, call(pool, "shop", () => answer(200), { ...o, isBlocked: () => { throw new Error("predicate broke"); } }));
+  assert.deepEqual([a.status, b.status, c.status], [200, 200, 200]);
+  assert.equal(errors.length, 3);
+  assert.match(errors.join("|"), /classify broke.*FINE.*predicate broke/);
+  // A classify that answers is used: a 200 judged a soft ban is retried elsewhere.
+  let n = 0;
+  const d = await drive(timers, call(pool, "shop", () => answer(200, { "x-n": String(++n) }), {
+    ...o,
+    classify: ({ result }) => (result?.headers.get("x-n") === "1" ? { report: "BLOCKED", retryable: true } : undefined),
+  }));
+  assert.equal(d.headers.get("x-n"), "2");
+  assert.equal(pool.stats().leased, 0);
+});

@@ -182,7 +182,12 @@ export async function call(host, context, attempt, options = {}) {
       observe("hedge", context, "refused");
       return { run: await primary.done, number };
     }
-    const lease = leaseOther(host, context, tried, guard);
+    let lease = null;
+    try {
+      lease = leaseOther(host, context, tried, guard);
+    } catch (e) {
+      s.onError(e); // the pool refused (storage): no hedge, the primary goes on
+    }
     if (lease === null) {
       s.hedge.budget.refund();
       return { run: await primary.done, number };
@@ -372,6 +377,26 @@ async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, 
       phase = p;
     },
   };
+  // The caller's classify and isBlocked: one that throws (or gives a bad verdict) is reported
+  // to onError and the default classification applies.
+  const byCaller = async (seen) => {
+    if (!s.classify) return undefined;
+    try {
+      const v = await s.classify(seen);
+      return v === undefined ? undefined : normal(v);
+    } catch (e) {
+      s.onError(e);
+      return undefined;
+    }
+  };
+  const isBlocked = s.isBlocked && (async (r) => {
+    try {
+      return (await s.isBlocked(r)) === true;
+    } catch (e) {
+      s.onError(e);
+      return false;
+    }
+  });
   try {
     let work;
     try {
@@ -380,19 +405,26 @@ async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, 
       work = Promise.reject(e);
     }
     work.catch(() => {}); // an attempt that ignores its signal may settle after the race
-    const result = await Promise.race([work, abortedP]);
+    let result;
+    let error;
+    let threw = false;
+    try {
+      result = await Promise.race([work, abortedP]);
+    } catch (e) {
+      error = e;
+      threw = true;
+    }
     const latencyMs = Math.max(0, s.now() - started);
-    const custom = s.classify ? await s.classify({ result, latencyMs, phase, timedOut: false }) : undefined;
-    const verdict = custom ?? (await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked: s.isBlocked, wallNow: s.wallNow() }));
-    return { result, verdict: normal(verdict), latencyMs };
-  } catch (error) {
-    const latencyMs = Math.max(0, s.now() - started);
+    if (!threw) {
+      const verdict = (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
+        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() }));
+      return { result, verdict, latencyMs };
+    }
     if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
     if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
     if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
     const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
-    const custom = s.classify ? await s.classify({ error, latencyMs, phase, timedOut: byTimer }) : undefined;
-    const verdict = normal(custom ?? classifyError(error, { phase, timedOut: byTimer }));
+    const verdict = (await byCaller({ error, latencyMs, phase, timedOut: byTimer })) ?? normal(classifyError(error, { phase, timedOut: byTimer }));
     // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
     // threshold) does not blame the resource: it was not given a fair time.
     if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
