@@ -1,12 +1,14 @@
 // The retry loop of `call` (pkg-scripts/lib/call/call.js) against a real Pool with a virtual
 // clock: attempts, reports, releases, the different-resource rule, idempotency, backoff and
-// Retry-After within the deadline, the retry budget and kill switch, POOL_EXHAUSTED, aborts.
+// Retry-After within the deadline, the retry budget and kill switch, POOL_EXHAUSTED, aborts,
+// lease renewal, hedging and its budget, the bulkhead, a caller's classify that fails.
 // The attempts here return HTTP-like answers or throw coded errors; sockets.test.mjs runs the
 // same rules over real sockets.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { call } from "../../pkg-scripts/lib/call/call.js";
-import { RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { Bulkhead } from "../../pkg-scripts/lib/call/bulkhead.js";
 import { CallError } from "../../pkg-scripts/lib/call/errors.js";
 import { answer, drive, recorded, setup, T0 } from "./_support.mjs";
 
@@ -266,7 +268,6 @@ test("a long attempt keeps its lease (renewed every half TTL); a refused renewal
 
 // ----- hedging ------------------------------------------------------------------------------
 
-import { HedgeBudget } from "../../pkg-scripts/lib/call/budget.js";
 
 /** An attempt that answers 200 after `ms[i]` virtual ms on its i-th start, honouring its signal. */
 const timed = (timers, ms, log) => ({ lease, signal, attemptNumber }) =>
@@ -344,7 +345,6 @@ test("the hedging budget: round(1/ratio) tokens a hedge, one back per completed 
 
 // ----- the bulkhead ---------------------------------------------------------------------------
 
-import { Bulkhead } from "../../pkg-scripts/lib/call/bulkhead.js";
 
 test("a concurrency surge: the bulkhead runs maxConcurrent, queues maxQueue, rejects the rest at once", async () => {
   const { pool, timers, options } = setup({ n: 8 });
