@@ -117,8 +117,9 @@ export async function startExpiredTlsOrigin() {
   }
 }
 
-/** Waits (real I/O turns) until `check()` holds. */
+/** Waits (real I/O turns) until `check()` holds; gives up after 10 s (a slow machine). */
 export async function until(check, what = "condition") {
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 1));
+  const end = Date.now() + 10_000;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
   if (!check()) throw new Error(`${what} never became true`);
 }
