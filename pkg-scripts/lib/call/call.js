@@ -1,83 +1,18 @@
 // `call(host, context, attempt, options)`: one logical call through the pool (README "Resilient
-// calls", SPEC §7). Each attempt leases a resource, runs `attempt`, is classified
-// (classify.js), reported and released — always, also when the attempt throws or the call is
-// aborted — and a retryable failure is tried again, within the call's one deadline
-// (deadline.js), `retry.maxAttempts` and the process-wide retry budget (budget.js), on a
-// resource the call has not used yet, after a full-jitter exponential backoff (or the
-// server's `Retry-After`). The lease is renewed while an attempt runs. Time and randomness are
-// injected (virtual in tests). Read-only calls may be hedged (`hedge`): a second attempt on
-// another resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js)
-// bounds concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
-// Owns the retry and hedge loop.
+// calls", SPEC §7). Each attempt leases a resource, runs (attempt.js: its own timeout, lease
+// renewal, classification by classify.js), is reported and released — always, also when the
+// attempt throws or the call is aborted — and a retryable failure is tried again, within the
+// call's one deadline (deadline.js), `retry.maxAttempts` and the process-wide retry budget
+// (budget.js), on a resource the call has not used yet, after a full-jitter exponential backoff
+// (or the server's `Retry-After`). Read-only calls may be hedged: a second attempt on another
+// resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js) bounds
+// concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
+// Options: options.js. Owns the retry and hedge loop.
 
-import { classifyError, classifyResult } from "./classify.js";
+import { runAttempt } from "./attempt.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
-import { hedgeBudget, retryBudget } from "./budget.js";
-import { Bulkhead } from "./bulkhead.js";
-import { FAILURE_TYPES } from "../vocabulary.js";
-
-const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
-const OPTION_KEYS = new Set([
-  "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
-  "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead", "metrics",
-]);
-const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
-
-function nonNegative(name, v, { integer = false, min = 0 } = {}) {
-  if (!(typeof v === "number" && v >= min && !Number.isNaN(v) && (!integer || Number.isInteger(v)))) {
-    throw invalidOption(`${name} must be ${integer ? "an integer" : "a number"} >= ${min}`);
-  }
-  return v;
-}
-
-function settings(options) {
-  if (options === null || typeof options !== "object") throw invalidOption("options must be an object");
-  for (const k of Object.keys(options)) if (!OPTION_KEYS.has(k)) throw invalidOption(`unknown option ${k}`);
-  const retry = options.retry ?? {};
-  for (const k of Object.keys(retry)) if (!RETRY_KEYS.has(k)) throw invalidOption(`unknown option retry.${k}`);
-  const s = {
-    deadlineMs: nonNegative("deadlineMs", options.deadlineMs ?? 30_000),
-    attemptTimeoutMs: nonNegative("attemptTimeoutMs", options.attemptTimeoutMs ?? 10_000, { min: 1 }),
-    slowThresholdMs: nonNegative("slowThresholdMs", options.slowThresholdMs ?? 2000),
-    maxAttempts: nonNegative("retry.maxAttempts", retry.maxAttempts ?? 3, { integer: true, min: 1 }),
-    baseDelayMs: nonNegative("retry.baseDelayMs", retry.baseDelayMs ?? 100),
-    maxDelayMs: nonNegative("retry.maxDelayMs", retry.maxDelayMs ?? 2000),
-    maxRetryAfterMs: nonNegative("retry.maxRetryAfterMs", retry.maxRetryAfterMs ?? 30_000),
-    idempotencyKey: options.idempotencyKey,
-    // Retrying is safe for reads, for idempotent operations and with a key the server dedupes on.
-    repeatable: options.readOnly === true || options.idempotent === true || options.idempotencyKey !== undefined,
-    signal: options.signal,
-    classify: options.classify ?? null,
-    isBlocked: options.isBlocked ?? null,
-    budget: options.budget ?? retryBudget,
-    now: options.now ?? (() => performance.now()),
-    wallNow: options.wallNow ?? Date.now,
-    timers: options.timers ?? SYSTEM_TIMERS,
-    random: options.random ?? Math.random,
-    onError: options.onError ?? (() => {}),
-  };
-  s.metrics = options.metrics ?? null;
-  if (options.bulkhead !== undefined && !(options.bulkhead instanceof Bulkhead)) throw invalidOption("bulkhead must be a Bulkhead");
-  s.bulkhead = options.bulkhead ?? null;
-  if (options.hedge !== undefined && options.hedge !== false) {
-    // A hedged mutation runs twice: only read-only calls are hedged.
-    if (options.readOnly !== true) throw invalidOption("hedge is only for readOnly calls (a hedged mutation runs twice)");
-    const h = options.hedge === true ? {} : options.hedge;
-    if (h === null || typeof h !== "object") throw invalidOption("hedge must be true or { delayMs?, budget? }");
-    for (const k of Object.keys(h)) if (k !== "delayMs" && k !== "budget") throw invalidOption(`unknown option hedge.${k}`);
-    s.hedge = { delayMs: h.delayMs === undefined ? null : nonNegative("hedge.delayMs", h.delayMs), budget: h.budget ?? hedgeBudget };
-  } else s.hedge = null;
-  s.reserveMs = nonNegative("retry.reserveMs", retry.reserveMs ?? s.baseDelayMs);
-  if (s.idempotencyKey !== undefined && (typeof s.idempotencyKey !== "string" || s.idempotencyKey === "")) {
-    throw invalidOption("idempotencyKey must be a non-empty string");
-  }
-  if (s.signal !== undefined && !(s.signal instanceof AbortSignal)) throw invalidOption("signal must be an AbortSignal");
-  for (const f of ["classify", "isBlocked", "now", "wallNow", "random", "onError"]) {
-    if (s[f] !== null && typeof s[f] !== "function") throw invalidOption(`${f} must be a function`);
-  }
-  return s;
-}
+import { settings } from "./options.js";
 
 const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
 
@@ -326,123 +261,4 @@ function leaseOther(host, context, tried, guard) {
   } finally {
     for (const lease of held) guard(() => host.release(lease));
   }
-}
-
-/** One attempt under its own timeout and the call's signal; never rejects. */
-async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort(new CallError("ABORTED", `attempt ${number} lost the race to a hedge`, { stopReason: "hedge-lost" }));
-  cancel.addEventListener("abort", onCancel, { once: true });
-  let timedOut = false;
-  let lost = false;
-  let phase = null;
-  // The lease is renewed every half TTL while the attempt runs; a refused renewal (the
-  // resource was blocked, or the lease lapsed) aborts the attempt: it no longer holds the
-  // resource exclusively.
-  const every = Math.floor((lease.expiresAt - lease.leasedAt) / 2);
-  let renewal = null;
-  const renew = () => {
-    let next = null;
-    try {
-      next = host.renew(lease);
-    } catch (e) {
-      s.onError(e);
-    }
-    if (next) {
-      renewal = s.timers.setTimeout(renew, every);
-      return;
-    }
-    renewal = null;
-    lost = true;
-    controller.abort(new CallError("NOT_RETRYABLE", `attempt ${number} lost its lease`, { stopReason: "lease-lost" }));
-  };
-  if (typeof host.renew === "function" && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
-  const onEnd = () => controller.abort(deadline.signal.reason);
-  deadline.signal.addEventListener("abort", onEnd, { once: true });
-  const timer = s.timers.setTimeout(() => {
-    timedOut = true;
-    controller.abort(new CallError("DEADLINE_EXCEEDED", `attempt ${number} timed out after ${timeoutMs} ms`, { stopReason: "attempt-timeout" }));
-  }, timeoutMs);
-  const abortedP = new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
-  abortedP.catch(() => {});
-  const started = s.now();
-  const info = {
-    lease,
-    signal: controller.signal,
-    attemptNumber: number,
-    deadline: deadline.at,
-    timeoutMs,
-    ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
-    phase: (p) => {
-      phase = p;
-    },
-  };
-  // The caller's classify and isBlocked: one that throws (or gives a bad verdict) is reported
-  // to onError and the default classification applies.
-  const byCaller = async (seen) => {
-    if (!s.classify) return undefined;
-    try {
-      const v = await s.classify(seen);
-      return v === undefined ? undefined : normal(v);
-    } catch (e) {
-      s.onError(e);
-      return undefined;
-    }
-  };
-  const isBlocked = s.isBlocked && (async (r) => {
-    try {
-      return (await s.isBlocked(r)) === true;
-    } catch (e) {
-      s.onError(e);
-      return false;
-    }
-  });
-  try {
-    let work;
-    try {
-      work = Promise.resolve(attempt(info));
-    } catch (e) {
-      work = Promise.reject(e);
-    }
-    work.catch(() => {}); // an attempt that ignores its signal may settle after the race
-    let result;
-    let error;
-    let threw = false;
-    try {
-      result = await Promise.race([work, abortedP]);
-    } catch (e) {
-      error = e;
-      threw = true;
-    }
-    const latencyMs = Math.max(0, s.now() - started);
-    if (!threw) {
-      const verdict = (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
-        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() }));
-      return { result, verdict, latencyMs };
-    }
-    if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
-    if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
-    if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
-    const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
-    const verdict = (await byCaller({ error, latencyMs, phase, timedOut: byTimer })) ?? normal(classifyError(error, { phase, timedOut: byTimer }));
-    // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
-    // threshold) does not blame the resource: it was not given a fair time.
-    if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
-    return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
-  } finally {
-    s.timers.clearTimeout(timer);
-    if (renewal !== null) s.timers.clearTimeout(renewal);
-    cancel.removeEventListener("abort", onCancel);
-    deadline.signal.removeEventListener("abort", onEnd);
-  }
-}
-
-const FAILURES = new Set(FAILURE_TYPES);
-
-/** A verdict with every field (a custom `classify` may give only some). */
-function normal(v) {
-  if (v === null || typeof v !== "object") throw invalidOption("classify must return a verdict object or undefined");
-  const report = v.report ?? null;
-  if (report !== null && report !== "ok" && !FAILURES.has(report)) throw invalidOption(`classify returned an unknown report ${String(report)}`);
-  return { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
 }
