@@ -7,3 +7,10 @@ export { openPool, PoolHost } from "./lib/host/open-pool.js";
 // The recovery prober's ready-made HTTP probe through a proxy, and the credential masking the
 // host uses in its own messages.
 export { httpProbe, redactCredentials, ProbeError } from "./lib/host/prober.js";
+// Resilient calls through the pool (`host.call`): their errors, the process-wide retry budget
+// (and kill switch) and hedging budget, the bulkhead, single-flight credentials, and a ready fetch through PROXY resources. See lib/call/.
+export { CallError } from "./lib/call/errors.js";
+export { HedgeBudget, RetryBudget, hedgeBudget, retryBudget } from "./lib/call/budget.js";
+export { proxyFetch } from "./lib/call/proxy-fetch.js";
+export { Bulkhead } from "./lib/call/bulkhead.js";
+export { credentialCache } from "./lib/call/credentials.js";

@@ -34,7 +34,7 @@ function declaredExactly(specifier, names) {
 }
 
 for (const [entry, specifier, expected] of [
-  ["node.js", "repute", ["Pool", "PoolHost", "ProbeError", "httpProbe", "openPool", "redactCredentials"]],
+  ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "redactCredentials", "retryBudget"]],
   ["web.js", "../../../pkg-scripts/web.js", ["Pool", "init"]],
 ]) {
   test(`${entry} exports exactly the values its declarations name`, async () => {

@@ -21,8 +21,8 @@ function run(code) {
   }
 }
 
-test("the README has its two JavaScript examples", () => {
-  assert.equal(blocks.length, 2);
+test("the README has its three JavaScript examples", () => {
+  assert.equal(blocks.length, 3);
   for (const b of blocks) assert.ok(b.includes('from "repute"'));
 });
 
@@ -35,6 +35,11 @@ test("the Pool example runs and prints the new cell", () => {
 test("the openPool example runs and leaves a snapshot in ./data", () => {
   const { dataWritten } = run(blocks[1]);
   assert.ok(dataWritten, "a snapshot on disk after close()");
+});
+
+test("the resilient-call example gets its page through the working proxy", () => {
+  const { out } = run(blocks[2]);
+  assert.equal(out, "200 200 for http://shop.example/item/7\n");
 });
 
 // ----- the layout table -----------------------------------------------------------------------

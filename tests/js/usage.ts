@@ -401,6 +401,61 @@ export async function proberUsage(): Promise<void> {
   redactCredentials(42);
 }
 
+// ----- resilient calls -----------------------------------------------------------------------------
+
+import { Bulkhead, CallError, credentialCache, HedgeBudget, RetryBudget, hedgeBudget, retryBudget, proxyFetch, type Attempt, type CallOptions, type Verdict } from "repute";
+
+export async function callUsage(): Promise<void> {
+  const host = await openPool({ handleSignals: false });
+  const proxies = proxyFetch(host, { idleMs: 30_000, resolveProxy: (lease) => ({ uri: `http://${lease.value}:8080`, token: "Basic eDp5" }) });
+  const options: CallOptions = {
+    deadlineMs: 10_000,
+    attemptTimeoutMs: 3_000,
+    readOnly: true,
+    retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 2_000, maxRetryAfterMs: 30_000 },
+    isBlocked: async (r) => r instanceof Response && r.headers.get("cf-mitigated") === "challenge",
+    budget: new RetryBudget({ ratio: 0.1, capacity: 10 }),
+  };
+  try {
+    const text: string = await host.call("shop", async (a: Attempt) => {
+      const res = await proxies.fetch(a, "https://shop.example/");
+      return res.text();
+    }, options);
+    void text;
+    const status: number = await host.call("shop", ({ lease, signal, idempotencyKey }) => proxies.fetch(lease, "https://shop.example/order", { method: "POST", signal, headers: { "x-key": idempotencyKey ?? "" } }).then((r) => r.status), { idempotencyKey: "order-1" });
+    void status;
+  } catch (e) {
+    if (e instanceof CallError && e.code === "POOL_EXHAUSTED") void [e.retryAfterMs, e.attempts, e.stopReason, e.failures[0]?.phase];
+  }
+  await host.call("shop", () => 1, { readOnly: true, hedge: { delayMs: 150, budget: new HedgeBudget({ ratio: 0.1, capacity: 100 }) } });
+  await host.call("shop", () => 1, { readOnly: true, hedge: true });
+  const tokens = credentialCache({ load: async (lease) => ({ value: `token for ${lease.value}`, expiresAt: Date.now() + 3_600_000 }), key: () => "tenant", refreshMarginMs: 60_000 });
+  const token: string = await host.call("shop", ({ lease, signal }) => tokens.get(lease, { signal }), { readOnly: true });
+  void token;
+  // @ts-expect-error load is required
+  credentialCache({});
+  const bulkhead = new Bulkhead({ maxConcurrent: 50, maxQueue: 5 });
+  await host.call("shop", () => 1, { bulkhead });
+  void bulkhead.stats().rejected;
+  // @ts-expect-error maxConcurrent is required
+  new Bulkhead({});
+  void hedgeBudget.stats().cost;
+  // @ts-expect-error hedge is true or options
+  await host.call("shop", () => 1, { readOnly: true, hedge: 150 });
+  const verdict: Verdict = { report: "BLOCKED", retryable: true };
+  await host.call("shop", () => 1, { classify: ({ result }) => (result === 1 ? verdict : undefined) });
+  retryBudget.disable();
+  retryBudget.enable();
+  void retryBudget.stats().tokens;
+  // @ts-expect-error the report must be a failure type, "ok" or null
+  const wrong: Verdict = { report: "FINE" };
+  void wrong;
+  // @ts-expect-error retry options are named
+  await host.call("shop", () => 1, { retry: { attempts: 3 } });
+  await proxies.close();
+  await host.close();
+}
+
 // ----- the web entry declares the engine, not the Node runtime ---------------------------------
 
 // @ts-expect-error openPool is Node-only

@@ -4,6 +4,7 @@
 // contexts the rest are counted as "_other" (Prometheus labels must stay bounded).
 
 import client from "prom-client";
+import { CallMetrics } from "../call/metrics.js";
 
 const MAX_CONTEXT_LABELS = 1000;
 
@@ -50,6 +51,8 @@ export class HostMetrics {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
       registers,
     });
+    /** The resilient calls' metrics (lib/call/metrics.js), for `host.call`. */
+    this.calls = new CallMetrics(registers, (context) => this.#context(context));
     const gauge = (name, help, collect, labelNames = []) =>
       new client.Gauge({ name, help, labelNames, registers, collect() { collect(this); } });
     let stats = null;

@@ -65,6 +65,7 @@ import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
 import { MAX_SAFE, checkImportRoom, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
 import { loadKey } from "./key-file.js";
 import { ResourceIds } from "../resource-id.js";
+import { call } from "../call/call.js";
 
 /** Free space an operator action needs beyond the last snapshot's size (any single change —
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
@@ -359,6 +360,22 @@ export class PoolHost extends EventTarget {
     const released = this.#pool.release(lease);
     if (released) this.#mutated();
     return released;
+  }
+
+  /** A resilient call through this pool (lib/call/call.js, README "Resilient calls"), on the
+   * host's timers and clock, its RNG when it was given one; errors of its own reports and
+   * releases go to `onError`. */
+  call(context, attempt, options = {}) {
+    const random = this.#poolOptions.random;
+    return call(this, context, attempt, {
+      now: this.#timers.monotonicMs,
+      timers: this.#timers,
+      wallNow: () => this.now(),
+      onError: this.#onError,
+      metrics: this.#metrics.calls,
+      ...(random ? { random } : {}),
+      ...options,
+    });
   }
 
   // Operator actions resolve once the state they report is on disk — also when they changed
@@ -786,6 +803,7 @@ export class PoolHost extends EventTarget {
       if (d.error) d.reject(d.error);
       else d.resolve(this.#pool.deregister(d.kind, d.value));
     }
+    this.#scheduleDrain(); // RESOURCE_DEREGISTERED reaches listeners now, not at the next call
   }
 
   /** A write-ahead step (see the header): `apply(scratch)` makes the change on a copy restored

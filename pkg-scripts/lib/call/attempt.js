@@ -1,0 +1,128 @@
+// One attempt of a call (call.js): runs the caller's `attempt` under its own timeout, the
+// call's deadline and signal, and a hedge's cancel; renews its lease every half TTL (a refused
+// renewal aborts it); marks its phase; and classifies what happened — by the caller's
+// `classify` when it answers, else by the table (classify.js). Never rejects. Reports nothing
+// itself: call.js reports, releases and decides what comes next.
+
+import { classifyError, classifyResult } from "./classify.js";
+import { CallError, invalidOption } from "./errors.js";
+import { FAILURE_TYPES } from "../vocabulary.js";
+
+/** One attempt under its own timeout and the call's signal; never rejects. */
+export async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
+  const controller = new AbortController();
+  const onCancel = () => controller.abort(new CallError("ABORTED", `attempt ${number} lost the race to a hedge`, { stopReason: "hedge-lost" }));
+  cancel.addEventListener("abort", onCancel, { once: true });
+  let timedOut = false;
+  let lost = false;
+  let phase = null;
+  // The lease is renewed every half TTL while the attempt runs; a refused renewal (the
+  // resource was blocked, or the lease lapsed) aborts the attempt: it no longer holds the
+  // resource exclusively.
+  const every = Math.floor((lease.expiresAt - lease.leasedAt) / 2);
+  let renewal = null;
+  const renew = () => {
+    let next = null;
+    try {
+      next = host.renew(lease);
+    } catch (e) {
+      s.onError(e);
+    }
+    if (next) {
+      renewal = s.timers.setTimeout(renew, every);
+      return;
+    }
+    renewal = null;
+    lost = true;
+    controller.abort(new CallError("NOT_RETRYABLE", `attempt ${number} lost its lease`, { stopReason: "lease-lost" }));
+  };
+  if (typeof host.renew === "function" && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
+  const onEnd = () => controller.abort(deadline.signal.reason);
+  deadline.signal.addEventListener("abort", onEnd, { once: true });
+  const timer = s.timers.setTimeout(() => {
+    timedOut = true;
+    controller.abort(new CallError("DEADLINE_EXCEEDED", `attempt ${number} timed out after ${timeoutMs} ms`, { stopReason: "attempt-timeout" }));
+  }, timeoutMs);
+  const abortedP = new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
+  abortedP.catch(() => {});
+  const started = s.now();
+  const info = {
+    lease,
+    signal: controller.signal,
+    attemptNumber: number,
+    deadline: deadline.at,
+    timeoutMs,
+    ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
+    phase: (p) => {
+      phase = p;
+    },
+  };
+  // The caller's classify and isBlocked: one that throws (or gives a bad verdict) is reported
+  // to onError and the default classification applies.
+  const byCaller = async (seen) => {
+    if (!s.classify) return undefined;
+    try {
+      const v = await s.classify(seen);
+      return v === undefined ? undefined : normal(v);
+    } catch (e) {
+      s.onError(e);
+      return undefined;
+    }
+  };
+  const isBlocked = s.isBlocked && (async (r) => {
+    try {
+      return (await s.isBlocked(r)) === true;
+    } catch (e) {
+      s.onError(e);
+      return false;
+    }
+  });
+  try {
+    let work;
+    try {
+      work = Promise.resolve(attempt(info));
+    } catch (e) {
+      work = Promise.reject(e);
+    }
+    work.catch(() => {}); // an attempt that ignores its signal may settle after the race
+    let result;
+    let error;
+    let threw = false;
+    try {
+      result = await Promise.race([work, abortedP]);
+    } catch (e) {
+      error = e;
+      threw = true;
+    }
+    const latencyMs = Math.max(0, s.now() - started);
+    if (!threw) {
+      const verdict = (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
+        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() }));
+      return { result, verdict, latencyMs };
+    }
+    if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
+    if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
+    const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
+    const verdict = (await byCaller({ error, latencyMs, phase, timedOut: byTimer })) ?? normal(classifyError(error, { phase, timedOut: byTimer }));
+    // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
+    // threshold) does not blame the resource: it was not given a fair time.
+    if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
+    return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
+  } finally {
+    s.timers.clearTimeout(timer);
+    if (renewal !== null) s.timers.clearTimeout(renewal);
+    cancel.removeEventListener("abort", onCancel);
+    deadline.signal.removeEventListener("abort", onEnd);
+  }
+}
+
+const FAILURES = new Set(FAILURE_TYPES);
+
+/** A verdict with every field (a custom `classify` may give only some). */
+function normal(v) {
+  if (v === null || typeof v !== "object") throw invalidOption("classify must return a verdict object or undefined");
+  const report = v.report ?? null;
+  if (report !== null && report !== "ok" && !FAILURES.has(report)) throw invalidOption(`classify returned an unknown report ${String(report)}`);
+  return { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+}

@@ -1,0 +1,264 @@
+// `call(host, context, attempt, options)`: one logical call through the pool (README "Resilient
+// calls", SPEC §7). Each attempt leases a resource, runs (attempt.js: its own timeout, lease
+// renewal, classification by classify.js), is reported and released — always, also when the
+// attempt throws or the call is aborted — and a retryable failure is tried again, within the
+// call's one deadline (deadline.js), `retry.maxAttempts` and the process-wide retry budget
+// (budget.js), on a resource the call has not used yet, after a full-jitter exponential backoff
+// (or the server's `Retry-After`). Read-only calls may be hedged: a second attempt on another
+// resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js) bounds
+// concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
+// Options: options.js. Owns the retry and hedge loop.
+
+import { runAttempt } from "./attempt.js";
+import { Deadline } from "./deadline.js";
+import { CallError, invalidOption, redactSecrets } from "./errors.js";
+import { settings } from "./options.js";
+
+const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
+
+/** Discards a result the caller will not see (frees its connection). */
+function discard(result) {
+  try {
+    const body = result?.body;
+    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
+    else if (typeof body?.dump === "function") body.dump().catch(() => {});
+  } catch {
+    // nothing to free
+  }
+}
+
+/**
+ * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, anything with
+ * acquire / report / release; `nextChangeAt` and `maskValue` are used when present).
+ * @returns {Promise<unknown>} what the delivering attempt returned
+ */
+export async function call(host, context, attempt, options = {}) {
+  if (typeof attempt !== "function") throw invalidOption("attempt must be a function");
+  const s = settings(options);
+  const deadline = new Deadline({ now: s.now, timers: s.timers, deadlineMs: s.deadlineMs, signal: s.signal });
+  const hedging = s.hedge !== null;
+  const failures = [];
+  const tried = new Set();
+  const name = (lease) => {
+    try {
+      return typeof host.maskValue === "function" ? host.maskValue(lease.kind, lease.value) : redactSecrets(lease.value);
+    } catch {
+      return "***";
+    }
+  };
+  const guard = (fn) => {
+    try {
+      return fn();
+    } catch (e) {
+      s.onError(e);
+      return undefined;
+    }
+  };
+  /** A metrics hook (metrics.js), guarded: a failing metric never affects the call. */
+  const observe = (hook, ...args) => {
+    if (s.metrics && typeof s.metrics[hook] === "function") guard(() => s.metrics[hook](...args));
+  };
+  const began = s.now();
+  const stop = (code, message, fields = {}) =>
+    new CallError(code, message, { attempts: failures.length, failures: [...failures], ...fields });
+  const ended = () =>
+    deadline.callerAborted
+      ? stop("ABORTED", "the caller aborted the call", { stopReason: "aborted" })
+      : stop("DEADLINE_EXCEEDED", `the call's deadline passed after ${failures.length} attempt(s)`, { retryable: true, stopReason: "deadline" });
+
+  /** Runs one attempt on `lease`: reports its outcome (unless it was cancelled because another
+   * attempt won), releases the lease, lists a failure. `done` never rejects. */
+  const start = (lease, number, timeoutMs) => {
+    const cancel = new AbortController();
+    const done = (async () => {
+      let run;
+      try {
+        run = await runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel.signal);
+        const v = run.verdict;
+        if (v.report !== null && !run.cancelled) {
+          const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
+          guard(() => host.report(lease.kind, lease.value, context, outcome));
+        }
+      } finally {
+        guard(() => host.release(lease));
+      }
+      const v = run.verdict;
+      observe("attempt", context, run.cancelled ? "cancelled" : (v.report ?? "none"), v.phase, run.latencyMs / 1000);
+      if (!v.deliver && !run.cancelled) {
+        failures.push({
+          attempt: number,
+          resource: name(lease),
+          failure: v.report === "ok" ? null : v.report,
+          phase: v.phase,
+          reason: redactSecrets(v.reason),
+          ...(v.status === undefined ? {} : { status: v.status }),
+          ...(v.code === undefined ? {} : { code: v.code }),
+        });
+      }
+      return run;
+    })();
+    return { cancel, done };
+  };
+
+  /** Hedging (read-only calls): when `primary` has not ended after the hedge delay, a second
+   * attempt starts on another resource, budget permitting; the first to deliver wins and the
+   * other is cancelled (nothing reported for it). Gives the decisive run and the last number. */
+  const hedgeRound = async (primary, number) => {
+    const delay = s.hedge.delayMs ?? contextP95(host, context, guard);
+    if (delay === null || !s.budget.enabled) return { run: await primary.done, number };
+    let timer;
+    const waited = new Promise((resolve) => (timer = s.timers.setTimeout(() => resolve(null), delay)));
+    const first = await Promise.race([primary.done, waited]);
+    s.timers.clearTimeout(timer);
+    if (first !== null) return { run: first, number };
+    const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number + 1 < s.maxAttempts ? s.reserveMs : 0);
+    if (timeoutMs <= 0) return { run: await primary.done, number };
+    if (!s.hedge.budget.tryHedge()) {
+      observe("hedge", context, "refused");
+      return { run: await primary.done, number };
+    }
+    let lease = null;
+    try {
+      lease = leaseOther(host, context, tried, guard);
+    } catch (e) {
+      s.onError(e); // the pool refused (storage): no hedge, the primary goes on
+    }
+    if (lease === null) {
+      s.hedge.budget.refund();
+      return { run: await primary.done, number };
+    }
+    tried.add(keyOf(lease));
+    const second = start(lease, number + 1, timeoutMs);
+    const run = await firstDelivering([primary, second]);
+    second.done.then((r) => observe("hedge", context, r === run && run.verdict.deliver ? "won" : "lost"));
+    return { run, number: number + 1 };
+  };
+
+  let leave = null;
+  let result = "ok";
+  try {
+    if (s.bulkhead) {
+      try {
+        leave = await s.bulkhead.enter(deadline.signal);
+      } catch (e) {
+        if (e instanceof CallError && e.code === "CAPACITY_EXCEEDED") {
+          observe("bulkheadRejected");
+          throw e;
+        }
+        throw ended(); // the deadline passed, or the caller aborted, while queued
+      }
+    }
+    s.budget.onCall();
+    for (let number = 1; ; number++) {
+      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
+      if (timeoutMs <= 0) throw ended();
+      const lease = leaseOther(host, context, tried, guard);
+      if (lease === null) {
+        const next = guard(() => host.nextChangeAt?.(context)) ?? null;
+        const retryAfterMs = next === null ? undefined : Math.max(0, next - guard(() => host.now?.()) || 0);
+        const why = tried.size === 0 ? "no resource is available" : "no resource the call has not tried is available";
+        throw stop("POOL_EXHAUSTED", `${why} in context ${JSON.stringify(context)}`, {
+          retryable: true,
+          stopReason: tried.size === 0 ? "pool-exhausted" : "no-other-resource",
+          ...(retryAfterMs === undefined || Number.isNaN(retryAfterMs) ? {} : { retryAfterMs }),
+        });
+      }
+      tried.add(keyOf(lease));
+      const primary = start(lease, number, timeoutMs);
+      let run;
+      if (hedging && number < s.maxAttempts) {
+        const hedge = await hedgeRound(primary, number);
+        number = hedge.number;
+        run = hedge.run;
+      } else {
+        run = await primary.done;
+      }
+      const v = run.verdict;
+      if (v.deliver) return run.result;
+      const last = (code, message, fields) => stop(code, message, { ...fields, ...(run.result === undefined ? {} : { response: run.result }), ...(run.error ? { cause: run.ownError ? run.error : undefined } : {}) });
+      if (deadline.callerAborted) {
+        discard(run.result);
+        throw ended();
+      }
+      if (!v.retryable) throw last("NOT_RETRYABLE", `attempt ${number} failed and may not be retried: ${v.reason}`, { stopReason: "not-retryable" });
+      if (v.reached && !s.repeatable) {
+        throw last("NOT_RETRYABLE", `attempt ${number} failed after the request may have reached the server, and the call is not idempotent: ${v.reason}`, {
+          stopReason: "not-idempotent",
+        });
+      }
+      if (number >= s.maxAttempts) throw last("ATTEMPTS_EXHAUSTED", `${number} attempt(s) failed; the last: ${v.reason}`, { retryable: true, stopReason: "max-attempts" });
+      // Full jitter: uniform in [0, min(maxDelay, base × 2^(retry − 1))); Retry-After as a floor.
+      let delay = Math.floor(s.random() * Math.min(s.maxDelayMs, s.baseDelayMs * 2 ** (number - 1)));
+      if (v.retryAfterMs !== undefined) {
+        if (v.retryAfterMs > s.maxRetryAfterMs) {
+          throw last("NOT_RETRYABLE", `the server asked to wait ${v.retryAfterMs} ms, more than retry.maxRetryAfterMs`, { retryable: true, stopReason: "retry-after", retryAfterMs: v.retryAfterMs });
+        }
+        delay = Math.max(delay, v.retryAfterMs);
+      }
+      if (delay >= deadline.remaining()) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
+      if (!s.budget.tryRetry()) {
+        observe("budgetExhausted", s.budget.enabled ? "budget" : "disabled");
+        throw s.budget.enabled
+          ? last("RETRY_BUDGET_EXHAUSTED", "the process-wide retry budget is exhausted", { retryable: true, stopReason: "retry-budget" })
+          : last("NOT_RETRYABLE", "retries are switched off (kill switch)", { stopReason: "retries-disabled" });
+      }
+      observe("retry", context);
+      discard(run.result);
+      try {
+        if (delay > 0) await deadline.sleep(delay);
+      } catch {
+        throw ended();
+      }
+    }
+  } catch (e) {
+    result = e instanceof CallError ? e.code : "error";
+    throw e;
+  } finally {
+    observe("call", context, result, (s.now() - began) / 1000);
+    leave?.();
+    deadline.dispose();
+    if (hedging) s.hedge.budget.onCallDone();
+  }
+}
+
+/** The first run that delivers (the others are cancelled, and awaited, so their leases are
+ * back); when none does, the run that ended last. */
+function firstDelivering(attempts) {
+  return new Promise((resolve) => {
+    let left = attempts.length;
+    attempts.forEach((a, i) =>
+      a.done.then((run) => {
+        if (run.verdict.deliver && !run.cancelled) {
+          attempts.forEach((b, j) => j !== i && b.cancel.abort());
+          Promise.all(attempts.map((b) => b.done)).then(() => resolve(run));
+        } else if (--left === 0) resolve(run);
+      }),
+    );
+  });
+}
+
+/** The context's p95 latency: the median of its cells' p95 (the pool's windows), or null. */
+function contextP95(host, context, guard) {
+  const views = guard(() => host.resources?.({ context })) ?? [];
+  const p95 = [];
+  for (const v of views) for (const c of v.cells) if (c.context === context && typeof c.p95LatencyMs === "number") p95.push(c.p95LatencyMs);
+  p95.sort((a, b) => a - b);
+  return p95.length === 0 ? null : p95[p95.length >> 1];
+}
+
+/** Leases a resource in `context` that is not in `tried`: one that was tried is kept leased
+ * while asking again (so acquire cannot return it), and all of those are released after. */
+function leaseOther(host, context, tried, guard) {
+  const held = [];
+  try {
+    for (let i = 0; i <= tried.size; i++) {
+      const lease = host.acquire(context);
+      if (lease === null || lease === undefined) return null;
+      if (!tried.has(keyOf(lease))) return lease;
+      held.push(lease);
+    }
+    return null;
+  } finally {
+    for (const lease of held) guard(() => host.release(lease));
+  }
+}

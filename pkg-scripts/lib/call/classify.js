@@ -1,0 +1,133 @@
+// Classification of one attempt (README "Resilient calls", the table): what the pool is told
+// (a success, one of the five failure types, or nothing), whether the caller gets the result,
+// whether another resource may be tried, and the phase the attempt had reached. Pure: no I/O,
+// no clock (latency and the wall clock come in as arguments). call.js applies the verdict.
+//
+// A verdict: { report: "ok" | FailureType | null, deliver: boolean, retryable: boolean,
+//              phase, reason, reached, status?, code?, retryAfterMs? }
+// - `report`: what `host.report` is told; null = nothing (not the resource's fault).
+// - `deliver`: the result goes back to the caller as it is (a success, a SLOW success, a 404).
+// - `reached`: the request may have reached the server (a non-idempotent call is then never
+//   retried); false only when the failure proves it did not (refused, DNS, connect timeout,
+//   TLS, the proxy refusing the tunnel).
+
+/** Phases, in order. `send` covers writing the request and waiting for the answer's head. */
+export const PHASES = Object.freeze(["connect", "tls", "send", "receive"]);
+
+const TIMEOUT_CODES = new Map([
+  ["UND_ERR_CONNECT_TIMEOUT", "connect"],
+  ["ETIMEDOUT", "connect"],
+  ["UND_ERR_HEADERS_TIMEOUT", "send"],
+  ["UND_ERR_BODY_TIMEOUT", "receive"],
+  ["ESOCKETTIMEDOUT", null],
+]);
+/** Failures before a byte of the request could reach the server. */
+const NOT_REACHED_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+/** undici codes for a wrong use of the client: bugs, not network failures. */
+const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALUE", "UND_ERR_NOT_SUPPORTED", "UND_ERR_ABORTED"]);
+
+/** Codes and messages along an error's `cause` chain (and AggregateError members). */
+function trail(error) {
+  const codes = [];
+  const messages = [];
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 8; e = e.cause, depth++) {
+    if (typeof e.code === "string") codes.push(e.code);
+    if (typeof e.message === "string") messages.push(e.message);
+    if (Array.isArray(e.errors)) for (const x of e.errors) if (typeof x?.code === "string") codes.push(x.code);
+  }
+  return { codes, text: messages.join("\n") };
+}
+
+const verdict = (report, fields) => ({ report, deliver: false, retryable: true, reached: true, ...fields });
+
+/**
+ * A thrown error. `phase`: how far the attempt got (null: unknown); `timedOut`: our own
+ * attempt timer fired.
+ */
+export function classifyError(error, { phase = null, timedOut = false } = {}) {
+  const { codes, text } = trail(error);
+  const code = codes[0];
+  const at = phase ?? "send";
+  if (timedOut) return verdict("TIMEOUT", { phase: at, reason: "the attempt timed out", reached: phase !== "connect" && phase !== "tls" });
+  const timeout = codes.find((c) => TIMEOUT_CODES.has(c));
+  if (timeout) {
+    const p = TIMEOUT_CODES.get(timeout) ?? at;
+    return verdict("TIMEOUT", { phase: p, code: timeout, reason: `timed out (${timeout})`, reached: p !== "connect" });
+  }
+  if (
+    codes.some((c) => /^(ERR_TLS_|ERR_SSL_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c)) ||
+    /certificate|ssl routines|tls handshake|secure tls connection/i.test(text)
+  ) {
+    // Certificates and TLS set-up are configuration: trying again does not fix them.
+    return verdict("TLS_HANDSHAKE", { phase: "tls", code, reason: "TLS handshake failed", retryable: false, reached: false });
+  }
+  // The proxy refused us: 407 to a forwarded request, or any non-200 answer to CONNECT. A 407
+  // (our credentials refused) is BLOCKED like every refusal; another status CONNECTION_RESET.
+  const refused = /Proxy Authentication Required \((407)\)|Proxy response \((\d+)\) !== 200/.exec(text);
+  if (refused) {
+    const status = Number(refused[1] ?? refused[2]);
+    return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
+  }
+  const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
+  if (pre) return verdict("CONNECTION_RESET", { phase: "connect", code: pre, reason: `could not connect (${pre})`, reached: false });
+  const transport = codes.find((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
+  if (transport) return verdict("CONNECTION_RESET", { phase: at, code: transport, reason: `connection failed (${transport})`, reached: at !== "connect" });
+  // Not a network failure: a decode error or a bug of the attempt. The resource is not to blame
+  // and the same attempt would fail the same way.
+  return { report: null, deliver: false, retryable: false, reached: true, phase: at, code, reason: "the attempt threw" };
+}
+
+/** The status of an HTTP-response-like result (`status` of fetch, `statusCode` of undici.request). */
+export function statusOf(result) {
+  if (result === null || typeof result !== "object") return null;
+  const s = typeof result.status === "number" ? result.status : result.statusCode;
+  return Number.isInteger(s) && s >= 100 && s <= 599 ? s : null;
+}
+
+function header(headers, name) {
+  if (!headers) return null;
+  if (typeof headers.get === "function") return headers.get(name);
+  const v = headers[name] ?? headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : (v ?? null);
+}
+
+/** `Retry-After` (delay-seconds or an HTTP date, RFC 9110 §10.2.3) in ms from `wallNow`, or null. */
+export function retryAfterMs(value, wallNow) {
+  if (value === null || value === undefined) return null;
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - wallNow) : null;
+}
+
+/**
+ * A result the attempt returned. `isBlocked(result)` (the soft-ban / block-page predicate, may
+ * be async) sees it first. Results that are not HTTP-response-like are successes.
+ */
+export async function classifyResult(result, { latencyMs, slowThresholdMs = 2000, isBlocked = null, wallNow = Date.now() } = {}) {
+  const status = statusOf(result);
+  const after = status === null ? null : retryAfterMs(header(result.headers, "retry-after"), wallNow);
+  const extra = { phase: "receive", ...(status === null ? {} : { status }), ...(after === null ? {} : { retryAfterMs: after }) };
+  if (isBlocked && (await isBlocked(result))) return verdict("BLOCKED", { ...extra, reason: "the answer is a block page" });
+  if (status === null || (status >= 200 && status < 400)) {
+    const slow = latencyMs >= slowThresholdMs;
+    return { report: slow ? "SLOW" : "ok", deliver: true, retryable: false, reached: true, ...extra, reason: slow ? "slow success" : "success" };
+  }
+  switch (status) {
+    case 401:
+    case 403:
+    case 407:
+    case 429:
+      return verdict("BLOCKED", { ...extra, reason: `the destination refused this resource (${status})` });
+    case 502:
+      return verdict("CONNECTION_RESET", { ...extra, reason: "bad gateway (502)" });
+    case 504:
+      return verdict("TIMEOUT", { ...extra, reason: "gateway timeout (504)" });
+    case 500:
+    case 503:
+      return verdict(null, { ...extra, reason: `the server failed (${status})` });
+    default:
+      // Other 4xx/5xx speak about the request or the server, not the resource.
+      return { report: null, deliver: true, retryable: false, reached: true, ...extra, reason: `answered ${status}` };
+  }
+}

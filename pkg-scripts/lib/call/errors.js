@@ -1,0 +1,62 @@
+// The resilient call layer's errors (README "Resilient calls"): one `CallError` class with a
+// stable `code`, whether the caller may try the whole call again later (`retryable`), how many
+// attempts ran, why retrying stopped (`stopReason`) and what each attempt met (`failures`).
+// Messages never carry a secret: proxy credentials (`user:pass@` in a URL), `Authorization` /
+// `Proxy-Authorization` values and bearer tokens are redacted before they are written. Owns no
+// policy: call.js decides which error to throw.
+
+import { redactCredentials } from "../host/prober.js";
+
+/** The codes a call can fail with. */
+export const CALL_CODES = Object.freeze([
+  "DEADLINE_EXCEEDED", // the call's deadline passed, or no attempt fits in what is left
+  "POOL_EXHAUSTED", // no (other) resource could be leased; `retryAfterMs` says when one may be
+  "RETRY_BUDGET_EXHAUSTED", // the process-wide retry budget refused a retry
+  "NOT_RETRYABLE", // the failure, or the call (not idempotent), may not be retried
+  "ATTEMPTS_EXHAUSTED", // `retry.maxAttempts` attempts failed
+  "ABORTED", // the caller's signal aborted the call
+  "CAPACITY_EXCEEDED", // too many calls at once (bulkhead)
+  "CREDENTIAL_UNAVAILABLE", // a credentialCache's load failed
+  "INVALID_ARGUMENT", // a bad option
+]);
+
+/** Removes secrets from text: URL credentials, authorization header values, bearer tokens. */
+export function redactSecrets(text) {
+  return redactCredentials(String(text))
+    .replace(/((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^"'\r\n,}]+/gi, "$1***")
+    .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi, "$1 ***");
+}
+
+/**
+ * One attempt's failure as the error lists it.
+ * @typedef {object} AttemptFailure
+ * @property {number} attempt         1-based
+ * @property {string | null} resource the resource as events show it (credentials masked)
+ * @property {string | null} failure  the failure type reported, or null (nothing reported)
+ * @property {string} phase           connect | tls | send | receive | attempt
+ * @property {string} reason          what happened, redacted
+ * @property {number} [status]        the HTTP status, when there was an answer
+ * @property {string} [code]          the transport error's code
+ */
+
+export class CallError extends Error {
+  /**
+   * @param {string} code one of CALL_CODES
+   * @param {string} message (redacted here)
+   * @param {object} [fields] retryable, attempts, stopReason, failures, retryAfterMs, response, cause
+   */
+  constructor(code, message, fields = {}) {
+    super(redactSecrets(message), fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.name = "CallError";
+    this.code = code;
+    this.retryable = fields.retryable ?? false;
+    this.attempts = fields.attempts ?? 0;
+    this.stopReason = fields.stopReason ?? code.toLowerCase().replaceAll("_", "-");
+    this.failures = fields.failures ?? [];
+    if (fields.retryAfterMs !== undefined) this.retryAfterMs = fields.retryAfterMs;
+    // The last answer (an HTTP response the call would not return), unread, for the caller.
+    if (fields.response !== undefined) Object.defineProperty(this, "response", { value: fields.response, enumerable: false });
+  }
+}
+
+export const invalidOption = (message) => new CallError("INVALID_ARGUMENT", message, { stopReason: "invalid-argument" });

@@ -1,0 +1,183 @@
+// A ready `fetch` through PROXY resources (README "Resilient calls"): `proxyFetch(host)` gives
+// `fetch(attempt, input, init)` that sends the request through the leased resource's proxy
+// with undici's ProxyAgent. One dispatcher per resource, never shared: keep-alive connections
+// that quietly pin one proxy are a classic rotation bug, so a connection only ever carries the
+// traffic of the resource it was opened for. A resource's dispatcher is closed when the host
+// deregisters it (RESOURCE_DEREGISTERED) or after `idleMs` unused. The attempt's signal aborts
+// the request and closes its socket; the attempt's phase (connect → send → receive) is marked
+// as undici reaches it, and its idempotency key is sent as `Idempotency-Key`. Owns the
+// dispatchers; the retry loop is call.js's.
+
+import { Buffer } from "node:buffer";
+import { ProxyAgent, fetch as undiciFetch } from "undici";
+import { invalidOption } from "./errors.js";
+
+const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
+
+/** The proxy of a resource whose value is its URL (credentials in it become Basic auth). */
+function fromUrl(value) {
+  let u;
+  try {
+    u = new URL(value);
+  } catch {
+    u = null;
+  }
+  // The value is not echoed: a malformed URL may hide credentials from any redaction.
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) throw invalidOption("the resource's value is not an http: or https: proxy URL");
+  const user = decodeURIComponent(u.username);
+  const pass = decodeURIComponent(u.password);
+  return { uri: `${u.protocol}//${u.host}`, token: user || pass ? `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` : undefined };
+}
+
+/** The handler undici calls, seen by the attempt's phase marker. */
+function marked(handler, phase) {
+  return new Proxy(handler, {
+    get(target, prop) {
+      const v = target[prop];
+      if (typeof v !== "function") return v;
+      if (prop === "onRequestStart" || prop === "onConnect") return (...a) => (phase("send"), v.apply(target, a));
+      if (prop === "onResponseStart" || prop === "onHeaders") return (...a) => (phase("receive"), v.apply(target, a));
+      return v.bind(target);
+    },
+  });
+}
+
+/**
+ * @param {object} host the PoolHost (events: dispatchers closed on RESOURCE_DEREGISTERED) or
+ *   anything; `resourceId` and `on` are used when present
+ * @param {object} [options]
+ * @param {(lease) => string | { uri: string, token?: string } | Promise<...>} [options.resolveProxy]
+ *   maps a lease to its proxy (a URL, or the proxy's `uri` and a `Proxy-Authorization` value):
+ *   for resources whose value is a handle, so secrets need not live in values. Default: the
+ *   value is the proxy URL.
+ * @param {number} [options.idleMs=60000] a dispatcher unused this long is closed
+ * @param {object} [options.agent] more ProxyAgent options (e.g. `requestTls: { ca }`)
+ */
+export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs = 60_000, agent = {}, timers = SYSTEM_TIMERS } = {}) {
+  if (typeof resolveProxy !== "function") throw invalidOption("resolveProxy must be a function");
+  if (!(typeof idleMs === "number" && idleMs > 0)) throw invalidOption("idleMs must be a number > 0");
+  /** key → { agent: Promise<ProxyAgent>, inFlight, idle } */
+  const entries = new Map();
+  let closed = false;
+  const keyOf = (kind, value) => (typeof host?.resourceId === "function" ? host.resourceId(kind, value) : `${kind}\u0000${value}`);
+
+  /** Ends a resource's dispatcher: gracefully when idle, at once (in-flight requests fail)
+   * when the resource is gone or this proxyFetch closes. */
+  function drop(key, graceful = false) {
+    const e = entries.get(key);
+    if (!e) return Promise.resolve();
+    entries.delete(key);
+    if (e.idle !== null) timers.clearTimeout(e.idle);
+    return e.agent
+      .then((a) => (graceful ? a.close() : a.destroy()))
+      .catch(() => {});
+  }
+
+  const off = typeof host?.on === "function"
+    ? host.on("RESOURCE_DEREGISTERED", (ev) => void drop(ev.id ?? `${ev.kind}\u0000${ev.value}`))
+    : () => {};
+
+  function entry(lease) {
+    const key = keyOf(lease.kind, lease.value);
+    let e = entries.get(key);
+    if (!e) {
+      const made = Promise.resolve(resolveProxy(lease)).then((p) => {
+        const proxy = typeof p === "string" ? fromUrl(p) : p;
+        if (!proxy || typeof proxy.uri !== "string") throw invalidOption("resolveProxy must give a proxy URL or { uri, token }");
+        return new ProxyAgent({ ...agent, uri: proxy.uri, token: proxy.token, proxyTunnel: false });
+      });
+      e = { key, agent: made, inFlight: 0, idle: null };
+      made.catch(() => entries.get(key) === e && entries.delete(key));
+      entries.set(key, e);
+    }
+    if (e.idle !== null) timers.clearTimeout(e.idle);
+    e.idle = null;
+    return e;
+  }
+
+  function rest(e) {
+    if (--e.inFlight > 0 || entries.get(e.key) !== e) return;
+    e.idle = timers.setTimeout(() => void drop(e.key, true), idleMs);
+    e.idle?.unref?.();
+  }
+
+  /**
+   * `fetch` through the resource of `attempt.lease` (or of a bare lease). With an attempt, its
+   * signal, phase marker and idempotency key are applied.
+   */
+  async function fetchThrough(attempt, input, init = {}) {
+    if (closed) throw invalidOption("this proxyFetch is closed");
+    const lease = attempt?.lease ?? attempt;
+    if (!lease || typeof lease.kind !== "string" || typeof lease.value !== "string") throw invalidOption("fetch needs an attempt or a lease");
+    const phase = typeof attempt?.phase === "function" ? attempt.phase : () => {};
+    const headers = new Headers(init.headers);
+    if (attempt?.idempotencyKey !== undefined && !headers.has("idempotency-key")) headers.set("idempotency-key", attempt.idempotencyKey);
+    const signals = [init.signal, attempt?.signal].filter(Boolean);
+    const e = entry(lease);
+    e.inFlight++;
+    // undici does not cancel a CONNECT in progress when the request is aborted: an abort before
+    // the request went out ends the resource's dispatcher (and that socket); the next request
+    // on the resource opens a new one. (Leases are exclusive: nothing else is in flight on it.)
+    let reached = "connect";
+    const onAbort = () => reached === "connect" && void drop(e.key);
+    const mark = (p) => {
+      reached = p;
+      phase(p);
+    };
+    for (const s of signals) s.addEventListener("abort", onAbort, { once: true });
+    const unhook = () => signals.forEach((s) => s.removeEventListener("abort", onAbort));
+    try {
+      mark("connect");
+      const base = await e.agent;
+      const dispatcher = base.compose((dispatch) => (opts, handler) => dispatch(opts, marked(handler, mark)));
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+      const res = await undiciFetch(input, { ...init, headers, dispatcher, ...(signal ? { signal } : {}) });
+      unhook();
+      if (!res.body) {
+        rest(e);
+        return res;
+      }
+      // In flight until the body is read, cancelled or errors.
+      let done = false;
+      const finish = () => done || ((done = true), rest(e));
+      const reader = res.body.getReader();
+      const body = new ReadableStream({
+        async pull(c) {
+          try {
+            const { value, done: end } = await reader.read();
+            if (end) {
+              finish();
+              c.close();
+            } else c.enqueue(value);
+          } catch (err) {
+            finish();
+            c.error(err);
+          }
+        },
+        cancel(reason) {
+          finish();
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    } catch (err) {
+      unhook();
+      rest(e);
+      throw err;
+    }
+  }
+
+  return {
+    fetch: fetchThrough,
+    /** Open dispatchers (one per resource used lately). */
+    get size() {
+      return entries.size;
+    },
+    /** Closes every dispatcher and stops listening to the host. */
+    async close() {
+      closed = true;
+      off();
+      await Promise.all([...entries.keys()].map((key) => drop(key)));
+    },
+  };
+}
