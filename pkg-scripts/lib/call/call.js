@@ -150,7 +150,10 @@ export async function call(host, context, attempt, options = {}) {
     }
     s.budget.onCall();
     for (let number = 1; ; number++) {
-      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
+      // The reserve keeps time back for a retry; a deadline too short to hold it still gets
+      // its first attempt (with all that is left), not a failure before anything was tried.
+      const reserve = number < s.maxAttempts && (number > 1 || deadline.remaining() > s.reserveMs) ? s.reserveMs : 0;
+      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, reserve);
       if (timeoutMs <= 0) throw ended();
       const lease = leaseOther(host, context, tried, guard);
       if (lease === null) {
