@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { call } from "../../pkg-scripts/lib/call/call.js";
+import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
 import { answer, drive, recorded, setup } from "./_support.mjs";
 
 test("a deadline shorter than retry.reserveMs still runs its one attempt (it used to fail with 0 attempts)", async () => {
@@ -16,4 +17,28 @@ test("a deadline shorter than retry.reserveMs still runs its one attempt (it use
   assert.equal(res.status, 200);
   assert.deepEqual(given, [80]);
   assert.equal(pool.stats().leased, 0);
+});
+
+test("ETIMEDOUT after the request went out is not a connect failure: a non-idempotent call is not retried", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  let n = 0;
+  // The OS gives ETIMEDOUT on an established socket too (retransmissions given up): the request
+  // was written (phase send / receive) and may have been applied.
+  const p = call(host, "shop", async ({ phase }) => {
+    n++;
+    phase("send");
+    phase("receive");
+    throw Object.assign(new Error("read ETIMEDOUT"), { code: "ETIMEDOUT", syscall: "read" });
+  }, options);
+  const e = await drive(timers, p).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts, n], ["NOT_RETRYABLE", "not-idempotent", 1, 1]);
+  assert.deepEqual(e.failures.map((f) => [f.failure, f.phase]), [["TIMEOUT", "receive"]]);
+  assert.equal(pool.stats().leased, 0);
+  // The same for an unreachable code on a socket that had carried the request; before any
+  // phase is marked (or at connect) both still mean the request never left.
+  const v = classifyError(Object.assign(new Error("read EHOSTUNREACH"), { code: "EHOSTUNREACH" }), { phase: "send" });
+  assert.deepEqual([v.report, v.phase, v.reached], ["CONNECTION_RESET", "send", true]);
+  assert.equal(classifyError(Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" }), { phase: "connect" }).reached, false);
+  assert.equal(classifyError(Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" })).reached, false);
 });

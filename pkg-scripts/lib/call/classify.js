@@ -49,9 +49,13 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
   const code = codes[0];
   const at = phase ?? "send";
   if (timedOut) return verdict("TIMEOUT", { phase: at, reason: "the attempt timed out", reached: phase !== "connect" && phase !== "tls" });
+  // The OS reports ETIMEDOUT and the unreachable codes on an established socket too: once the
+  // attempt has marked `send` or `receive`, the request may have reached the server whatever
+  // the code says.
+  const wentOut = phase === "send" || phase === "receive";
   const timeout = codes.find((c) => TIMEOUT_CODES.has(c));
   if (timeout) {
-    const p = TIMEOUT_CODES.get(timeout) ?? at;
+    const p = wentOut && timeout === "ETIMEDOUT" ? phase : (TIMEOUT_CODES.get(timeout) ?? at);
     return verdict("TIMEOUT", { phase: p, code: timeout, reason: `timed out (${timeout})`, reached: p !== "connect" });
   }
   if (
@@ -69,7 +73,7 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
     return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
   }
   const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
-  if (pre) return verdict("CONNECTION_RESET", { phase: "connect", code: pre, reason: `could not connect (${pre})`, reached: false });
+  if (pre) return verdict("CONNECTION_RESET", { phase: wentOut ? phase : "connect", code: pre, reason: `could not connect (${pre})`, reached: wentOut });
   const transport = codes.find((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
   if (transport) return verdict("CONNECTION_RESET", { phase: at, code: transport, reason: `connection failed (${transport})`, reached: at !== "connect" });
   // Not a network failure: a decode error or a bug of the attempt. The resource is not to blame
