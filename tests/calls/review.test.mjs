@@ -2,8 +2,11 @@
 // each pinned by the test that failed before its fix: a real Pool, virtual time (_support.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import net from "node:net";
+import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
+import { RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { answer, drive, recorded, setup } from "./_support.mjs";
 
 test("a deadline shorter than retry.reserveMs still runs its one attempt (it used to fail with 0 attempts)", async () => {
@@ -41,4 +44,26 @@ test("ETIMEDOUT after the request went out is not a connect failure: a non-idemp
   assert.deepEqual([v.report, v.phase, v.reached], ["CONNECTION_RESET", "send", true]);
   assert.equal(classifyError(Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" }), { phase: "connect" }).reached, false);
   assert.equal(classifyError(Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" })).reached, false);
+});
+
+test("a connection dropped during the TLS handshake is a reset, retried on another resource, not a certificate failure", async (t) => {
+  // A peer (a flaky proxy, an overloaded origin) that closes every connection before the
+  // handshake completes: Node says ECONNRESET "… before secure TLS connection was established".
+  const dropper = net.createServer((s) => s.destroy());
+  await new Promise((r) => dropper.listen(0, "127.0.0.1", r));
+  t.after(() => dropper.close());
+  const { pool } = setup();
+  const reports = [];
+  const host = { ...recorded(pool), report: (kind, value, context, outcome) => (reports.push(outcome.failure ?? "ok"), pool.report(kind, value, context, outcome)) };
+  let n = 0;
+  const res = await call(host, "shop", async ({ signal, phase }) => {
+    if (++n === 1) {
+      phase("connect");
+      return fetch(`https://127.0.0.1:${dropper.address().port}/`, { signal, method: "POST", body: "x" });
+    }
+    return answer(200);
+  }, { budget: new RetryBudget(), random: () => 0 });
+  assert.equal(res.status, 200, "the request never went out: even a mutation moves on");
+  assert.deepEqual(reports, ["CONNECTION_RESET", "ok"]);
+  assert.equal(pool.stats().leased, 0);
 });

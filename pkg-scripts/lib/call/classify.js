@@ -58,10 +58,13 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
     const p = wentOut && timeout === "ETIMEDOUT" ? phase : (TIMEOUT_CODES.get(timeout) ?? at);
     return verdict("TIMEOUT", { phase: p, code: timeout, reason: `timed out (${timeout})`, reached: p !== "connect" });
   }
-  if (
-    codes.some((c) => /^(ERR_TLS_|ERR_SSL_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c)) ||
-    /certificate|ssl routines|tls handshake|secure tls connection/i.test(text)
-  ) {
+  const tlsCode = codes.some((c) => /^(ERR_TLS_|ERR_SSL_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c));
+  // A peer that drops the connection mid-handshake (ECONNRESET "… before secure TLS connection
+  // was established") is a flaky network or proxy, not configuration: another resource may work.
+  if (!tlsCode && /before secure tls connection/i.test(text)) {
+    return verdict("CONNECTION_RESET", { phase: "tls", code, reason: "the connection closed during the TLS handshake", reached: false });
+  }
+  if (tlsCode || /certificate|ssl routines|tls handshake/i.test(text)) {
     // Certificates and TLS set-up are configuration: trying again does not fix them.
     return verdict("TLS_HANDSHAKE", { phase: "tls", code, reason: "TLS handshake failed", retryable: false, reached: false });
   }
