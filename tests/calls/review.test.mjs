@@ -6,7 +6,7 @@ import net from "node:net";
 import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
-import { RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { answer, drive, recorded, setup } from "./_support.mjs";
 
 test("a deadline shorter than retry.reserveMs still runs its one attempt (it used to fail with 0 attempts)", async () => {
@@ -65,5 +65,26 @@ test("a connection dropped during the TLS handshake is a reset, retried on anoth
   }, { budget: new RetryBudget(), random: () => 0 });
   assert.equal(res.status, 200, "the request never went out: even a mutation moves on");
   assert.deepEqual(reports, ["CONNECTION_RESET", "ok"]);
+  assert.equal(pool.stats().leased, 0);
+});
+
+test("a hedge's losing answer (a 503 the winner made moot) has its body cancelled, freeing its connection", async () => {
+  const { pool, timers, options } = setup();
+  const cancelled = [];
+  const streamed = (status, tag) => new Response(new ReadableStream({ pull() {}, cancel: () => void cancelled.push(tag) }), { status });
+  let n = 0;
+  const p = call(pool, "shop", ({ signal }) => {
+    const i = ++n;
+    // The first answers 503 at 150 ms (after the hedge started at 100 ms); the hedge 200 at 200 ms.
+    return new Promise((resolve, reject) => {
+      const t = timers.setTimeout(() => resolve(streamed(i === 1 ? 503 : 200, i)), i === 1 ? 150 : 100);
+      signal.addEventListener("abort", () => (timers.clearTimeout(t), reject(signal.reason)));
+    });
+  }, { ...options, readOnly: true, hedge: { delayMs: 100, budget: new HedgeBudget() } });
+  const res = await drive(timers, p, { stepMs: 5 });
+  assert.equal(res.status, 200);
+  assert.equal(n, 2);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(cancelled, [1], "the 503's body is cancelled, the winner's is the caller's");
   assert.equal(pool.stats().leased, 0);
 });

@@ -130,6 +130,9 @@ export async function call(host, context, attempt, options = {}) {
     tried.add(keyOf(lease));
     const second = start(lease, number + 1, timeoutMs);
     const run = await firstDelivering([primary, second]);
+    // The other attempt's answer (a 503 the winner made moot, or a success that came too late)
+    // is nobody's: its body is cancelled so its connection is freed.
+    for (const other of [primary, second]) other.done.then((r) => r !== run && discard(r.result));
     second.done.then((r) => observe("hedge", context, r === run && run.verdict.deliver ? "won" : "lost"));
     return { run, number: number + 1 };
   };
