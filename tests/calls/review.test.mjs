@@ -7,6 +7,8 @@ import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
+import { startOrigin, startProxy } from "./_sockets.mjs";
 import { answer, drive, recorded, setup } from "./_support.mjs";
 
 test("a deadline shorter than retry.reserveMs still runs its one attempt (it used to fail with 0 attempts)", async () => {
@@ -87,4 +89,20 @@ test("a hedge's losing answer (a 503 the winner made moot) has its body cancelle
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(cancelled, [1], "the 503's body is cancelled, the winner's is the caller's");
   assert.equal(pool.stats().leased, 0);
+});
+
+test("proxyFetch keeps a followed redirect's url and redirected (an isBlocked on a captcha redirect can see it)", async (t) => {
+  const origin = await startOrigin();
+  const proxy = await startProxy();
+  const proxies = proxyFetch(null);
+  t.after(async () => (await proxies.close(), await proxy.close(), origin.server.close()));
+  origin.handle = (req, res) => {
+    if (req.url === "/item") return res.writeHead(302, { location: "/captcha" }).end();
+    res.end("prove you are human");
+  };
+  const res = await proxies.fetch({ kind: "PROXY", value: proxy.url() }, `http://127.0.0.1:${origin.server.address().port}/item`);
+  assert.equal(res.status, 200);
+  assert.equal(res.url, `http://127.0.0.1:${origin.server.address().port}/captcha`);
+  assert.equal(res.redirected, true);
+  assert.equal(await res.text(), "prove you are human");
 });

@@ -159,7 +159,11 @@ export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs
           return reader.cancel(reason);
         },
       });
-      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      const wrapped = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      // A constructed Response has no url and is never `redirected`: keep the fetched one's
+      // (where a followed redirect ended, e.g. a captcha page, matters to the caller).
+      Object.defineProperties(wrapped, { url: { value: res.url, enumerable: true }, redirected: { value: res.redirected, enumerable: true } });
+      return wrapped;
     } catch (err) {
       unhook();
       rest(e);
