@@ -106,3 +106,28 @@ test("proxyFetch keeps a followed redirect's url and redirected (an isBlocked on
   assert.equal(res.redirected, true);
   assert.equal(await res.text(), "prove you are human");
 });
+
+test("a bug in the attempt with a Node ERR_ code (a bad URL) is not blamed on every resource and retried", async () => {
+  const { pool, timers, options } = setup();
+  const host = recorded(pool);
+  let thrown;
+  let n = 0;
+  // A relative URL: undici's fetch throws TypeError "Failed to parse URL" (cause ERR_INVALID_URL).
+  const p = call(host, "shop", async () => {
+    n++;
+    try {
+      return await fetch("shop.example/item/7");
+    } catch (e) {
+      throw (thrown = e);
+    }
+  }, { ...options, readOnly: true });
+  const e = await drive(timers, p).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts, n], ["NOT_RETRYABLE", "not-retryable", 1, 1]);
+  assert.deepEqual(host.reports, [], "no resource is blamed for the caller's bug");
+  assert.equal(e.cause, thrown, "the caller's own error is kept as cause");
+  assert.equal(pool.stats().leased, 0);
+  // Node's network ERR_ codes are still network failures.
+  assert.equal(classifyError(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }), { phase: "receive" }).report, "CONNECTION_RESET");
+  const t = classifyError(Object.assign(new Error("connect timeout"), { code: "ERR_SOCKET_CONNECTION_TIMEOUT" }));
+  assert.deepEqual([t.report, t.phase, t.reached], ["TIMEOUT", "connect", false]);
+});

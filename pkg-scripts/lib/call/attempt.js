@@ -108,7 +108,9 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
     // threshold) does not blame the resource: it was not given a fair time.
     if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
-    return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
+    // The caller's own error (a bug, a decode error: nothing reported, not retried) is kept as
+    // the call's `cause`, coded (ERR_INVALID_URL) or not.
+    return { error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
   } finally {
     s.timers.clearTimeout(timer);
     if (renewal !== null) s.timers.clearTimeout(renewal);

@@ -20,9 +20,16 @@ const TIMEOUT_CODES = new Map([
   ["UND_ERR_HEADERS_TIMEOUT", "send"],
   ["UND_ERR_BODY_TIMEOUT", "receive"],
   ["ESOCKETTIMEDOUT", null],
+  ["ERR_SOCKET_CONNECTION_TIMEOUT", "connect"],
 ]);
 /** Failures before a byte of the request could reach the server. */
 const NOT_REACHED_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+/** Node's own ERR_ codes that are network failures; every other ERR_ code (ERR_INVALID_URL,
+ * ERR_INVALID_ARG_TYPE …) is a bug of the attempt, not a failure of the resource. */
+const NODE_NETWORK_CODES = new Set([
+  "ERR_STREAM_PREMATURE_CLOSE", "ERR_SOCKET_CLOSED", "ERR_SOCKET_CLOSED_BEFORE_CONNECTION",
+  "ERR_HTTP2_STREAM_ERROR", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION", "ERR_HTTP2_STREAM_CANCEL",
+]);
 /** undici codes for a wrong use of the client: bugs, not network failures. */
 const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALUE", "UND_ERR_NOT_SUPPORTED", "UND_ERR_ABORTED"]);
 
@@ -77,7 +84,7 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
   }
   const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
   if (pre) return verdict("CONNECTION_RESET", { phase: wentOut ? phase : "connect", code: pre, reason: `could not connect (${pre})`, reached: wentOut });
-  const transport = codes.find((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
+  const transport = codes.find((c) => /^E(?!RR_)[A-Z0-9_]+$/.test(c) || NODE_NETWORK_CODES.has(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
   if (transport) return verdict("CONNECTION_RESET", { phase: at, code: transport, reason: `connection failed (${transport})`, reached: at !== "connect" });
   // Not a network failure: a decode error or a bug of the attempt. The resource is not to blame
   // and the same attempt would fail the same way.
