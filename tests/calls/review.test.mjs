@@ -131,3 +131,21 @@ test("a bug in the attempt with a Node ERR_ code (a bad URL) is not blamed on ev
   const t = classifyError(Object.assign(new Error("connect timeout"), { code: "ERR_SOCKET_CONNECTION_TIMEOUT" }));
   assert.deepEqual([t.report, t.phase, t.reached], ["TIMEOUT", "connect", false]);
 });
+
+test("a backoff that would leave the next attempt no time stops the call now, not after sleeping", async () => {
+  const { pool, timers, options } = setup({ n: 5 });
+  const starts = [];
+  // Retry-After 1 s at t = 1000 leaves 50 ms after the wait: less than the 100 ms reserve a
+  // third attempt (of 10) must keep back, so no attempt can start after it.
+  const p = call(pool, "shop", async () => (starts.push(timers.monotonicMs()), answer(429, { "retry-after": "1" })), {
+    ...options,
+    readOnly: true,
+    deadlineMs: 2050,
+    retry: { maxAttempts: 10 },
+  });
+  const e = await drive(timers, p, { stepMs: 5 }).catch((x) => x);
+  assert.deepEqual(starts, [0, 1000]);
+  assert.deepEqual([e.code, e.stopReason, e.attempts], ["DEADLINE_EXCEEDED", "deadline", 2]);
+  assert.ok(timers.monotonicMs() < 1100, `stopped at once, not after the wait (${timers.monotonicMs()})`);
+  assert.equal(e.response.status, 429, "the last answer is on the error");
+});

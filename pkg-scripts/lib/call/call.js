@@ -201,7 +201,9 @@ export async function call(host, context, attempt, options = {}) {
         }
         delay = Math.max(delay, v.retryAfterMs);
       }
-      if (delay >= deadline.remaining()) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
+      // The next attempt must still get time after the wait (less the reserve it keeps back).
+      const nextReserve = number + 1 < s.maxAttempts ? s.reserveMs : 0;
+      if (delay >= deadline.remaining() - nextReserve) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
       if (!s.budget.tryRetry()) {
         observe("budgetExhausted", s.budget.enabled ? "budget" : "disabled");
         throw s.budget.enabled
