@@ -149,3 +149,20 @@ test("a backoff that would leave the next attempt no time stops the call now, no
   assert.ok(timers.monotonicMs() < 1100, `stopped at once, not after the wait (${timers.monotonicMs()})`);
   assert.equal(e.response.status, 429, "the last answer is on the error");
 });
+
+test("a retry that never starts (no other resource, the caller aborted in the backoff) gives its budget token back", async () => {
+  const { pool, timers, options } = setup({ n: 1 });
+  const budget = new RetryBudget({ ratio: 0, capacity: 2 });
+  // One resource: the retry finds no other one.
+  const e = await drive(timers, call(pool, "shop", async () => answer(503), { ...options, budget, readOnly: true })).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts], ["POOL_EXHAUSTED", "no-other-resource", 1]);
+  assert.deepEqual([budget.stats().tokens, budget.stats().retries], [2, 0], "no retry ran: nothing spent");
+  // The caller aborts during the backoff.
+  pool.register("PROXY", "p2");
+  const stop = new AbortController();
+  const p = call(pool, "shop", async () => (timers.setTimeout(() => stop.abort(), 10), answer(503)), { ...options, budget, readOnly: true, signal: stop.signal, retry: { baseDelayMs: 1000 } });
+  const f = await drive(timers, p).catch((x) => x);
+  assert.deepEqual([f.code, f.attempts], ["ABORTED", 1]);
+  assert.deepEqual([budget.stats().tokens, budget.stats().retries], [2, 0]);
+  assert.equal(pool.stats().leased, 0);
+});

@@ -139,6 +139,7 @@ export async function call(host, context, attempt, options = {}) {
 
   let leave = null;
   let result = "ok";
+  let pendingRetry = false; // a retry token taken for an attempt that has not started yet
   try {
     if (s.bulkhead) {
       try {
@@ -170,6 +171,7 @@ export async function call(host, context, attempt, options = {}) {
         });
       }
       tried.add(keyOf(lease));
+      pendingRetry = false; // the retry (if this is one) starts: its token is spent
       const primary = start(lease, number, timeoutMs);
       let run;
       if (hedging && number < s.maxAttempts) {
@@ -210,6 +212,7 @@ export async function call(host, context, attempt, options = {}) {
           ? last("RETRY_BUDGET_EXHAUSTED", "the process-wide retry budget is exhausted", { retryable: true, stopReason: "retry-budget" })
           : last("NOT_RETRYABLE", "retries are switched off (kill switch)", { stopReason: "retries-disabled" });
       }
+      pendingRetry = true;
       observe("retry", context);
       discard(run.result);
       try {
@@ -222,6 +225,7 @@ export async function call(host, context, attempt, options = {}) {
     result = e instanceof CallError ? e.code : "error";
     throw e;
   } finally {
+    if (pendingRetry) guard(() => s.budget.refund?.());
     observe("call", context, result, (s.now() - began) / 1000);
     leave?.();
     deadline.dispose();
