@@ -166,3 +166,23 @@ test("a retry that never starts (no other resource, the caller aborted in the ba
   assert.deepEqual([budget.stats().tokens, budget.stats().retries], [2, 0]);
   assert.equal(pool.stats().leased, 0);
 });
+
+test("no timeout (attemptTimeoutMs and deadlineMs Infinity) does not fire at once: Node clamps such timers to 1 ms", async () => {
+  const { pool } = setup();
+  const host = recorded(pool);
+  let n = 0;
+  // Real timers: a delay past 2^31 − 1 ms (Infinity too) becomes 1 ms in Node.
+  const res = await call(host, "shop", () => (n++, new Promise((r) => setTimeout(() => r(answer(200)), 30))), {
+    budget: new RetryBudget(),
+    readOnly: true,
+    deadlineMs: Infinity,
+    attemptTimeoutMs: Infinity,
+  });
+  assert.equal(res.status, 200);
+  assert.equal(n, 1);
+  assert.deepEqual(host.reports.map((r) => r.failure ?? "ok"), ["ok"]);
+  // A finite deadline far past the limit (30 days) is not 1 ms either.
+  const later = await call(host, "shop", () => new Promise((r) => setTimeout(() => r(answer(200)), 30)), { budget: new RetryBudget(), readOnly: true, deadlineMs: 30 * 86_400_000 });
+  assert.equal(later.status, 200);
+  assert.equal(pool.stats().leased, 0);
+});
