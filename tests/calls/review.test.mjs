@@ -186,3 +186,17 @@ test("no timeout (attemptTimeoutMs and deadlineMs Infinity) does not fire at onc
   assert.equal(later.status, 200);
   assert.equal(pool.stats().leased, 0);
 });
+
+test("proxyFetch idleMs Infinity keeps an unused dispatcher (it was closed after 1 ms)", async (t) => {
+  const origin = await startOrigin();
+  const proxy = await startProxy();
+  const proxies = proxyFetch(null, { idleMs: Infinity });
+  t.after(async () => (await proxies.close(), await proxy.close(), origin.server.close()));
+  const lease = { kind: "PROXY", value: proxy.url() };
+  const url = `http://127.0.0.1:${origin.server.address().port}/`;
+  assert.equal(await (await proxies.fetch(lease, url)).text(), "ok");
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(proxies.size, 1, "the dispatcher is kept");
+  assert.equal(await (await proxies.fetch(lease, url)).text(), "ok");
+  assert.equal(new Set(proxy.seen.map((s) => s.conn)).size, 1, "the keep-alive connection was reused");
+});

@@ -96,8 +96,9 @@ export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs
   }
 
   function rest(e) {
-    if (--e.inFlight > 0 || entries.get(e.key) !== e) return;
-    e.idle = timers.setTimeout(() => void drop(e.key, true), idleMs);
+    if (--e.inFlight > 0 || entries.get(e.key) !== e || idleMs === Infinity) return;
+    // Node runs a delay past 2^31 − 1 ms after 1 ms: clamp it.
+    e.idle = timers.setTimeout(() => void drop(e.key, true), Math.min(idleMs, 2 ** 31 - 1));
     e.idle?.unref?.();
   }
 
