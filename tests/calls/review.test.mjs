@@ -200,3 +200,24 @@ test("proxyFetch idleMs Infinity keeps an unused dispatcher (it was closed after
   assert.equal(await (await proxies.fetch(lease, url)).text(), "ok");
   assert.equal(new Set(proxy.seen.map((s) => s.conn)).size, 1, "the keep-alive connection was reused");
 });
+
+test("a proxy that answers garbage (not HTTP: a SOCKS port, a broken proxy) is blamed and another tried, not 'the attempt threw'", async (t) => {
+  const garbage = net.createServer((c) => c.end("\u0005\u0000lol\r\n\r\n"));
+  await new Promise((r) => garbage.listen(0, "127.0.0.1", r));
+  const proxies = proxyFetch(null);
+  t.after(async () => (await proxies.close(), garbage.close()));
+  const { pool } = setup({ n: 0 });
+  pool.register("PROXY", `http://127.0.0.1:${garbage.address().port}`);
+  pool.drainEvents();
+  const host = recorded(pool);
+  const e = await call(host, "shop", (a) => proxies.fetch(a, "https://127.0.0.1:8443/order", { method: "POST", body: "{}" }), {
+    budget: new RetryBudget(),
+    random: () => 0,
+  }).catch((x) => x);
+  // The CONNECT got no HTTP answer: the request never went out, so even a POST moves on (here
+  // there is no other resource).
+  assert.deepEqual([e.code, e.stopReason, e.attempts], ["POOL_EXHAUSTED", "no-other-resource", 1]);
+  assert.deepEqual(e.failures.map((f) => [f.failure, f.phase]), [["CONNECTION_RESET", "connect"]]);
+  assert.deepEqual(host.reports.map((r) => r.failure), ["CONNECTION_RESET"]);
+  assert.equal(pool.stats().leased, 0);
+});

@@ -37,12 +37,14 @@ const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALU
 function trail(error) {
   const codes = [];
   const messages = [];
+  const names = [];
   for (let e = error, depth = 0; e && typeof e === "object" && depth < 8; e = e.cause, depth++) {
     if (typeof e.code === "string") codes.push(e.code);
     if (typeof e.message === "string") messages.push(e.message);
+    if (typeof e.name === "string") names.push(e.name);
     if (Array.isArray(e.errors)) for (const x of e.errors) if (typeof x?.code === "string") codes.push(x.code);
   }
-  return { codes, text: messages.join("\n") };
+  return { codes, names, text: messages.join("\n") };
 }
 
 const verdict = (report, fields) => ({ report, deliver: false, retryable: true, reached: true, ...fields });
@@ -52,7 +54,7 @@ const verdict = (report, fields) => ({ report, deliver: false, retryable: true, 
  * attempt timer fired.
  */
 export function classifyError(error, { phase = null, timedOut = false } = {}) {
-  const { codes, text } = trail(error);
+  const { codes, names, text } = trail(error);
   const code = codes[0];
   const at = phase ?? "send";
   if (timedOut) return verdict("TIMEOUT", { phase: at, reason: "the attempt timed out", reached: phase !== "connect" && phase !== "tls" });
@@ -81,6 +83,11 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
   if (refused) {
     const status = Number(refused[1] ?? refused[2]);
     return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
+  }
+  // An answer that is not HTTP (undici's HTTPParserError, often without a code): a broken
+  // proxy, or a port that speaks something else. The resource is to blame; another may work.
+  if (names.includes("HTTPParserError") || codes.some((c) => c.startsWith("HPE_"))) {
+    return verdict("CONNECTION_RESET", { phase: at, code: codes.find((c) => c.startsWith("HPE_")), reason: "the answer was not HTTP", reached: at !== "connect" && at !== "tls" });
   }
   const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
   if (pre) return verdict("CONNECTION_RESET", { phase: wentOut ? phase : "connect", code: pre, reason: `could not connect (${pre})`, reached: wentOut });
