@@ -7,6 +7,7 @@ import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { credentialCache } from "../../pkg-scripts/lib/call/credentials.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
 import { startOrigin, startProxy } from "./_sockets.mjs";
 import { answer, drive, recorded, setup } from "./_support.mjs";
@@ -220,4 +221,22 @@ test("a proxy that answers garbage (not HTTP: a SOCKS port, a broken proxy) is b
   assert.deepEqual(e.failures.map((f) => [f.failure, f.phase]), [["CONNECTION_RESET", "connect"]]);
   assert.deepEqual(host.reports.map((r) => r.failure), ["CONNECTION_RESET"]);
   assert.equal(pool.stats().leased, 0);
+});
+
+test("a credential load that hangs does not wedge its key: once every waiter has left, the next get loads again", async () => {
+  const signals = [];
+  const creds = credentialCache({
+    // The first load hangs (the issuer never answers) until its signal aborts; the second works.
+    load: (lease, signal) => (signals.push(signal), signals.length === 1 ? new Promise(() => {}) : Promise.resolve({ value: "token-2" })),
+  });
+  const lease = { kind: "ACCOUNT", value: "a1" };
+  const first = new AbortController();
+  const waiting = creds.get(lease, { signal: first.signal });
+  await new Promise((r) => setImmediate(r));
+  first.abort(new Error("the call's deadline passed"));
+  await assert.rejects(waiting, /deadline passed/);
+  assert.equal(signals[0].aborted, true, "the abandoned load is told to stop");
+  const next = await creds.get(lease, { signal: AbortSignal.timeout(2000) });
+  assert.equal(next, "token-2");
+  assert.deepEqual([creds.stats().loads, creds.stats().inFlight], [2, 0]);
 });
