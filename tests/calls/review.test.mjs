@@ -240,3 +240,25 @@ test("a credential load that hangs does not wedge its key: once every waiter has
   assert.equal(next, "token-2");
   assert.deepEqual([creds.stats().loads, creds.stats().inFlight], [2, 0]);
 });
+
+test("an answer whose body stalls while isBlocked reads it is a TIMEOUT, not a success delivered with a dead body", async (t) => {
+  const origin = await startOrigin();
+  const proxy = await startProxy();
+  const proxies = proxyFetch(null);
+  t.after(async () => (await proxies.close(), await proxy.close(), origin.server.close()));
+  origin.handle = (req, res) => (res.writeHead(200, { "content-type": "text/html" }), res.write("<html>")); // then nothing
+  const { pool } = setup({ n: 0 });
+  pool.register("PROXY", proxy.url());
+  pool.drainEvents();
+  const host = recorded(pool);
+  const e = await call(host, "shop", (a) => proxies.fetch(a, `http://127.0.0.1:${origin.server.address().port}/item`), {
+    budget: new RetryBudget(),
+    readOnly: true,
+    attemptTimeoutMs: 300,
+    isBlocked: async (res) => (await res.clone().text()).includes("captcha"),
+  }).catch((x) => x);
+  assert.equal(e.code, "POOL_EXHAUSTED", "the only resource failed: nothing else to try");
+  assert.deepEqual(e.failures.map((f) => [f.failure, f.phase]), [["TIMEOUT", "receive"]]);
+  assert.deepEqual(host.reports.map((r) => r.failure ?? "ok"), ["TIMEOUT"]);
+  assert.equal(pool.stats().leased, 0);
+});

@@ -94,15 +94,26 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
       error = e;
       threw = true;
     }
-    const latencyMs = Math.max(0, s.now() - started);
+    let latencyMs = Math.max(0, s.now() - started);
     if (!threw) {
-      const verdict = (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
-        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() }));
-      return { result, verdict, latencyMs };
+      // Classifying may read the answer (an isBlocked reading the body): the attempt's timeout,
+      // the deadline, a hedge's win or a lost lease still end it, and an answer cut that way
+      // (a body that stalled) is a failure, never a success.
+      const classified = (async () => (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
+        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() })))();
+      const verdict = await Promise.race([classified, abortedP]).catch((e) => {
+        if (controller.signal.aborted) return null;
+        throw e;
+      });
+      if (verdict !== null && !controller.signal.aborted) return { result, verdict, latencyMs };
+      classified.catch(() => {});
+      error = controller.signal.reason;
+      phase ??= "receive";
+      latencyMs = Math.max(0, s.now() - started);
     }
-    if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
-    if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
-    if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
+    if (deadline.callerAborted) return { result, error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    if (cancel.aborted) return { result, error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
+    if (lost) return { result, error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
     const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
     const verdict = (await byCaller({ error, latencyMs, phase, timedOut: byTimer })) ?? normal(classifyError(error, { phase, timedOut: byTimer }));
     // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
@@ -110,7 +121,7 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
     // The caller's own error (a bug, a decode error: nothing reported, not retried) is kept as
     // the call's `cause`, coded (ERR_INVALID_URL) or not.
-    return { error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
+    return { result, error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
   } finally {
     s.timers.clearTimeout(timer);
     if (renewal !== null) s.timers.clearTimeout(renewal);
