@@ -262,3 +262,20 @@ test("an answer whose body stalls while isBlocked reads it is a TIMEOUT, not a s
   assert.deepEqual(host.reports.map((r) => r.failure ?? "ok"), ["TIMEOUT"]);
   assert.equal(pool.stats().leased, 0);
 });
+
+test("an answer that arrives after its attempt was cut (the attempt ignored its signal) has its body cancelled", async () => {
+  const { pool, timers, options } = setup();
+  const cancelled = [];
+  let n = 0;
+  const p = call(pool, "shop", () => {
+    const i = ++n;
+    // The first ignores its signal and answers at 500 ms, long after its 100 ms timeout.
+    if (i === 1) return new Promise((r) => timers.setTimeout(() => r(new Response(new ReadableStream({ pull() {}, cancel: () => void cancelled.push(i) }), { status: 200 })), 500));
+    return answer(200);
+  }, { ...options, readOnly: true, attemptTimeoutMs: 100 });
+  assert.equal((await drive(timers, p)).status, 200);
+  await drive(timers, new Promise((r) => timers.setTimeout(r, 600)));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(cancelled, [1], "nobody will read it: its connection is freed");
+  assert.equal(pool.stats().leased, 0);
+});

@@ -2,11 +2,23 @@
 // call's deadline and signal, and a hedge's cancel; renews its lease every half TTL (a refused
 // renewal aborts it); marks its phase; and classifies what happened — by the caller's
 // `classify` when it answers, else by the table (classify.js). Never rejects. Reports nothing
-// itself: call.js reports, releases and decides what comes next.
+// itself: call.js reports, releases and decides what comes next. `discard` frees an answer
+// nobody will read (one that came after its attempt was cut, a retried or losing one).
 
 import { classifyError, classifyResult } from "./classify.js";
 import { CallError, invalidOption } from "./errors.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
+
+/** Discards a result the caller will not see (frees its connection). */
+export function discard(result) {
+  try {
+    const body = result?.body;
+    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
+    else if (typeof body?.dump === "function") body.dump().catch(() => {});
+  } catch {
+    // nothing to free
+  }
+}
 
 /** One attempt under its own timeout and the call's signal; never rejects. */
 export async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
@@ -85,6 +97,9 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
       work = Promise.reject(e);
     }
     work.catch(() => {}); // an attempt that ignores its signal may settle after the race
+    let raced = false;
+    // …and an answer it gives then is nobody's: its body is cancelled (its connection freed).
+    work.then((late) => raced && discard(late), () => {});
     let result;
     let error;
     let threw = false;
@@ -93,6 +108,7 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     } catch (e) {
       error = e;
       threw = true;
+      raced = true;
     }
     let latencyMs = Math.max(0, s.now() - started);
     if (!threw) {

@@ -9,23 +9,12 @@
 // concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
 // Options: options.js. Owns the retry and hedge loop.
 
-import { runAttempt } from "./attempt.js";
+import { discard, runAttempt } from "./attempt.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
 import { settings } from "./options.js";
 
 const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
-
-/** Discards a result the caller will not see (frees its connection). */
-function discard(result) {
-  try {
-    const body = result?.body;
-    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
-    else if (typeof body?.dump === "function") body.dump().catch(() => {});
-  } catch {
-    // nothing to free
-  }
-}
 
 /**
  * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, anything with
