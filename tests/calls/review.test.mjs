@@ -5,12 +5,13 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
+import { Bulkhead } from "../../pkg-scripts/lib/call/bulkhead.js";
 import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { credentialCache } from "../../pkg-scripts/lib/call/credentials.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
 import { startOrigin, startProxy } from "./_sockets.mjs";
-import { answer, drive, recorded, setup } from "./_support.mjs";
+import { answer, drive, recorded, settle, setup } from "./_support.mjs";
 
 test("a deadline shorter than retry.reserveMs still runs its one attempt (it used to fail with 0 attempts)", async () => {
   const { pool, timers, options } = setup();
@@ -278,4 +279,27 @@ test("an answer that arrives after its attempt was cut (the attempt ignored its 
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(cancelled, [1], "nobody will read it: its connection is freed");
   assert.equal(pool.stats().leased, 0);
+});
+
+test("calls a full bulkhead turns away do not refill the hedging budget (a surge would fund more hedges)", async () => {
+  const { pool, timers, options } = setup();
+  const budget = new HedgeBudget({ ratio: 0.1, capacity: 10 }); // a hedge costs 10
+  const bulkhead = new Bulkhead({ maxConcurrent: 1 });
+  const hedge = { delayMs: 100, budget };
+  let n = 0;
+  const slowThenFast = () => new Promise((r) => timers.setTimeout(() => r(answer(200)), ++n === 1 ? 1000 : 10));
+  const running = call(pool, "shop", slowThenFast, { ...options, readOnly: true, hedge, bulkhead });
+  for (let t = 0; t < 105; t += 5) {
+    await settle();
+    await timers.advance(5);
+  }
+  await settle();
+  assert.deepEqual([n, budget.stats().tokens], [2, 0], "the hedge started and spent the budget");
+  // While it runs, a surge: every other call is turned away at once.
+  for (let i = 0; i < 9; i++) {
+    const e = await call(pool, "shop", slowThenFast, { ...options, readOnly: true, hedge, bulkhead }).catch((x) => x);
+    assert.equal(e.code, "CAPACITY_EXCEEDED");
+  }
+  assert.equal((await drive(timers, running, { stepMs: 5 })).status, 200);
+  assert.deepEqual([budget.stats().hedges, budget.stats().tokens], [1, 1], "one hedge spent 10; only the completed call gave one back");
 });

@@ -127,6 +127,7 @@ export async function call(host, context, attempt, options = {}) {
   };
 
   let leave = null;
+  let admitted = false; // past the bulkhead: only such calls give a hedge token back
   let result = "ok";
   let pendingRetry = false; // a retry token taken for an attempt that has not started yet
   try {
@@ -141,6 +142,7 @@ export async function call(host, context, attempt, options = {}) {
         throw ended(); // the deadline passed, or the caller aborted, while queued
       }
     }
+    admitted = true;
     s.budget.onCall();
     for (let number = 1; ; number++) {
       // The reserve keeps time back for a retry; a deadline too short to hold it still gets
@@ -218,7 +220,7 @@ export async function call(host, context, attempt, options = {}) {
     observe("call", context, result, (s.now() - began) / 1000);
     leave?.();
     deadline.dispose();
-    if (hedging) s.hedge.budget.onCallDone();
+    if (hedging && admitted) s.hedge.budget.onCallDone();
   }
 }
 
