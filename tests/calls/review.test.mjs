@@ -303,3 +303,13 @@ test("calls a full bulkhead turns away do not refill the hedging budget (a surge
   assert.equal((await drive(timers, running, { stepMs: 5 })).status, 200);
   assert.deepEqual([budget.stats().hedges, budget.stats().tokens], [1, 1], "one hedge spent 10; only the completed call gave one back");
 });
+
+test("a password with a raw '@' is redacted whole from messages (a part of it used to leak)", async () => {
+  // WHATWG URL takes the last '@' of the authority: this password is "p@ss-w0rd".
+  const url = "https://client:p@ss-w0rd@auth.example/token";
+  const creds = credentialCache({ load: () => Promise.reject(new Error(`request to ${url} failed: ECONNRESET`)) });
+  const e = await creds.get({ kind: "ACCOUNT", value: "a1" }).catch((x) => x);
+  assert.equal(e.code, "CREDENTIAL_UNAVAILABLE");
+  assert.ok(!e.message.includes("ss-w0rd") && !e.message.includes("p@"), e.message);
+  assert.match(e.message, /https:\/\/\*\*\*@auth\.example\/token/);
+});
