@@ -313,3 +313,14 @@ test("a password with a raw '@' is redacted whole from messages (a part of it us
   assert.ok(!e.message.includes("ss-w0rd") && !e.message.includes("p@"), e.message);
   assert.match(e.message, /https:\/\/\*\*\*@auth\.example\/token/);
 });
+
+test("tokens in a query string or form body and an API-key header are redacted from messages", async () => {
+  const creds = credentialCache({
+    load: () => Promise.reject(new Error("POST https://auth.example/oauth/token?client_id=app&client_secret=s3cr3tValue failed; body grant_type=refresh_token&refresh_token=rt-0123456789; x-api-key: ak_live_9876543210")),
+  });
+  const e = await creds.get({ kind: "ACCOUNT", value: "a1" }).catch((x) => x);
+  assert.equal(e.code, "CREDENTIAL_UNAVAILABLE");
+  for (const secret of ["s3cr3tValue", "rt-0123456789", "ak_live_9876543210"]) assert.ok(!e.message.includes(secret), `${secret} in: ${e.message}`);
+  assert.match(e.message, /client_id=app/, "what is not a secret stays readable");
+  assert.match(e.message, /grant_type=refresh_token/);
+});
