@@ -319,6 +319,8 @@ export declare class RetryBudget {
   constructor(options?: { ratio?: number; capacity?: number });
   onCall(): void;
   tryRetry(): boolean;
+  /** Gives back the token of a retry that could not start. */
+  refund(): void;
   readonly enabled: boolean;
   disable(): void;
   enable(): void;

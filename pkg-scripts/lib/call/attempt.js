@@ -2,11 +2,23 @@
 // call's deadline and signal, and a hedge's cancel; renews its lease every half TTL (a refused
 // renewal aborts it); marks its phase; and classifies what happened — by the caller's
 // `classify` when it answers, else by the table (classify.js). Never rejects. Reports nothing
-// itself: call.js reports, releases and decides what comes next.
+// itself: call.js reports, releases and decides what comes next. `discard` frees an answer
+// nobody will read (one that came after its attempt was cut, a retried or losing one).
 
 import { classifyError, classifyResult } from "./classify.js";
 import { CallError, invalidOption } from "./errors.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
+
+/** Discards a result the caller will not see (frees its connection). */
+export function discard(result) {
+  try {
+    const body = result?.body;
+    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
+    else if (typeof body?.dump === "function") body.dump().catch(() => {});
+  } catch {
+    // nothing to free
+  }
+}
 
 /** One attempt under its own timeout and the call's signal; never rejects. */
 export async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
@@ -85,6 +97,9 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
       work = Promise.reject(e);
     }
     work.catch(() => {}); // an attempt that ignores its signal may settle after the race
+    let raced = false;
+    // …and an answer it gives then is nobody's: its body is cancelled (its connection freed).
+    work.then((late) => raced && discard(late), () => {});
     let result;
     let error;
     let threw = false;
@@ -93,22 +108,36 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     } catch (e) {
       error = e;
       threw = true;
+      raced = true;
     }
-    const latencyMs = Math.max(0, s.now() - started);
+    let latencyMs = Math.max(0, s.now() - started);
     if (!threw) {
-      const verdict = (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
-        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() }));
-      return { result, verdict, latencyMs };
+      // Classifying may read the answer (an isBlocked reading the body): the attempt's timeout,
+      // the deadline, a hedge's win or a lost lease still end it, and an answer cut that way
+      // (a body that stalled) is a failure, never a success.
+      const classified = (async () => (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
+        normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() })))();
+      const verdict = await Promise.race([classified, abortedP]).catch((e) => {
+        if (controller.signal.aborted) return null;
+        throw e;
+      });
+      if (verdict !== null && !controller.signal.aborted) return { result, verdict, latencyMs };
+      classified.catch(() => {});
+      error = controller.signal.reason;
+      phase ??= "receive";
+      latencyMs = Math.max(0, s.now() - started);
     }
-    if (deadline.callerAborted) return { error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
-    if (cancel.aborted) return { error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
-    if (lost) return { error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
+    if (deadline.callerAborted) return { result, error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
+    if (cancel.aborted) return { result, error, cancelled: true, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "cancelled: another attempt won" }, latencyMs };
+    if (lost) return { result, error, verdict: { report: null, deliver: false, retryable: true, reached: true, phase: phase ?? "send", reason: "the lease was lost (blocked, or lapsed)" }, latencyMs };
     const byTimer = timedOut || (controller.signal.aborted && deadline.signal.aborted);
     const verdict = (await byCaller({ error, latencyMs, phase, timedOut: byTimer })) ?? normal(classifyError(error, { phase, timedOut: byTimer }));
     // A timeout the deadline cut short (shorter than both the attempt timeout and the slow
     // threshold) does not blame the resource: it was not given a fair time.
     if (byTimer && verdict.report === "TIMEOUT" && timeoutMs < s.attemptTimeoutMs && timeoutMs < s.slowThresholdMs) verdict.report = null;
-    return { error, ownError: !byTimer && verdict.code === undefined && verdict.report === null, verdict, latencyMs };
+    // The caller's own error (a bug, a decode error: nothing reported, not retried) is kept as
+    // the call's `cause`, coded (ERR_INVALID_URL) or not.
+    return { result, error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
   } finally {
     s.timers.clearTimeout(timer);
     if (renewal !== null) s.timers.clearTimeout(renewal);

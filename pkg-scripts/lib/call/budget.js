@@ -44,6 +44,13 @@ export class RetryBudget {
     return true;
   }
 
+  /** A retry that could not start after all (no other resource, the deadline, an abort in
+   * the backoff) gives its token back. */
+  refund() {
+    this.#retries--;
+    this.#tokens = Math.min(this.#capacity, this.#tokens + 1);
+  }
+
   get enabled() {
     return this.#enabled;
   }

@@ -9,23 +9,12 @@
 // concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
 // Options: options.js. Owns the retry and hedge loop.
 
-import { runAttempt } from "./attempt.js";
+import { discard, runAttempt } from "./attempt.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
 import { settings } from "./options.js";
 
 const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
-
-/** Discards a result the caller will not see (frees its connection). */
-function discard(result) {
-  try {
-    const body = result?.body;
-    if (typeof body?.cancel === "function") body.cancel().catch(() => {});
-    else if (typeof body?.dump === "function") body.dump().catch(() => {});
-  } catch {
-    // nothing to free
-  }
-}
 
 /**
  * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, anything with
@@ -130,12 +119,17 @@ export async function call(host, context, attempt, options = {}) {
     tried.add(keyOf(lease));
     const second = start(lease, number + 1, timeoutMs);
     const run = await firstDelivering([primary, second]);
+    // The other attempt's answer (a 503 the winner made moot, or a success that came too late)
+    // is nobody's: its body is cancelled so its connection is freed.
+    for (const other of [primary, second]) other.done.then((r) => r !== run && discard(r.result));
     second.done.then((r) => observe("hedge", context, r === run && run.verdict.deliver ? "won" : "lost"));
     return { run, number: number + 1 };
   };
 
   let leave = null;
+  let admitted = false; // past the bulkhead: only such calls give a hedge token back
   let result = "ok";
+  let pendingRetry = false; // a retry token taken for an attempt that has not started yet
   try {
     if (s.bulkhead) {
       try {
@@ -148,9 +142,13 @@ export async function call(host, context, attempt, options = {}) {
         throw ended(); // the deadline passed, or the caller aborted, while queued
       }
     }
+    admitted = true;
     s.budget.onCall();
     for (let number = 1; ; number++) {
-      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, number < s.maxAttempts ? s.reserveMs : 0);
+      // The reserve keeps time back for a retry; a deadline too short to hold it still gets
+      // its first attempt (with all that is left), not a failure before anything was tried.
+      const reserve = number < s.maxAttempts && (number > 1 || deadline.remaining() > s.reserveMs) ? s.reserveMs : 0;
+      const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, reserve);
       if (timeoutMs <= 0) throw ended();
       const lease = leaseOther(host, context, tried, guard);
       if (lease === null) {
@@ -164,6 +162,7 @@ export async function call(host, context, attempt, options = {}) {
         });
       }
       tried.add(keyOf(lease));
+      pendingRetry = false; // the retry (if this is one) starts: its token is spent
       const primary = start(lease, number, timeoutMs);
       let run;
       if (hedging && number < s.maxAttempts) {
@@ -195,13 +194,16 @@ export async function call(host, context, attempt, options = {}) {
         }
         delay = Math.max(delay, v.retryAfterMs);
       }
-      if (delay >= deadline.remaining()) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
+      // The next attempt must still get time after the wait (less the reserve it keeps back).
+      const nextReserve = number + 1 < s.maxAttempts ? s.reserveMs : 0;
+      if (delay >= deadline.remaining() - nextReserve) throw last("DEADLINE_EXCEEDED", `the next attempt would start after the deadline (${number} attempt(s) failed)`, { retryable: true, stopReason: "deadline" });
       if (!s.budget.tryRetry()) {
         observe("budgetExhausted", s.budget.enabled ? "budget" : "disabled");
         throw s.budget.enabled
           ? last("RETRY_BUDGET_EXHAUSTED", "the process-wide retry budget is exhausted", { retryable: true, stopReason: "retry-budget" })
           : last("NOT_RETRYABLE", "retries are switched off (kill switch)", { stopReason: "retries-disabled" });
       }
+      pendingRetry = true;
       observe("retry", context);
       discard(run.result);
       try {
@@ -214,10 +216,11 @@ export async function call(host, context, attempt, options = {}) {
     result = e instanceof CallError ? e.code : "error";
     throw e;
   } finally {
+    if (pendingRetry) guard(() => s.budget.refund?.());
     observe("call", context, result, (s.now() - began) / 1000);
     leave?.();
     deadline.dispose();
-    if (hedging) s.hedge.budget.onCallDone();
+    if (hedging && admitted) s.hedge.budget.onCallDone();
   }
 }
 

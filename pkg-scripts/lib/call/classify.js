@@ -20,9 +20,16 @@ const TIMEOUT_CODES = new Map([
   ["UND_ERR_HEADERS_TIMEOUT", "send"],
   ["UND_ERR_BODY_TIMEOUT", "receive"],
   ["ESOCKETTIMEDOUT", null],
+  ["ERR_SOCKET_CONNECTION_TIMEOUT", "connect"],
 ]);
 /** Failures before a byte of the request could reach the server. */
 const NOT_REACHED_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+/** Node's own ERR_ codes that are network failures; every other ERR_ code (ERR_INVALID_URL,
+ * ERR_INVALID_ARG_TYPE …) is a bug of the attempt, not a failure of the resource. */
+const NODE_NETWORK_CODES = new Set([
+  "ERR_STREAM_PREMATURE_CLOSE", "ERR_SOCKET_CLOSED", "ERR_SOCKET_CLOSED_BEFORE_CONNECTION",
+  "ERR_HTTP2_STREAM_ERROR", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION", "ERR_HTTP2_STREAM_CANCEL",
+]);
 /** undici codes for a wrong use of the client: bugs, not network failures. */
 const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALUE", "UND_ERR_NOT_SUPPORTED", "UND_ERR_ABORTED"]);
 
@@ -30,12 +37,14 @@ const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALU
 function trail(error) {
   const codes = [];
   const messages = [];
+  const names = [];
   for (let e = error, depth = 0; e && typeof e === "object" && depth < 8; e = e.cause, depth++) {
     if (typeof e.code === "string") codes.push(e.code);
     if (typeof e.message === "string") messages.push(e.message);
+    if (typeof e.name === "string") names.push(e.name);
     if (Array.isArray(e.errors)) for (const x of e.errors) if (typeof x?.code === "string") codes.push(x.code);
   }
-  return { codes, text: messages.join("\n") };
+  return { codes, names, text: messages.join("\n") };
 }
 
 const verdict = (report, fields) => ({ report, deliver: false, retryable: true, reached: true, ...fields });
@@ -45,19 +54,26 @@ const verdict = (report, fields) => ({ report, deliver: false, retryable: true, 
  * attempt timer fired.
  */
 export function classifyError(error, { phase = null, timedOut = false } = {}) {
-  const { codes, text } = trail(error);
+  const { codes, names, text } = trail(error);
   const code = codes[0];
   const at = phase ?? "send";
   if (timedOut) return verdict("TIMEOUT", { phase: at, reason: "the attempt timed out", reached: phase !== "connect" && phase !== "tls" });
+  // The OS reports ETIMEDOUT and the unreachable codes on an established socket too: once the
+  // attempt has marked `send` or `receive`, the request may have reached the server whatever
+  // the code says.
+  const wentOut = phase === "send" || phase === "receive";
   const timeout = codes.find((c) => TIMEOUT_CODES.has(c));
   if (timeout) {
-    const p = TIMEOUT_CODES.get(timeout) ?? at;
+    const p = wentOut && timeout === "ETIMEDOUT" ? phase : (TIMEOUT_CODES.get(timeout) ?? at);
     return verdict("TIMEOUT", { phase: p, code: timeout, reason: `timed out (${timeout})`, reached: p !== "connect" });
   }
-  if (
-    codes.some((c) => /^(ERR_TLS_|ERR_SSL_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c)) ||
-    /certificate|ssl routines|tls handshake|secure tls connection/i.test(text)
-  ) {
+  const tlsCode = codes.some((c) => /^(ERR_TLS_|ERR_SSL_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c));
+  // A peer that drops the connection mid-handshake (ECONNRESET "… before secure TLS connection
+  // was established") is a flaky network or proxy, not configuration: another resource may work.
+  if (!tlsCode && /before secure tls connection/i.test(text)) {
+    return verdict("CONNECTION_RESET", { phase: "tls", code, reason: "the connection closed during the TLS handshake", reached: false });
+  }
+  if (tlsCode || /certificate|ssl routines|tls handshake/i.test(text)) {
     // Certificates and TLS set-up are configuration: trying again does not fix them.
     return verdict("TLS_HANDSHAKE", { phase: "tls", code, reason: "TLS handshake failed", retryable: false, reached: false });
   }
@@ -68,9 +84,14 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
     const status = Number(refused[1] ?? refused[2]);
     return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
   }
+  // An answer that is not HTTP (undici's HTTPParserError, often without a code): a broken
+  // proxy, or a port that speaks something else. The resource is to blame; another may work.
+  if (names.includes("HTTPParserError") || codes.some((c) => c.startsWith("HPE_"))) {
+    return verdict("CONNECTION_RESET", { phase: at, code: codes.find((c) => c.startsWith("HPE_")), reason: "the answer was not HTTP", reached: at !== "connect" && at !== "tls" });
+  }
   const pre = codes.find((c) => NOT_REACHED_CODES.has(c));
-  if (pre) return verdict("CONNECTION_RESET", { phase: "connect", code: pre, reason: `could not connect (${pre})`, reached: false });
-  const transport = codes.find((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
+  if (pre) return verdict("CONNECTION_RESET", { phase: wentOut ? phase : "connect", code: pre, reason: `could not connect (${pre})`, reached: wentOut });
+  const transport = codes.find((c) => /^E(?!RR_)[A-Z0-9_]+$/.test(c) || NODE_NETWORK_CODES.has(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)));
   if (transport) return verdict("CONNECTION_RESET", { phase: at, code: transport, reason: `connection failed (${transport})`, reached: at !== "connect" });
   // Not a network failure: a decode error or a bug of the attempt. The resource is not to blame
   // and the same attempt would fail the same way.

@@ -2,7 +2,8 @@
 // keeps each key's credential (`key(lease)`, default the resource) until `refreshMarginMs`
 // before it expires, and when it must be loaded again, concurrent callers share one `load`
 // call instead of stampeding the issuer. A caller waits at most until its own signal (the
-// call's deadline) ends. `invalidate(lease)` drops a credential the server refused (a 401).
+// call's deadline) ends; a load every waiter has left is aborted and forgotten, so a hung issuer
+// does not hold the key for ever. `invalidate(lease)` drops a credential the server refused (a 401).
 // A failed load is not cached; its error reaches every waiter with its message redacted. Owns
 // the cache; the issuer is the caller's `load`.
 
@@ -22,7 +23,7 @@ export function credentialCache({ load, key = (lease) => `${lease.kind}\u0000${l
   if (!(typeof refreshMarginMs === "number" && refreshMarginMs >= 0)) throw invalidOption("refreshMarginMs must be a number >= 0");
   /** key → { value, expiresAt } */
   const cached = new Map();
-  /** key → Promise of the entry being loaded (the single flight) */
+  /** key → the load in flight (the single flight, see `flight`) */
   const flights = new Map();
   let loads = 0;
 
@@ -31,26 +32,33 @@ export function credentialCache({ load, key = (lease) => `${lease.kind}\u0000${l
     return c && (c.expiresAt === undefined || now() < c.expiresAt - refreshMarginMs) ? c : null;
   }
 
+  /** The one load in flight for `k`: { promise, controller, waiters, anchored }. When every
+   * waiter has left (their deadlines passed) and none waits without a signal, the load is
+   * aborted and forgotten, so a hung issuer does not wedge the key: the next get loads again. */
   function flight(k, lease) {
     let f = flights.get(k);
     if (!f) {
       loads++;
+      const controller = new AbortController();
+      const entry = { controller, waiters: 0, anchored: false, promise: null };
       // The load is not tied to one waiter's signal: others may still want it.
-      f = Promise.resolve()
-        .then(() => load(lease, new AbortController().signal))
+      entry.promise = Promise.resolve()
+        .then(() => load(lease, controller.signal))
         .then(
           (got) => {
             if (got === null || typeof got !== "object" || !("value" in got)) throw invalidOption("load must resolve to { value, expiresAt? }");
-            const entry = { value: got.value, expiresAt: got.expiresAt };
-            cached.set(k, entry);
-            return entry;
+            const value = { value: got.value, expiresAt: got.expiresAt };
+            cached.set(k, value);
+            return value;
           },
           (e) => {
             throw new CallError("CREDENTIAL_UNAVAILABLE", `the credential could not be loaded: ${redactSecrets(e?.message ?? e)}`, { retryable: true, stopReason: "credential" });
           },
         )
-        .finally(() => flights.delete(k));
-      flights.set(k, f);
+        .finally(() => flights.get(k) === entry && flights.delete(k));
+      entry.promise.catch(() => {}); // its waiters hear of a failure; none may be left
+      flights.set(k, entry);
+      f = entry;
     }
     return f;
   }
@@ -63,11 +71,21 @@ export function credentialCache({ load, key = (lease) => `${lease.kind}\u0000${l
       if (c) return c.value;
       signal?.throwIfAborted();
       const f = flight(k, lease);
-      if (!signal) return (await f).value;
+      if (!signal) {
+        f.anchored = true;
+        return (await f.promise).value;
+      }
+      f.waiters++;
       return new Promise((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
+        const onAbort = () => {
+          reject(signal.reason);
+          if (--f.waiters === 0 && !f.anchored && flights.get(k) === f) {
+            flights.delete(k);
+            f.controller.abort(signal.reason);
+          }
+        };
         signal.addEventListener("abort", onAbort, { once: true });
-        f.then((e) => resolve(e.value), reject).finally(() => signal.removeEventListener("abort", onAbort));
+        f.promise.then((e) => resolve(e.value), reject).finally(() => signal.removeEventListener("abort", onAbort));
       });
     },
     /** Drops the lease's credential (the server refused it): the next `get` loads a new one. */

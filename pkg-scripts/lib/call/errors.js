@@ -2,7 +2,8 @@
 // stable `code`, whether the caller may try the whole call again later (`retryable`), how many
 // attempts ran, why retrying stopped (`stopReason`) and what each attempt met (`failures`).
 // Messages never carry a secret: proxy credentials (`user:pass@` in a URL), `Authorization` /
-// `Proxy-Authorization` values and bearer tokens are redacted before they are written. Owns no
+// `Proxy-Authorization` values, bearer tokens, API-key headers and secret query / form
+// parameters (client_secret, tokens, passwords) are redacted before they are written. Owns no
 // policy: call.js decides which error to throw.
 
 import { redactCredentials } from "../host/prober.js";
@@ -20,11 +21,16 @@ export const CALL_CODES = Object.freeze([
   "INVALID_ARGUMENT", // a bad option
 ]);
 
-/** Removes secrets from text: URL credentials, authorization header values, bearer tokens. */
+/** Removes secrets from text: URL credentials, authorization and API-key header values, bearer
+ * tokens, secret query / form parameters. */
 export function redactSecrets(text) {
   return redactCredentials(String(text))
     .replace(/((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^"'\r\n,}]+/gi, "$1***")
-    .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi, "$1 ***");
+    .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi, "$1 ***")
+    // API-key headers, and secrets as query or form parameters (OAuth's client_secret,
+    // access / refresh tokens, api keys, passwords).
+    .replace(/((?:x-)?api-?key["']?\s*[:=]\s*["']?)[^"'\s,;}&]+/gi, "$1***")
+    .replace(/([?&;\s]|^)((?:access_|refresh_|id_)?token|client_secret|secret|api_?key|password|passwd|pwd)=[^&\s"';#]+/gi, "$1$2=***");
 }
 
 /**

@@ -7,6 +7,13 @@ import { hedgeBudget, retryBudget } from "./budget.js";
 import { invalidOption } from "./errors.js";
 
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
+/** Node (and browsers) run a timer whose delay passes 2^31 − 1 ms — Infinity too — after 1 ms:
+ * the call's timers wait for ever on Infinity and at most that long otherwise. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+const bounded = (timers) => ({
+  setTimeout: (fn, ms) => (ms === Infinity ? null : timers.setTimeout(fn, Math.min(ms, MAX_DELAY_MS))),
+  clearTimeout: (t) => (t === null ? undefined : timers.clearTimeout(t)),
+});
 const OPTION_KEYS = new Set([
   "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
   "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead", "metrics",
@@ -42,7 +49,7 @@ export function settings(options) {
     budget: options.budget ?? retryBudget,
     now: options.now ?? (() => performance.now()),
     wallNow: options.wallNow ?? Date.now,
-    timers: options.timers ?? SYSTEM_TIMERS,
+    timers: bounded(options.timers ?? SYSTEM_TIMERS),
     random: options.random ?? Math.random,
     onError: options.onError ?? (() => {}),
   };

@@ -96,8 +96,9 @@ export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs
   }
 
   function rest(e) {
-    if (--e.inFlight > 0 || entries.get(e.key) !== e) return;
-    e.idle = timers.setTimeout(() => void drop(e.key, true), idleMs);
+    if (--e.inFlight > 0 || entries.get(e.key) !== e || idleMs === Infinity) return;
+    // Node runs a delay past 2^31 − 1 ms after 1 ms: clamp it.
+    e.idle = timers.setTimeout(() => void drop(e.key, true), Math.min(idleMs, 2 ** 31 - 1));
     e.idle?.unref?.();
   }
 
@@ -159,7 +160,11 @@ export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs
           return reader.cancel(reason);
         },
       });
-      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      const wrapped = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      // A constructed Response has no url and is never `redirected`: keep the fetched one's
+      // (where a followed redirect ended, e.g. a captcha page, matters to the caller).
+      Object.defineProperties(wrapped, { url: { value: res.url, enumerable: true }, redirected: { value: res.redirected, enumerable: true } });
+      return wrapped;
     } catch (err) {
       unhook();
       rest(e);

@@ -411,7 +411,8 @@ export function startProber(pool, options) {
  * @returns {string}
  */
 export function redactCredentials(text) {
-  return String(text).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s@]*@/gi, "$1***@");
+  // Up to the authority's last '@' (as URL parsers read it): a password may hold a raw '@'.
+  return String(text).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s"'<>{}]*@/gi, "$1***@");
 }
 
 /** Status codes and what they say about the proxy (see httpProbe). */
