@@ -5,6 +5,8 @@
 //   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
 //   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
 // - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
+// - A malformed `REPUTE_TOKENS` or `REPUTE_CONFIG` makes every request answer a 500
+//   `misconfigured` problem naming the binding and what is wrong (never the secret's text).
 // - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
 //   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
 //   Without tokens the handler serves only loopback `Host`s (a local `edge-dev`); deployed, set
@@ -21,6 +23,7 @@ import { init, Pool } from "../web.js";
 import { cryptoSeed } from "../lib/pool.js";
 import { createHandler } from "../lib/http/handler.js";
 import { parseTokens } from "../lib/http/auth.js";
+import { HttpProblem, problemReply } from "../lib/http/problems.js";
 import { DurableHost } from "./durable-host.js";
 
 /** `/regions/{region}` then the path the handler routes. */
@@ -31,15 +34,31 @@ function number(text, fallback) {
   return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
 }
 
+/** A binding the object cannot start with: every request answers this 500 problem. */
+const misconfigured = (detail) => new HttpProblem(500, "misconfigured", detail);
+
 /** The REPUTE_TOKENS secret, parsed; an error names what is wrong, never the text (a secret). */
 function tokensOf(text) {
   let doc;
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new Error("the REPUTE_TOKENS secret is not valid JSON");
+    throw misconfigured("the REPUTE_TOKENS secret is not valid JSON");
   }
-  return parseTokens(doc);
+  try {
+    return parseTokens(doc);
+  } catch (e) {
+    throw misconfigured(`the REPUTE_TOKENS secret: ${e.message}`);
+  }
+}
+
+/** The REPUTE_CONFIG binding, parsed (the engine checks its fields when the pool opens). */
+function configOf(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw misconfigured("the REPUTE_CONFIG binding is not valid JSON");
+  }
 }
 
 export class PoolObject {
@@ -48,6 +67,8 @@ export class PoolObject {
   #host = null;
   #handle = null;
   #testNow = null;
+  /** The problem every request answers when a binding is malformed (see the constructor). */
+  #broken = null;
 
   constructor(ctx, env) {
     this.#ctx = ctx;
@@ -60,21 +81,39 @@ export class PoolObject {
     const now = hooks ? () => this.#testNow ?? Date.now() : Date.now;
     ctx.blockConcurrencyWhile(async () => {
       await init(wasm);
-      const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
-      this.#host = await DurableHost.restore({
-        ctx,
-        Pool,
-        config: env.REPUTE_CONFIG ? JSON.parse(env.REPUTE_CONFIG) : undefined,
-        seed,
-        now,
-        checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
-        eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
-      });
-      this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
+      try {
+        const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
+        const config = env.REPUTE_CONFIG ? configOf(env.REPUTE_CONFIG) : undefined;
+        try {
+          this.#host = await DurableHost.restore({
+            ctx,
+            Pool,
+            config,
+            seed,
+            now,
+            checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
+            eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
+          });
+        } catch (e) {
+          if (e.code === "INVALID_CONFIG") throw misconfigured(`the REPUTE_CONFIG binding: ${e.message}`);
+          throw e;
+        }
+        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
+      } catch (e) {
+        // A bad binding stays bad until it is redeployed: answer it, rather than throw here
+        // (which resets the object, to fail again on every request with no clear error).
+        if (!(e instanceof HttpProblem)) throw e;
+        this.#broken = e;
+        console.error(`repute: ${e.message}`);
+      }
     });
   }
 
   async fetch(request) {
+    if (this.#broken) {
+      const { status, headers, body } = problemReply(this.#broken);
+      return new Response(body, { status, headers });
+    }
     // The target as the platform passes it (workerd has resolved dot segments already).
     const raw = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
     const target = raw.replace(PREFIX, "") || "/";
@@ -98,6 +137,7 @@ export class PoolObject {
   }
 
   async alarm() {
+    if (this.#broken) return;
     this.#host.alarm();
   }
 

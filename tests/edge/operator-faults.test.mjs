@@ -62,3 +62,29 @@ test("a resource row whose chunk boundary falls inside an emoji is stored byte f
     await e.close();
   }
 });
+
+test("a malformed REPUTE_CONFIG or REPUTE_TOKENS answers every request a 500 problem naming the binding, never its text", async () => {
+  const SECRET = "sekrit-token-value-0123456789";
+  const cases = [
+    [{ REPUTE_CONFIG: "{coolAfter: 2" }, /REPUTE_CONFIG.*not valid JSON/],
+    [{ REPUTE_CONFIG: '{"coolAfter": -5}' }, /REPUTE_CONFIG.*coolAfter/],
+    [{ REPUTE_TOKENS: `${SECRET} not json` }, /REPUTE_TOKENS.*not valid JSON/],
+    [{ REPUTE_TOKENS: JSON.stringify({ tokens: [{ token: SECRET, role: "admin" }] }) }, /REPUTE_TOKENS.*role/],
+  ];
+  for (const [bindings, detail] of cases) {
+    const e = await edge(await folder(), bindings);
+    try {
+      for (const path of ["/api/stats", "/healthz"]) {
+        const r = await call(e, "eu", "GET", path);
+        assert.equal(r.status, 500, `${JSON.stringify(bindings)} ${path}: ${r.text.slice(0, 300)}`);
+        assert.equal(r.headers.get("content-type"), "application/problem+json");
+        const body = JSON.parse(r.text);
+        assert.equal(body.type, "urn:repute:problem:misconfigured");
+        assert.match(body.detail, detail);
+        assert.ok(!r.text.includes(SECRET) && !r.text.includes("sekrit"), "the secret is never echoed");
+      }
+    } finally {
+      await e.close();
+    }
+  }
+});
