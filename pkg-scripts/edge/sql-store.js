@@ -15,7 +15,7 @@
 //   snapshot's canonical order, so `ORDER BY k` joins back the exact bytes of `Pool.snapshot()`.
 //   The blocklist is the second line of each resource's row: a block is written with the
 //   resource it blocks, in one row.
-// - `events (seq, event)`: the audit log (the events as served), the oldest beyond `keep`
+// - `events (seq, event)`: the audit log (the events as served), all but the newest `keep` rows
 //   deleted at each checkpoint.
 // Does not own: what changed (durable-host.js), the snapshot format (the engine's).
 
@@ -145,7 +145,8 @@ export class SqlStore {
         counted(this.#sql.exec("INSERT OR REPLACE INTO events (seq, event) VALUES (?, ?)", e.seq, text), text.length);
       }
       if (events.length > 0) {
-        counted(this.#sql.exec("DELETE FROM events WHERE seq <= ?", events[events.length - 1].seq - keep), 0);
+        // The newest `keep` rows, not seqs: seqs jump past the reservation at every restart.
+        counted(this.#sql.exec("DELETE FROM events WHERE seq < (SELECT seq FROM events ORDER BY seq DESC LIMIT 1 OFFSET ?)", keep - 1), 0);
       }
       counted(this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('head', ?)", head), head.length);
       counted(this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('reserve', ?)", JSON.stringify(reserve)), 0);

@@ -88,3 +88,23 @@ test("a malformed REPUTE_CONFIG or REPUTE_TOKENS answers every request a 500 pro
     }
   }
 });
+
+test("the audit log keeps its newest REPUTE_EVENTS_KEPT events across restarts, though seqs jump past the reservation", async () => {
+  const dir = await folder();
+  const bindings = { REPUTE_EVENTS_KEPT: "100" };
+  const seqs = [];
+  for (let round = 0; round < 2; round++) {
+    const e = await edge(dir, bindings);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: `p${round}-${i}` })).status, 201);
+      const page = JSON.parse((await call(e, "eu", "GET", "/api/events?limit=100")).text);
+      seqs.push(page.events.map((ev) => ev.seq));
+    } finally {
+      await e.close();
+    }
+  }
+  assert.equal(seqs[0].length, 3);
+  assert.equal(seqs[1].length, 6, `6 events stored, fewer than 100: none deleted (${JSON.stringify(seqs)})`);
+  assert.deepEqual(seqs[1].slice(0, 3), seqs[0]);
+  assert.ok(seqs[1][3] > seqs[1][2] + 100, "the restart started above the reservation");
+});
