@@ -5,7 +5,7 @@
 //   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
 //   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
 // - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
-// - A malformed `REPUTE_TOKENS` or `REPUTE_CONFIG` makes every request answer a 500
+// - A malformed `REPUTE_TOKENS` or `REPUTE_CONFIG` (or a count below that is not one) makes every request answer a 500
 //   `misconfigured` problem naming the binding and what is wrong (never the secret's text).
 // - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
 //   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
@@ -29,9 +29,14 @@ import { DurableHost } from "./durable-host.js";
 /** `/regions/{region}` then the path the handler routes. */
 const PREFIX = /^\/regions\/[^/?]+/;
 
-function number(text, fallback) {
+/** An integer binding (a string, or a number from wrangler.toml) of at least `min`, or `fallback`
+ * when unset; anything else makes the object misconfigured (a typo is not silently ignored). */
+function count(env, name, min, fallback) {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
   const n = Number(text);
-  return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
+  if (!Number.isSafeInteger(n) || n < min) throw misconfigured(`the ${name} binding must be an integer of at least ${min}`);
+  return n;
 }
 
 /** A binding the object cannot start with: every request answers this 500 problem. */
@@ -91,14 +96,14 @@ export class PoolObject {
             config,
             seed,
             now,
-            checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
-            eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
+            checkpointMs: count(env, "REPUTE_CHECKPOINT_MS", 0, 10000),
+            eventsKept: count(env, "REPUTE_EVENTS_KEPT", 1, 100000),
           });
         } catch (e) {
           if (e.code === "INVALID_CONFIG") throw misconfigured(`the REPUTE_CONFIG binding: ${e.message}`);
           throw e;
         }
-        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
+        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: count(env, "REPUTE_STREAM_MS", 1, 60000) });
       } catch (e) {
         // A bad binding stays bad until it is redeployed: answer it, rather than throw here
         // (which resets the object, to fail again on every request with no clear error).

@@ -108,3 +108,18 @@ test("the audit log keeps its newest REPUTE_EVENTS_KEPT events across restarts, 
   assert.deepEqual(seqs[1].slice(0, 3), seqs[0]);
   assert.ok(seqs[1][3] > seqs[1][2] + 100, "the restart started above the reservation");
 });
+
+test("a REPUTE_EVENTS_KEPT, REPUTE_CHECKPOINT_MS or REPUTE_STREAM_MS that is not a count answers a 500 problem naming it", async () => {
+  for (const [name, value] of [["REPUTE_EVENTS_KEPT", "0"], ["REPUTE_EVENTS_KEPT", "lots"], ["REPUTE_CHECKPOINT_MS", "-5"], ["REPUTE_STREAM_MS", "10s"]]) {
+    const e = await edge(await folder(), { [name]: value });
+    try {
+      const r = await call(e, "eu", "GET", "/api/stats");
+      assert.equal(r.status, 500, `${name}=${value}: ${r.text.slice(0, 300)}`);
+      const body = JSON.parse(r.text);
+      assert.equal(body.type, "urn:repute:problem:misconfigured");
+      assert.match(body.detail, new RegExp(name));
+    } finally {
+      await e.close();
+    }
+  }
+});
