@@ -15,7 +15,8 @@
 //   changes. A crash loses at most the reports and releases since the last checkpoint.
 // - Fencing tokens and event seqs are reserved ahead by `reserveStep` (renewed at half), with
 //   a small write that the Durable Object's output gate holds every answer behind; a restart
-//   starts above the reservation, so a token or seq is never handed out twice.
+//   starts above the reservation, so a token or seq is never handed out twice. If that write
+//   fails, calls go on while the stored reservation still covers them.
 
 import { MemoryHost } from "../lib/host/memory-host.js";
 import { SqlStore, rowKey } from "./sql-store.js";
@@ -85,19 +86,23 @@ export class DurableHost extends MemoryHost {
   _admitToken() {
     const next = this._fencing + 1;
     if (next <= this.#reserve.fencing - this.#step / 2) return;
-    this.#extend({ ...this.#reserve, fencing: next + this.#step });
+    this.#extend({ ...this.#reserve, fencing: next + this.#step }, next <= this.#reserve.fencing);
   }
 
   _logged(events) {
     const last = events[events.length - 1].seq;
-    if (last > this.#reserve.eventSeq - this.#step / 2) this.#extend({ ...this.#reserve, eventSeq: last + 1 + this.#step });
+    if (last > this.#reserve.eventSeq - this.#step / 2) this.#extend({ ...this.#reserve, eventSeq: last + 1 + this.#step }, last < this.#reserve.eventSeq);
     for (const e of events) this.#pending.push(e);
   }
 
-  #extend(reserve) {
+  /** Raises the reservation. If storage refuses, the call goes on while what it hands out is
+   * still `covered` by the stored reservation (the next call tries again); past it, refused
+   * (by `_logged`, after the call was applied: its events are dropped, never served). */
+  #extend(reserve, covered) {
     try {
       this.#store.writeReserve(reserve);
     } catch (e) {
+      if (covered) return;
       throw storageUnavailable(e);
     }
     this.#reserve = reserve;

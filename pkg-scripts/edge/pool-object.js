@@ -16,7 +16,7 @@
 //   log retention, default 100000), `REPUTE_STREAM_MS` (an event stream's lifetime, default
 //   60000: the object is not told when a subscriber leaves, so every stream ends in time and
 //   EventSource resumes it by Last-Event-ID), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
-//   the tests and the benchmark only).
+//   the tests and the benchmark only; with it, `REPUTE_TEST_RESERVE_STEP` sets the reservation step).
 
 import wasm from "../pkg/repute_bg.wasm";
 import { init, Pool } from "../web.js";
@@ -97,6 +97,7 @@ export class PoolObject {
             seed,
             now,
             checkpointMs: count(env, "REPUTE_CHECKPOINT_MS", 0, 10000),
+            ...(hooks && env.REPUTE_TEST_RESERVE_STEP ? { reserveStep: Number(env.REPUTE_TEST_RESERVE_STEP) } : {}),
             eventsKept: count(env, "REPUTE_EVENTS_KEPT", 1, 100000),
           });
         } catch (e) {
@@ -159,6 +160,10 @@ export class PoolObject {
       }
     }
     if (path === "/__test/pending") return json(host.pending());
+    if (path === "/__test/fail-reserve") {
+      host.store.failReserve = url.searchParams.get("on") === "1";
+      return json({ failReserve: host.store.failReserve });
+    }
     if (path === "/__test/fail-checkpoint") {
       host.store.failAfter = Number(url.searchParams.get("after") ?? 0);
       return json({ armed: host.store.failAfter });

@@ -87,8 +87,12 @@ export class SqlStore {
     return v === null ? { fencing: 0, eventSeq: 0 } : JSON.parse(v);
   }
 
+  /** A fault to inject (tests): every `writeReserve` throws while this is set. */
+  failReserve = false;
+
   /** Raises the reservation (one row, atomic). */
   writeReserve(reserve) {
+    if (this.failReserve) throw Object.assign(new Error("injected storage failure"), { code: "STORAGE_UNAVAILABLE" });
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('reserve', ?)", JSON.stringify(reserve));
   }
 

@@ -123,3 +123,25 @@ test("a REPUTE_EVENTS_KEPT, REPUTE_CHECKPOINT_MS or REPUTE_STREAM_MS that is not
     }
   }
 });
+
+test("while the reservation cannot be raised, requests within it are served and none is half-applied", async () => {
+  const e = await edge(await folder(), { REPUTE_TEST_RESERVE_STEP: "8" });
+  try {
+    assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "a:1" })).status, 201);
+    await call(e, "eu", "GET", "/__test/fail-reserve?on=1");
+    const reserve = JSON.parse((await call(e, "eu", "GET", "/__test/pending")).text).reserve;
+    // Three acquire/release pairs: seqs 2..7 and tokens 1..3, all below what is reserved.
+    for (let i = 0; i < 3; i++) {
+      const l = await call(e, "eu", "POST", "/api/leases", { context: "c" });
+      assert.equal(l.status, 201, `acquire ${i}: ${l.text}`);
+      const r = await call(e, "eu", "DELETE", `/api/leases/${JSON.parse(l.text).leaseId}`);
+      assert.equal(r.status, 204, `release ${i}: ${r.text}`);
+    }
+    await call(e, "eu", "GET", "/__test/fail-reserve?on=0");
+    const seqs = JSON.parse((await call(e, "eu", "GET", "/api/events?limit=100")).text).events.map((ev) => ev.seq);
+    assert.deepEqual(seqs, [1, 2, 3, 4, 5, 6, 7], `no event lost (reserved up to ${JSON.stringify(reserve)})`);
+    assert.equal(JSON.parse((await call(e, "eu", "GET", "/api/stats")).text).leased, 0);
+  } finally {
+    await e.close();
+  }
+});
