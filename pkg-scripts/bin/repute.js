@@ -279,6 +279,16 @@ async function edgeDev(v) {
   const tokens = v.tokens ? tokensFrom(v.tokens) : [];
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", undefined);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? "10000");
+  // As `serve`: the engine checks the config before anything listens (the worker would answer
+  // every request 500 misconfigured).
+  if (config !== undefined) {
+    const { Pool } = await import("../node.js");
+    try {
+      new Pool({ config, seed: 0 }).free();
+    } catch (e) {
+      fail(`bad config in ${v.config ? `--config ${v.config}` : "REPUTE_CONFIG"}: ${e.message}`);
+    }
+  }
   const { isLoopback } = await import("../lib/http/node-server.js");
   if (tokens.length === 0 && !isLoopback(host)) fail(`refusing to serve ${host} without tokens: give --tokens FILE, or a loopback address`);
   if (port > 65535) fail("--port must be at most 65535");

@@ -91,3 +91,17 @@ test("repute edge-dev says so when its port is taken or out of range, without th
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("repute edge-dev checks --config before it serves: a bad field stops it, named", async () => {
+  const dir = await tempDir("edge-dev-config");
+  try {
+    const config = path.join(dir, "config.json");
+    await writeFile(config, JSON.stringify({ coolAfter: -1 }));
+    const bad = spawnSync(process.execPath, [CLI, "edge-dev", "--port", "0", "--persist", path.join(dir, "state"), "--config", config], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(bad.status, 2, `${bad.stdout}${bad.stderr}`);
+    assert.match(bad.stderr, /bad config in --config .*coolAfter/);
+    assert.doesNotMatch(bad.stdout, /serving/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
