@@ -5,8 +5,9 @@
 //   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
 //   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
 // - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
-// - A malformed `REPUTE_TOKENS` or `REPUTE_CONFIG` (or a count below that is not one) makes every request answer a 500
-//   `misconfigured` problem naming the binding and what is wrong (never the secret's text).
+// - A malformed binding (`REPUTE_TOKENS`, `REPUTE_CONFIG`, or a count below that is not an
+//   integer in range) makes every request answer a 500 `misconfigured` problem naming the
+//   binding and what is wrong (never the secret's text).
 // - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
 //   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
 //   Without tokens the handler serves only loopback `Host`s (a local `edge-dev`); deployed, set
@@ -89,6 +90,9 @@ export class PoolObject {
       try {
         const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
         const config = env.REPUTE_CONFIG ? configOf(env.REPUTE_CONFIG) : undefined;
+        const checkpointMs = count(env, "REPUTE_CHECKPOINT_MS", 0, 10000);
+        const eventsKept = count(env, "REPUTE_EVENTS_KEPT", 1, 100000);
+        const streamMaxMs = count(env, "REPUTE_STREAM_MS", 1, 60000);
         try {
           this.#host = await DurableHost.restore({
             ctx,
@@ -96,15 +100,15 @@ export class PoolObject {
             config,
             seed,
             now,
-            checkpointMs: count(env, "REPUTE_CHECKPOINT_MS", 0, 10000),
+            checkpointMs,
             ...(hooks && env.REPUTE_TEST_RESERVE_STEP ? { reserveStep: Number(env.REPUTE_TEST_RESERVE_STEP) } : {}),
-            eventsKept: count(env, "REPUTE_EVENTS_KEPT", 1, 100000),
+            eventsKept,
           });
         } catch (e) {
           if (e.code === "INVALID_CONFIG") throw misconfigured(`the REPUTE_CONFIG binding: ${e.message}`);
           throw e;
         }
-        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: count(env, "REPUTE_STREAM_MS", 1, 60000) });
+        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs });
       } catch (e) {
         // A bad binding stays bad until it is redeployed: answer it, rather than throw here
         // (which resets the object, to fail again on every request with no clear error).
