@@ -7,7 +7,8 @@
 // resource (a rare operator action: one full write).
 // - Operator actions (register, deregister, block, unblock, config, import) are checkpointed
 //   before they are acknowledged. If that write fails the action is refused (503
-//   storage-unavailable) and the pool goes back to the last checkpoint, as after a crash.
+//   storage-unavailable) and the pool goes back to the last checkpoint, as after a crash (if
+//   that cannot be read either, every request answers 503 until it can: `recover`).
 // - The hot path (acquire, report, renew, release) writes nothing but, rarely, the reservation:
 //   its changes are checkpointed by an alarm `checkpointMs` after the first one (alarms are
 //   delivered at least once and retried: a checkpoint rewrites whole rows and clears its marks
@@ -38,6 +39,8 @@ export class DurableHost extends MemoryHost {
   #burst;
   #eventsKept;
   #alarmSet = false;
+  /** An operator action was refused and the pool not yet put back (see `recover`). */
+  #stale = false;
   /** The last checkpoint: rows and bytes written, ms taken, resources written. */
   lastCheckpoint = null;
 
@@ -126,9 +129,24 @@ export class DurableHost extends MemoryHost {
     try {
       this.checkpoint();
     } catch (e) {
-      this.#reload();
+      this.#stale = true;
+      this.recover();
       throw storageUnavailable(e);
     }
+  }
+
+  /** After a refused operator action, puts the pool back as the last checkpoint stored it;
+   * false while storage cannot be read (then the object serves nothing and stores nothing, so
+   * the refused action is never applied later). */
+  recover() {
+    if (!this.#stale) return true;
+    try {
+      this.#reload();
+    } catch {
+      return false;
+    }
+    this.#stale = false;
+    return true;
   }
 
   /** Puts the pool back as the last checkpoint stored it (after a refused operator action). */
@@ -145,6 +163,7 @@ export class DurableHost extends MemoryHost {
 
   /** Writes what changed since the last checkpoint, in one transaction (see the header). */
   checkpoint() {
+    if (!this.recover()) throw storageUnavailable(new Error("the last checkpoint cannot be read back"));
     const started = performance.now();
     this._drain();
     const pool = this._pool;
@@ -170,6 +189,7 @@ export class DurableHost extends MemoryHost {
   /** The alarm: checkpoint (thrown errors make the runtime retry it). */
   alarm() {
     this.#alarmSet = false;
+    if (!this.recover()) throw storageUnavailable(new Error("the last checkpoint cannot be read back"));
     if (this.#dirty.size > 0 || this.#pending.length > 0 || this.#all) this.checkpoint();
   }
 

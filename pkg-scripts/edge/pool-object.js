@@ -132,6 +132,10 @@ export class PoolObject {
       if (at !== null) this.#testNow = Number(at);
       if (target.startsWith("/__test/")) return this.#test(target, new URL(request.url));
     }
+    if (!this.#host.recover()) {
+      const { status, headers, body } = problemReply(new HttpProblem(503, "storage-unavailable", "the Durable Object's storage cannot be read; nothing was changed", { "retry-after": "1" }));
+      return new Response(body, { status, headers });
+    }
     // The handler reads only these of a request (handler.js); the target is the region's.
     const adapted = {
       method: request.method,
@@ -164,6 +168,10 @@ export class PoolObject {
       }
     }
     if (path === "/__test/pending") return json(host.pending());
+    if (path === "/__test/fail-load") {
+      host.store.failLoad = url.searchParams.get("on") === "1";
+      return json({ failLoad: host.store.failLoad });
+    }
     if (path === "/__test/fail-reserve") {
       host.store.failReserve = url.searchParams.get("on") === "1";
       return json({ failReserve: host.store.failReserve });

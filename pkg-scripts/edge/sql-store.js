@@ -96,8 +96,12 @@ export class SqlStore {
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('reserve', ?)", JSON.stringify(reserve));
   }
 
+  /** A fault to inject (tests): every `load` throws while this is set. */
+  failLoad = false;
+
   /** The stored snapshot, composed (null when nothing was ever checkpointed), and its head. */
   load() {
+    if (this.failLoad) throw Object.assign(new Error("injected storage failure"), { code: "STORAGE_UNAVAILABLE" });
     const head = this.#meta("head");
     if (head === null) return null;
     const parts = [];

@@ -145,3 +145,24 @@ test("while the reservation cannot be raised, requests within it are served and 
     await e.close();
   }
 });
+
+test("an operator action refused while storage cannot even be read back is never applied later", async () => {
+  const e = await edge(await folder());
+  try {
+    assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "kept:1" })).status, 201);
+    await call(e, "eu", "GET", "/__test/fail-checkpoint?after=0");
+    await call(e, "eu", "GET", "/__test/fail-load?on=1");
+    const refused = await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "refused:1" });
+    assert.equal(refused.status, 503, refused.text);
+    const during = await call(e, "eu", "GET", "/api/resources");
+    assert.equal(during.status, 503, `while storage is unreadable the object answers 503: ${during.text}`);
+    await call(e, "eu", "GET", "/__test/fail-load?on=0");
+    const values = JSON.parse((await call(e, "eu", "GET", "/api/resources")).text).resources.map((r) => r.value);
+    assert.deepEqual(values, ["kept:1"], "the refused registration is not in the pool");
+    await call(e, "eu", "GET", "/__test/checkpoint");
+    const stored = JSON.parse(JSON.parse((await call(e, "eu", "GET", "/__test/stored?full=1")).text).snapshot);
+    assert.deepEqual(stored.registered.map((r) => r.value), ["kept:1"], "nor in storage");
+  } finally {
+    await e.close();
+  }
+});
