@@ -260,6 +260,17 @@ async function main(argv) {
   );
 }
 
+/** Fails (exit 2) unless `host:port` can be listened on now. */
+async function portFree(host, port) {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  const error = await new Promise((resolve) => {
+    probe.once("error", resolve);
+    probe.listen(port, host, () => probe.close(() => resolve(null)));
+  });
+  if (error) fail(error.code === "EADDRINUSE" ? `${host}:${port} is in use: stop what serves it, or give another --port` : `cannot listen on ${host}:${port}: ${error.code ?? error.message}`);
+}
+
 /** `repute edge-dev`: the edge worker under Miniflare (edge/dev.js) until SIGTERM / SIGINT. */
 async function edgeDev(v) {
   const host = v.host ?? "127.0.0.1";
@@ -268,8 +279,21 @@ async function edgeDev(v) {
   const tokens = v.tokens ? tokensFrom(v.tokens) : [];
   const config = jsonOption("--config", v.config, "REPUTE_CONFIG", undefined);
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? "10000");
+  // As `serve`: the engine checks the config before anything listens (the worker would answer
+  // every request 500 misconfigured).
+  if (config !== undefined) {
+    const { Pool } = await import("../node.js");
+    try {
+      new Pool({ config, seed: 0 }).free();
+    } catch (e) {
+      fail(`bad config in ${v.config ? `--config ${v.config}` : "REPUTE_CONFIG"}: ${e.message}`);
+    }
+  }
   const { isLoopback } = await import("../lib/http/node-server.js");
   if (tokens.length === 0 && !isLoopback(host)) fail(`refusing to serve ${host} without tokens: give --tokens FILE, or a loopback address`);
+  if (port > 65535) fail("--port must be at most 65535");
+  // workerd dies with a crash dump on a taken port: try the address first, and say so plainly.
+  if (port !== 0) await portFree(host, port);
   let edge;
   try {
     const { startEdge } = await import("../edge/dev.js");

@@ -7,7 +7,8 @@
 // resource (a rare operator action: one full write).
 // - Operator actions (register, deregister, block, unblock, config, import) are checkpointed
 //   before they are acknowledged. If that write fails the action is refused (503
-//   storage-unavailable) and the pool goes back to the last checkpoint, as after a crash.
+//   storage-unavailable) and the pool goes back to the last checkpoint, as after a crash (if
+//   that cannot be read either, every request answers 503 until it can: `recover`).
 // - The hot path (acquire, report, renew, release) writes nothing but, rarely, the reservation:
 //   its changes are checkpointed by an alarm `checkpointMs` after the first one (alarms are
 //   delivered at least once and retried: a checkpoint rewrites whole rows and clears its marks
@@ -15,7 +16,8 @@
 //   changes. A crash loses at most the reports and releases since the last checkpoint.
 // - Fencing tokens and event seqs are reserved ahead by `reserveStep` (renewed at half), with
 //   a small write that the Durable Object's output gate holds every answer behind; a restart
-//   starts above the reservation, so a token or seq is never handed out twice.
+//   starts above the reservation, so a token or seq is never handed out twice. If that write
+//   fails, calls go on while the stored reservation still covers them.
 
 import { MemoryHost } from "../lib/host/memory-host.js";
 import { SqlStore, rowKey } from "./sql-store.js";
@@ -37,6 +39,8 @@ export class DurableHost extends MemoryHost {
   #burst;
   #eventsKept;
   #alarmSet = false;
+  /** An operator action was refused and the pool not yet put back (see `recover`). */
+  #stale = false;
   /** The last checkpoint: rows and bytes written, ms taken, resources written. */
   lastCheckpoint = null;
 
@@ -85,19 +89,23 @@ export class DurableHost extends MemoryHost {
   _admitToken() {
     const next = this._fencing + 1;
     if (next <= this.#reserve.fencing - this.#step / 2) return;
-    this.#extend({ ...this.#reserve, fencing: next + this.#step });
+    this.#extend({ ...this.#reserve, fencing: next + this.#step }, next <= this.#reserve.fencing);
   }
 
   _logged(events) {
     const last = events[events.length - 1].seq;
-    if (last > this.#reserve.eventSeq - this.#step / 2) this.#extend({ ...this.#reserve, eventSeq: last + 1 + this.#step });
+    if (last > this.#reserve.eventSeq - this.#step / 2) this.#extend({ ...this.#reserve, eventSeq: last + 1 + this.#step }, last < this.#reserve.eventSeq);
     for (const e of events) this.#pending.push(e);
   }
 
-  #extend(reserve) {
+  /** Raises the reservation. If storage refuses, the call goes on while what it hands out is
+   * still `covered` by the stored reservation (the next call tries again); past it, refused
+   * (by `_logged`, after the call was applied: its events are dropped, never served). */
+  #extend(reserve, covered) {
     try {
       this.#store.writeReserve(reserve);
     } catch (e) {
+      if (covered) return;
       throw storageUnavailable(e);
     }
     this.#reserve = reserve;
@@ -121,9 +129,24 @@ export class DurableHost extends MemoryHost {
     try {
       this.checkpoint();
     } catch (e) {
-      this.#reload();
+      this.#stale = true;
+      this.recover();
       throw storageUnavailable(e);
     }
+  }
+
+  /** After a refused operator action, puts the pool back as the last checkpoint stored it;
+   * false while storage cannot be read (then the object serves nothing and stores nothing, so
+   * the refused action is never applied later). */
+  recover() {
+    if (!this.#stale) return true;
+    try {
+      this.#reload();
+    } catch {
+      return false;
+    }
+    this.#stale = false;
+    return true;
   }
 
   /** Puts the pool back as the last checkpoint stored it (after a refused operator action). */
@@ -140,6 +163,7 @@ export class DurableHost extends MemoryHost {
 
   /** Writes what changed since the last checkpoint, in one transaction (see the header). */
   checkpoint() {
+    if (!this.recover()) throw storageUnavailable(new Error("the last checkpoint cannot be read back"));
     const started = performance.now();
     this._drain();
     const pool = this._pool;
@@ -165,6 +189,7 @@ export class DurableHost extends MemoryHost {
   /** The alarm: checkpoint (thrown errors make the runtime retry it). */
   alarm() {
     this.#alarmSet = false;
+    if (!this.recover()) throw storageUnavailable(new Error("the last checkpoint cannot be read back"));
     if (this.#dirty.size > 0 || this.#pending.length > 0 || this.#all) this.checkpoint();
   }
 

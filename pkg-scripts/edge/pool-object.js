@@ -5,6 +5,9 @@
 //   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
 //   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
 // - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
+// - A malformed binding (`REPUTE_TOKENS`, `REPUTE_CONFIG`, or a count below that is not an
+//   integer in range) makes every request answer a 500 `misconfigured` problem naming the
+//   binding and what is wrong (never the secret's text).
 // - Tokens come from the `REPUTE_TOKENS` secret (`{"tokens": [{"token", "role"}]}`, as the Node
 //   server's `--tokens` file), compared in constant time by the handler (lib/http/auth.js).
 //   Without tokens the handler serves only loopback `Host`s (a local `edge-dev`); deployed, set
@@ -14,22 +17,31 @@
 //   log retention, default 100000), `REPUTE_STREAM_MS` (an event stream's lifetime, default
 //   60000: the object is not told when a subscriber leaves, so every stream ends in time and
 //   EventSource resumes it by Last-Event-ID), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
-//   the tests and the benchmark only).
+//   the tests and the benchmark only; with it, `REPUTE_TEST_RESERVE_STEP` sets the reservation step).
 
 import wasm from "../pkg/repute_bg.wasm";
 import { init, Pool } from "../web.js";
 import { cryptoSeed } from "../lib/pool.js";
 import { createHandler } from "../lib/http/handler.js";
 import { parseTokens } from "../lib/http/auth.js";
+import { HttpProblem, problemReply } from "../lib/http/problems.js";
 import { DurableHost } from "./durable-host.js";
 
 /** `/regions/{region}` then the path the handler routes. */
 const PREFIX = /^\/regions\/[^/?]+/;
 
-function number(text, fallback) {
+/** An integer binding (a string, or a number from wrangler.toml) of at least `min`, or `fallback`
+ * when unset; anything else makes the object misconfigured (a typo is not silently ignored). */
+function count(env, name, min, fallback) {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
   const n = Number(text);
-  return text === undefined || text === "" || !Number.isFinite(n) ? fallback : n;
+  if (!Number.isSafeInteger(n) || n < min) throw misconfigured(`the ${name} binding must be an integer of at least ${min}`);
+  return n;
 }
+
+/** A binding the object cannot start with: every request answers this 500 problem. */
+const misconfigured = (detail) => new HttpProblem(500, "misconfigured", detail);
 
 /** The REPUTE_TOKENS secret, parsed; an error names what is wrong, never the text (a secret). */
 function tokensOf(text) {
@@ -37,9 +49,22 @@ function tokensOf(text) {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new Error("the REPUTE_TOKENS secret is not valid JSON");
+    throw misconfigured("the REPUTE_TOKENS secret is not valid JSON");
   }
-  return parseTokens(doc);
+  try {
+    return parseTokens(doc);
+  } catch (e) {
+    throw misconfigured(`the REPUTE_TOKENS secret: ${e.message}`);
+  }
+}
+
+/** The REPUTE_CONFIG binding, parsed (the engine checks its fields when the pool opens). */
+function configOf(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw misconfigured("the REPUTE_CONFIG binding is not valid JSON");
+  }
 }
 
 export class PoolObject {
@@ -48,6 +73,8 @@ export class PoolObject {
   #host = null;
   #handle = null;
   #testNow = null;
+  /** The problem every request answers when a binding is malformed (see the constructor). */
+  #broken = null;
 
   constructor(ctx, env) {
     this.#ctx = ctx;
@@ -60,21 +87,43 @@ export class PoolObject {
     const now = hooks ? () => this.#testNow ?? Date.now() : Date.now;
     ctx.blockConcurrencyWhile(async () => {
       await init(wasm);
-      const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
-      this.#host = await DurableHost.restore({
-        ctx,
-        Pool,
-        config: env.REPUTE_CONFIG ? JSON.parse(env.REPUTE_CONFIG) : undefined,
-        seed,
-        now,
-        checkpointMs: number(env.REPUTE_CHECKPOINT_MS, 10000),
-        eventsKept: number(env.REPUTE_EVENTS_KEPT, 100000),
-      });
-      this.#handle = await createHandler(this.#host, { tokens, streamMaxMs: number(env.REPUTE_STREAM_MS, 60000) });
+      try {
+        const tokens = env.REPUTE_TOKENS ? tokensOf(env.REPUTE_TOKENS) : [];
+        const config = env.REPUTE_CONFIG ? configOf(env.REPUTE_CONFIG) : undefined;
+        const checkpointMs = count(env, "REPUTE_CHECKPOINT_MS", 0, 10000);
+        const eventsKept = count(env, "REPUTE_EVENTS_KEPT", 1, 100000);
+        const streamMaxMs = count(env, "REPUTE_STREAM_MS", 1, 60000);
+        try {
+          this.#host = await DurableHost.restore({
+            ctx,
+            Pool,
+            config,
+            seed,
+            now,
+            checkpointMs,
+            ...(hooks && env.REPUTE_TEST_RESERVE_STEP ? { reserveStep: Number(env.REPUTE_TEST_RESERVE_STEP) } : {}),
+            eventsKept,
+          });
+        } catch (e) {
+          if (e.code === "INVALID_CONFIG") throw misconfigured(`the REPUTE_CONFIG binding: ${e.message}`);
+          throw e;
+        }
+        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs });
+      } catch (e) {
+        // A bad binding stays bad until it is redeployed: answer it, rather than throw here
+        // (which resets the object, to fail again on every request with no clear error).
+        if (!(e instanceof HttpProblem)) throw e;
+        this.#broken = e;
+        console.error(`repute: ${e.message}`);
+      }
     });
   }
 
   async fetch(request) {
+    if (this.#broken) {
+      const { status, headers, body } = problemReply(this.#broken);
+      return new Response(body, { status, headers });
+    }
     // The target as the platform passes it (workerd has resolved dot segments already).
     const raw = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
     const target = raw.replace(PREFIX, "") || "/";
@@ -82,6 +131,10 @@ export class PoolObject {
       const at = request.headers.get("x-repute-test-now");
       if (at !== null) this.#testNow = Number(at);
       if (target.startsWith("/__test/")) return this.#test(target, new URL(request.url));
+    }
+    if (!this.#host.recover()) {
+      const { status, headers, body } = problemReply(new HttpProblem(503, "storage-unavailable", "the Durable Object's storage cannot be read; nothing was changed", { "retry-after": "1" }));
+      return new Response(body, { status, headers });
     }
     // The handler reads only these of a request (handler.js); the target is the region's.
     const adapted = {
@@ -98,6 +151,7 @@ export class PoolObject {
   }
 
   async alarm() {
+    if (this.#broken) return;
     this.#host.alarm();
   }
 
@@ -114,6 +168,14 @@ export class PoolObject {
       }
     }
     if (path === "/__test/pending") return json(host.pending());
+    if (path === "/__test/fail-load") {
+      host.store.failLoad = url.searchParams.get("on") === "1";
+      return json({ failLoad: host.store.failLoad });
+    }
+    if (path === "/__test/fail-reserve") {
+      host.store.failReserve = url.searchParams.get("on") === "1";
+      return json({ failReserve: host.store.failReserve });
+    }
     if (path === "/__test/fail-checkpoint") {
       host.store.failAfter = Number(url.searchParams.get("after") ?? 0);
       return json({ armed: host.store.failAfter });

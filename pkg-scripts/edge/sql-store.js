@@ -9,12 +9,13 @@
 //   `key` — the resource-id key (hex).
 // - `resources (k, chunk, part)`: one resource per key, its three snapshot lines (`registered`
 //   entry, `blocklist` entry or "", cells) in chunks of at most CHUNK characters (a row holds
-//   at most 2 MB; a character is at most 3 bytes of UTF-8, or 4 per surrogate pair). The key is
+//   at most 2 MB; a character is at most 3 bytes of UTF-8, or 4 per surrogate pair, and a chunk
+//   never ends between the two halves of a pair). The key is
 //   the kind's code then the value's UTF-8 bytes in hex: the tables' byte order is the
 //   snapshot's canonical order, so `ORDER BY k` joins back the exact bytes of `Pool.snapshot()`.
 //   The blocklist is the second line of each resource's row: a block is written with the
 //   resource it blocks, in one row.
-// - `events (seq, event)`: the audit log (the events as served), the oldest beyond `keep`
+// - `events (seq, event)`: the audit log (the events as served), all but the newest `keep` rows
 //   deleted at each checkpoint.
 // Does not own: what changed (durable-host.js), the snapshot format (the engine's).
 
@@ -24,6 +25,7 @@ import { KIND_CODE } from "../lib/vocabulary.js";
 export const CHUNK = 512 * 1024;
 
 const encoder = new TextEncoder();
+const isHighSurrogate = (code) => code >= 0xd800 && code < 0xdc00;
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /** The row key of a resource: its kind's code, then its value's UTF-8 bytes in hex. */
@@ -85,13 +87,21 @@ export class SqlStore {
     return v === null ? { fencing: 0, eventSeq: 0 } : JSON.parse(v);
   }
 
+  /** A fault to inject (tests): every `writeReserve` throws while this is set. */
+  failReserve = false;
+
   /** Raises the reservation (one row, atomic). */
   writeReserve(reserve) {
+    if (this.failReserve) throw Object.assign(new Error("injected storage failure"), { code: "STORAGE_UNAVAILABLE" });
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('reserve', ?)", JSON.stringify(reserve));
   }
 
+  /** A fault to inject (tests): every `load` throws while this is set. */
+  failLoad = false;
+
   /** The stored snapshot, composed (null when nothing was ever checkpointed), and its head. */
   load() {
+    if (this.failLoad) throw Object.assign(new Error("injected storage failure"), { code: "STORAGE_UNAVAILABLE" });
     const head = this.#meta("head");
     if (head === null) return null;
     const parts = [];
@@ -130,8 +140,11 @@ export class SqlStore {
       for (const { key, part } of writes) {
         if (!replaceAll) counted(this.#sql.exec("DELETE FROM resources WHERE k = ?", key), 0);
         if (part === null) continue;
-        for (let i = 0, chunk = 0; i < part.length || chunk === 0; i += CHUNK, chunk++) {
-          const piece = part.slice(i, i + CHUNK);
+        let piece;
+        for (let i = 0, chunk = 0; i < part.length || chunk === 0; i += piece.length, chunk++) {
+          piece = part.slice(i, i + CHUNK);
+          // Never split a surrogate pair: a lone half would be stored as U+FFFD.
+          if (piece.length === CHUNK && isHighSurrogate(piece.charCodeAt(CHUNK - 1))) piece = piece.slice(0, -1);
           counted(this.#sql.exec("INSERT INTO resources (k, chunk, part) VALUES (?, ?, ?)", key, chunk, piece), key.length + piece.length);
         }
       }
@@ -140,7 +153,8 @@ export class SqlStore {
         counted(this.#sql.exec("INSERT OR REPLACE INTO events (seq, event) VALUES (?, ?)", e.seq, text), text.length);
       }
       if (events.length > 0) {
-        counted(this.#sql.exec("DELETE FROM events WHERE seq <= ?", events[events.length - 1].seq - keep), 0);
+        // The newest `keep` rows, not seqs: seqs jump past the reservation at every restart.
+        counted(this.#sql.exec("DELETE FROM events WHERE seq < (SELECT seq FROM events ORDER BY seq DESC LIMIT 1 OFFSET ?)", keep - 1), 0);
       }
       counted(this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('head', ?)", head), head.length);
       counted(this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('reserve', ?)", JSON.stringify(reserve)), 0);

@@ -70,3 +70,38 @@ test("repute edge-dev refuses a non-loopback address without tokens, and needs -
   assert.match(help.stdout, /repute edge-dev/);
   assert.match(help.stdout, /--persist DIR/);
 });
+
+test("repute edge-dev says so when its port is taken or out of range, without the runtime's crash dump", async () => {
+  const { createServer } = await import("node:net");
+  const taken = createServer();
+  await new Promise((r) => taken.listen(0, "127.0.0.1", r));
+  const { port } = taken.address();
+  const dir = await tempDir("edge-dev-port");
+  try {
+    const busy = spawnSync(process.execPath, [CLI, "edge-dev", "--port", String(port), "--persist", dir], { encoding: "utf8" });
+    assert.equal(busy.status, 2, busy.stderr);
+    assert.match(busy.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is in use`));
+    assert.doesNotMatch(busy.stderr, /kj::Exception|stack:/);
+    const high = spawnSync(process.execPath, [CLI, "edge-dev", "--port", "70000", "--persist", dir], { encoding: "utf8" });
+    assert.equal(high.status, 2, high.stderr);
+    assert.match(high.stderr, /--port must be at most 65535/);
+    assert.doesNotMatch(high.stderr, /kj::Exception|stack:/);
+  } finally {
+    taken.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("repute edge-dev checks --config before it serves: a bad field stops it, named", async () => {
+  const dir = await tempDir("edge-dev-config");
+  try {
+    const config = path.join(dir, "config.json");
+    await writeFile(config, JSON.stringify({ coolAfter: -1 }));
+    const bad = spawnSync(process.execPath, [CLI, "edge-dev", "--port", "0", "--persist", path.join(dir, "state"), "--config", config], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(bad.status, 2, `${bad.stdout}${bad.stderr}`);
+    assert.match(bad.stderr, /bad config in --config .*coolAfter/);
+    assert.doesNotMatch(bad.stdout, /serving/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
