@@ -5,8 +5,10 @@
 // the Node server; `/healthz` at the root answers for the worker itself. A region name is 1 to
 // 63 characters of a–z, 0–9 and "-", starting with a letter or digit.
 //
-// Bindings: `POOL` (the Durable Object namespace of `PoolObject`, SQLite-backed) and the
-// object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
+// Bindings: `POOL` (the Durable Object namespace of `PoolObject`, SQLite-backed),
+// `REPUTE_REGIONS` (optional: the region names served, comma-separated; any other region is a
+// 404 before an object is made, so a stranger cannot create stored regions by naming them),
+// and the object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
 
 import { problemReply, HttpProblem } from "../lib/http/problems.js";
 
@@ -20,6 +22,16 @@ function problem(status, name, detail) {
   return new Response(body, { status, headers });
 }
 
+/** `REPUTE_REGIONS` as a set of names, `null` when unset (every region), or a string saying
+ * what is wrong with it. */
+function allowedRegions(value) {
+  if (value === undefined || value === null || value === "") return null;
+  const names = String(value).split(",").map((n) => n.trim());
+  const bad = names.findIndex((n) => !REGION_NAME.test(n));
+  if (bad >= 0) return `REPUTE_REGIONS: entry ${bad + 1} is not a region name (1 to 63 characters of a-z, 0-9 and -)`;
+  return new Set(names);
+}
+
 export default {
   async fetch(request, env) {
     const { pathname } = new URL(request.url);
@@ -27,6 +39,9 @@ export default {
     const m = REGION.exec(pathname);
     if (!m) return problem(404, "not-found", "no such route: the API is under /regions/{region}/api/");
     if (!REGION_NAME.test(m[1])) return problem(400, "bad-request", "a region name is 1 to 63 characters of a-z, 0-9 and -, starting with a letter or digit");
+    const allowed = allowedRegions(env.REPUTE_REGIONS);
+    if (typeof allowed === "string") return problem(500, "misconfigured", allowed);
+    if (allowed && !allowed.has(m[1])) return problem(404, "no-such-region", "this worker does not serve that region (REPUTE_REGIONS)");
     const stub = env.POOL.get(env.POOL.idFromName(m[1]));
     return stub.fetch(request);
   },

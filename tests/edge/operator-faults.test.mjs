@@ -1,10 +1,11 @@
 // Faults an operator of the edge worker would meet, in real workerd (Miniflare) with storage in
 // a temporary folder: a resource row whose chunk boundary falls inside a character outside the
 // BMP (stored byte for byte); a malformed REPUTE_CONFIG or REPUTE_TOKENS (every request answers
-// a 500 problem naming the binding, never its text, instead of a crash).
+// a 500 problem naming the binding, never its text, instead of a crash); REPUTE_REGIONS (a region
+// not listed is a 404 and no object is made for it).
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { startEdge, tempDir } from "./_edge-support.mjs";
 import { Pool } from "../../pkg-scripts/node.js";
 import { CHUNK } from "../../pkg-scripts/edge/sql-store.js";
@@ -164,5 +165,31 @@ test("an operator action refused while storage cannot even be read back is never
     assert.deepEqual(stored.registered.map((r) => r.value), ["kept:1"], "nor in storage");
   } finally {
     await e.close();
+  }
+});
+
+test("REPUTE_REGIONS: only the listed regions are served; another is a 404 before any object is made; a bad list is a 500 naming the entry", async () => {
+  const dir = await folder();
+  const e = await edge(dir, { REPUTE_REGIONS: "eu, us-east" });
+  try {
+    assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "a:1" })).status, 201);
+    assert.equal((await call(e, "us-east", "GET", "/api/resources")).status, 200);
+    const other = await call(e, "ap", "GET", "/healthz");
+    assert.equal(other.status, 404);
+    assert.match(other.text, /no-such-region/);
+  } finally {
+    await e.close();
+  }
+  // No object was made for "ap": two objects' databases, the two served regions'.
+  const databases = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".sqlite"));
+  assert.equal(databases.length, 2, databases.join(", "));
+  const bad = await edge(await folder(), { REPUTE_REGIONS: "eu,Not A Region" });
+  try {
+    const r = await call(bad, "eu", "GET", "/api/resources");
+    assert.equal(r.status, 500);
+    assert.match(r.text, /misconfigured/);
+    assert.match(r.text, /REPUTE_REGIONS: entry 2 is not a region name/);
+  } finally {
+    await bad.close();
   }
 });
