@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const repo = new URL("../../", import.meta.url).pathname;
-const SCRIPTS = ["build", "test", "start", "bench", "load", "profile", "lib/setup.sh"];
+const SCRIPTS = ["build", "test", "start", "bench", "bench-edge", "load", "profile", "lib/setup.sh"];
 const WANT = /name = "wasm-bindgen"\nversion = "([^"]+)"/.exec(readFileSync(join(repo, "Cargo.lock"), "utf8"))[1];
 const TOOLCHAIN = /channel = "([^"]+)"/.exec(readFileSync(join(repo, "rust-toolchain.toml"), "utf8"))[1];
 
@@ -280,7 +280,9 @@ function assertInstalledThen(log, then) {
 for (const [script, args, then, made = []] of [
   ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/repute/lib/vocabulary.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
-  ["bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate", "bench.mjs 1000"]],
+  ["bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate",
+    "cargo build --quiet --release --locked --target wasm32-unknown-unknown --manifest-path", "wasm-opt -O3", "bench.mjs 1000"]],
+  ["bench-edge", [], ["cargo build --profile wasm", "wasm-opt -O3", "bench-edge.mjs"]],
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
   ["profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
 ]) {
