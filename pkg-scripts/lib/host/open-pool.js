@@ -83,11 +83,6 @@ const SYSTEM_TIMERS = Object.freeze({
 /** A timer that does not keep the process alive (virtual timers have no `unref`). */
 const unref = (t) => (t?.unref?.(), t);
 
-/** Restores `json` (any JSON spelling) with `options`, its counters raised to `floor`'s. */
-function restoreLifted(json, floor, options) {
-  return restoreAbove(Pool, json, floor, options);
-}
-
 function remask(kind, value) {
   try {
     return Pool.maskValue(kind, value);
@@ -213,7 +208,7 @@ export class PoolHost extends EventTarget {
       const restoreOptions = this.#restoreOptions();
       if (stored) {
         try {
-          this.#pool = restoreLifted(stored.json, reserved, restoreOptions);
+          this.#pool = restoreAbove(Pool, stored.json, reserved, restoreOptions);
         } catch (e) {
           // The engine names the field, never the text; say which file, and the way out.
           if (e.code !== "INVALID_SNAPSHOT" && e.code !== "UNSUPPORTED_SNAPSHOT_VERSION") throw e;
@@ -227,7 +222,7 @@ export class PoolHost extends EventTarget {
         if (s.fencingHighWater >= reserved.fencing && s.nextEventSeq >= reserved.eventSeq) {
           this.#pool = fresh;
         } else {
-          this.#pool = restoreLifted(fresh.snapshot(), reserved, restoreOptions);
+          this.#pool = restoreAbove(Pool, fresh.snapshot(), reserved, restoreOptions);
           fresh.free();
         }
       }
