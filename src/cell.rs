@@ -23,6 +23,9 @@ pub struct Cell {
     pub cooldown_cause: Option<FailureType>,
     pub updated_at: Millis,
     pub window: Window,
+    /// The cooling cap kept a cooldown from starting (SPEC §3, cooling cap): until the next
+    /// success or a real cooldown, a grouped acquire may escalate past this cell.
+    pub held: bool,
 }
 
 /// What a report did to the cell's state, for the event it produces.
@@ -32,6 +35,10 @@ pub enum Transition {
     Cooled {
         cause: FailureType,
         until: Millis,
+    },
+    /// The cooling cap suppressed a cooldown: the cell is held instead.
+    Suppressed {
+        cause: FailureType,
     },
     /// `COOLING` → `RECOVERING`: probation starts (no event of its own).
     Probation,
@@ -59,7 +66,15 @@ impl Cell {
             cooldown_cause: None,
             updated_at: now,
             window: Window::default(),
+            held: false,
         }
+    }
+
+    /// The end of the cell's pacing at `now` with minimum gap `gap` (ms; 0 = off): its last
+    /// report plus the gap while that is still ahead (`now < end`), else `None`.
+    pub fn paced_until(&self, now: Millis, gap: Millis) -> Option<Millis> {
+        let end = self.updated_at + gap;
+        (gap > 0 && now < end).then_some(end)
     }
 
     /// Still inside its cooldown at `now` (expiry is exclusive: `now < until` is in force).
@@ -92,17 +107,32 @@ impl Cell {
         self.due_for_recovery(now) && self.cooldown_cause.is_some_and(|c| !half_open.contains(c))
     }
 
-    /// Applies one reported outcome (SPEC §3, steps in order).
-    pub fn report(&mut self, outcome: &Outcome, now: Millis, blocked: bool, cfg: &Config) -> Transition {
+    /// Applies one reported outcome (SPEC §3, steps in order). `capped`: the context's cooling
+    /// cap is reached, so a cooldown this failure would start is suppressed.
+    pub fn report(
+        &mut self,
+        outcome: &Outcome,
+        now: Millis,
+        blocked: bool,
+        capped: bool,
+        cfg: &Config,
+    ) -> Transition {
         self.updated_at = now;
         self.window.push(Observation::from_outcome(outcome), cfg.window_size as usize);
         match outcome.failure_type() {
-            Some(t) => self.fail(t, now, blocked, cfg),
+            Some(t) => self.fail(t, now, blocked, capped, cfg),
             None => self.succeed(now, blocked, cfg),
         }
     }
 
-    fn fail(&mut self, t: FailureType, now: Millis, blocked: bool, cfg: &Config) -> Transition {
+    /// Whether a failure reported now would reach step 4 and start a cooldown (so the cooling
+    /// cap needs to be asked).
+    pub fn would_cool(&self, now: Millis, blocked: bool, cfg: &Config) -> bool {
+        !blocked && !self.cooling_at(now) && self.consecutive_failures.saturating_add(1) >= cfg.cool_after
+    }
+
+    fn fail(&mut self, t: FailureType, now: Millis, blocked: bool, capped: bool, cfg: &Config) -> Transition {
+        let failures_before = self.consecutive_failures;
         // 1. score, counters (the window was appended by `report`).
         self.score = clamp_score(self.score - cfg.penalties[t]);
         self.consecutive_failures = self.consecutive_failures.saturating_add(1);
@@ -117,6 +147,13 @@ impl Cell {
         }
         // 4. cool at the curve's step for this many consecutive failures.
         if self.consecutive_failures >= cfg.cool_after {
+            if capped {
+                // The cap: the failure is charged to the destination, not the resource.
+                self.consecutive_failures = failures_before;
+                self.held = true;
+                return Transition::Suppressed { cause: t };
+            }
+            self.held = false;
             let until = now + cfg.cooldown_ms(t, self.consecutive_failures);
             self.state = State::Cooling;
             self.cooldown_until = Some(until);
@@ -131,6 +168,7 @@ impl Cell {
         self.score = clamp_score(self.score + cfg.success_reward);
         self.consecutive_failures = 0;
         self.consecutive_successes = self.consecutive_successes.saturating_add(1);
+        self.held = false;
         // 2. blocklisted: evidence only.
         if blocked {
             return Transition::None;

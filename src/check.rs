@@ -153,6 +153,40 @@ pub fn context_arg(s: &str) -> Result<()> {
     context_text("context", s).map_err(invalid_argument)
 }
 
+/// The longest group name, in UTF-8 bytes (SPEC §3, groups).
+pub const MAX_GROUP_BYTES: usize = 64;
+
+/// The most groups one call may list.
+pub const MAX_GROUPS: usize = 16;
+
+pub fn group_text(what: &str, s: &str) -> Result<(), String> {
+    text(what, s, MAX_GROUP_BYTES)
+}
+
+/// A group passed to `register` (`None`: no group).
+pub fn group_arg(g: Option<&str>) -> Result<()> {
+    g.map_or(Ok(()), |g| group_text("group", g).map_err(invalid_argument))
+}
+
+/// A `groups` list passed to `acquire` or `nextChangeAt`: 1 to 16 distinct groups.
+pub fn groups_arg(gs: &[Option<&str>]) -> Result<()> {
+    if gs.is_empty() || gs.len() > MAX_GROUPS {
+        return Err(invalid_argument(format!(
+            "groups must list 1 to {MAX_GROUPS} groups (got {})",
+            gs.len()
+        )));
+    }
+    for (i, g) in gs.iter().enumerate() {
+        if let Some(g) = g {
+            group_text(&format!("groups[{i}]"), g).map_err(invalid_argument)?;
+        }
+        if gs[..i].contains(g) {
+            return Err(invalid_argument(format!("groups[{i}] repeats an earlier entry")));
+        }
+    }
+    Ok(())
+}
+
 /// A host clock reading: finite, within [0, 2^52]; fractional milliseconds are floored.
 pub fn clock_reading(v: f64) -> Result<Millis> {
     if v.is_finite() && (0.0..=MAX_INSTANT as f64).contains(&v) {

@@ -26,10 +26,12 @@ pub enum EventType {
     BlockExpired,
     AcquisitionRejected,
     ConfigChanged,
+    ResourceRegrouped,
+    CooldownSuppressed,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 14] = [
         EventType::ResourceRegistered,
         EventType::ResourceDeregistered,
         EventType::ResourceLeased,
@@ -42,6 +44,8 @@ impl EventType {
         EventType::BlockExpired,
         EventType::AcquisitionRejected,
         EventType::ConfigChanged,
+        EventType::ResourceRegrouped,
+        EventType::CooldownSuppressed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +62,8 @@ impl EventType {
             EventType::BlockExpired => "BLOCK_EXPIRED",
             EventType::AcquisitionRejected => "ACQUISITION_REJECTED",
             EventType::ConfigChanged => "CONFIG_CHANGED",
+            EventType::ResourceRegrouped => "RESOURCE_REGROUPED",
+            EventType::CooldownSuppressed => "COOLDOWN_SUPPRESSED",
         }
     }
 }
@@ -82,6 +88,8 @@ pub struct PoolEvent {
     pub permanent: bool,
     /// Lease events: the fencing token.
     pub token: Option<u64>,
+    /// `RESOURCE_REGISTERED` / `RESOURCE_REGROUPED`: the resource's group (`Some(None)`: none).
+    pub group: Option<Option<Rc<str>>>,
 }
 
 impl PoolEvent {
@@ -97,6 +105,7 @@ impl PoolEvent {
             until: None,
             permanent: false,
             token: None,
+            group: None,
         }
     }
 }

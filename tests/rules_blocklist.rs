@@ -348,8 +348,10 @@ fn the_dashboard_shows_blocklisted_while_blocked_and_the_stored_state_after() {
     assert_eq!(v.cells.len(), 3);
     assert_eq!(h.cell("q", "a").state, ViewState::Healthy, "q is not blocked");
 
-    let only_blocked =
-        h.pool.resources(&Filter { context: None, state: Some(ViewState::Blocklisted) }).unwrap();
+    let only_blocked = h
+        .pool
+        .resources(&Filter { context: None, state: Some(ViewState::Blocklisted), group: None })
+        .unwrap();
     let names: Vec<&str> = only_blocked.iter().map(|r| &*r.value).collect();
     assert_eq!(names, vec!["p"]);
 

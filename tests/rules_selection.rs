@@ -396,8 +396,13 @@ fn probe_only_cells_are_not_candidates_but_are_listed_for_probing() {
     h.reg("c");
     h.fail("c", "x", FailureType::Timeout);
     h.fail("c", "x", FailureType::Timeout); // cooling until T + 120 s, cause TIMEOUT
-    let due =
-        ProbeDue { kind: Kind::Proxy, value: "c".into(), context: "x".into(), cooldown_until: T + 120_000 };
+    let due = ProbeDue {
+        kind: Kind::Proxy,
+        value: "c".into(),
+        group: None,
+        context: "x".into(),
+        cooldown_until: T + 120_000,
+    };
     h.at(119_999.0);
     assert!(h.pool.due_for_recovery_probe().unwrap().is_empty());
     h.at(120_000.0);
@@ -909,6 +914,7 @@ fn spec_probe_due(views: &[repute::ResourceView], now: u64, half_open: &[Failure
                 out.push(ProbeDue {
                     kind: r.kind,
                     value: r.value.clone(),
+                    group: r.group.clone(),
                     context: c.context.clone(),
                     cooldown_until: c.cooldown_until.unwrap(),
                 });

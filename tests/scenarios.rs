@@ -316,6 +316,7 @@ impl Args<'_> {
         Ok(Lease {
             kind: Kind::parse(text("kind")?).ok_or_else(|| bad(i, "a lease kind"))?,
             value: Rc::from(text("value")?),
+            group: o.get("group").and_then(Value::as_str).map(Rc::from),
             context: Rc::from(text("context")?),
             token: int("token")?,
             leased_at: int("leasedAt")?,
@@ -342,7 +343,7 @@ impl Args<'_> {
         let text = |k: &str| o.get(k).map(|v| v.as_str().ok_or_else(|| bad(i, k))).transpose();
         let state =
             text("state")?.map(|s| ViewState::parse(s).ok_or_else(|| bad(i, "a known state"))).transpose()?;
-        Ok(Filter { context: text("context")?.map(str::to_owned), state })
+        Ok(Filter { context: text("context")?.map(str::to_owned), state, group: None })
     }
 }
 

@@ -330,7 +330,7 @@ fn context_calls(h: &mut Harness, c: &str) {
     expect_invalid_argument(h.pool.acquire_resource(Kind::Proxy, "p", c), &what("acquireResource"));
     expect_invalid_argument(h.pool.next_change_at(c), &what("nextChangeAt"));
     expect_invalid_argument(
-        h.pool.resources(&Filter { context: Some(c.to_owned()), state: None }),
+        h.pool.resources(&Filter { context: Some(c.to_owned()), state: None, group: None }),
         &what("resources"),
     );
 }

@@ -23,8 +23,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::avail_log::AvailLog;
+use super::universe::Universe;
 use crate::cell::Cell;
-use crate::registry::Registry;
 use crate::seq::chunks::{ChunkList, Item, Loc};
 use crate::seq::summary_tree::Summary;
 use crate::slab::Slab;
@@ -56,16 +56,19 @@ pub struct Agg {
     pub selectable: u32,
     /// Sum of gaps (available cell-less resources).
     pub gaps: u32,
+    /// Selectable, available cells that are held (the cooling cap kept them from cooling).
+    pub held: u32,
 }
 
 impl Summary for Agg {
-    const EMPTY: Agg = Agg { sum: 0, min: i64::MAX, selectable: 0, gaps: 0 };
+    const EMPTY: Agg = Agg { sum: 0, min: i64::MAX, selectable: 0, gaps: 0, held: 0 };
     fn combine(&self, o: &Agg) -> Agg {
         Agg {
             sum: self.sum + o.sum,
             min: self.min.min(o.min),
             selectable: self.selectable + o.selectable,
             gaps: self.gaps + o.gaps,
+            held: self.held + o.held,
         }
     }
     fn replace(&self, old: &Agg, new: &Agg) -> Option<Agg> {
@@ -81,6 +84,7 @@ impl Summary for Agg {
             min,
             selectable: self.selectable - old.selectable + new.selectable,
             gaps: self.gaps - old.gaps + new.gaps,
+            held: self.held - old.held + new.held,
         })
     }
 }
@@ -94,9 +98,10 @@ impl Agg {
     }
 }
 
+const HELD: u32 = 1 << 29;
 const COUNTED: u32 = 1 << 30;
 const ELIGIBLE: u32 = 1 << 31;
-const GAP_MASK: u32 = COUNTED - 1;
+const GAP_MASK: u32 = HELD - 1;
 
 /// One cell in its context's sequence, with what selection needs inline (16 bytes, so a
 /// chunk scan touches few cache lines).
@@ -106,13 +111,17 @@ pub struct CellItem {
     pub res: u32,
     /// The cell's score in fixed point (|score| ≤ 100 · 2^20 fits).
     pub score: i32,
-    /// The gap in the low 30 bits (≤ maxResources < 2^30), then `COUNTED` and `ELIGIBLE`.
+    /// The gap in the low 29 bits (≤ maxResources < 2^29), then `HELD`, `COUNTED` and
+    /// `ELIGIBLE`.
     bits: u32,
 }
 
 impl CellItem {
-    fn new(cell: u32, res: u32, score: f64) -> CellItem {
-        CellItem { cell, res, score: fixed(score) as i32, bits: 0 }
+    fn new(cell: u32, res: u32, c: &Cell, eligible: bool) -> CellItem {
+        let mut e = CellItem { cell, res, score: fixed(c.score) as i32, bits: 0 };
+        e.set(ELIGIBLE, eligible);
+        e.set(HELD, c.held);
+        e
     }
 
     /// Available cell-less resources between the previous cell and this one.
@@ -156,7 +165,13 @@ impl Item for CellItem {
     fn summary(&self) -> Agg {
         if self.candidate() {
             let score = i64::from(self.score);
-            Agg { sum: score, min: score, selectable: 1, gaps: self.gap() }
+            Agg {
+                sum: score,
+                min: score,
+                selectable: 1,
+                gaps: self.gap(),
+                held: u32::from(self.bits & HELD != 0),
+            }
         } else {
             Agg { gaps: self.gap(), ..Agg::EMPTY }
         }
@@ -172,6 +187,8 @@ pub struct CellSlot {
     pub ctx: u32,
     /// Where the cell sits in its context's sequence.
     loc: Loc,
+    /// Where it sits in its context's index of its resource's group, when there is one.
+    sub_loc: Loc,
     /// Changed only through `CellStore::update`, which keeps the per-state counts.
     cell: Cell,
 }
@@ -241,7 +258,7 @@ impl CellStore {
     /// Stores a cell (not yet in its context's sequence).
     pub fn add(&mut self, res: u32, ctx: u32, cell: Cell) -> u32 {
         self.by_state[cell.state as usize] += 1;
-        let slot = CellSlot { res, ctx, loc: Loc::default(), cell };
+        let slot = CellSlot { res, ctx, loc: Loc::default(), sub_loc: Loc::default(), cell };
         let id = self.slots.insert(slot);
         self.by_pair.insert(pair(res, ctx), id);
         id
@@ -266,8 +283,18 @@ impl CellStore {
         self.slots.ids()
     }
 
-    fn relocate(&mut self, id: u32, at: Loc) {
-        self.slots.get_mut(id).loc = at;
+    fn relocate(&mut self, id: u32, at: Loc, sub: bool) {
+        let s = self.slots.get_mut(id);
+        if sub {
+            s.sub_loc = at;
+        } else {
+            s.loc = at;
+        }
+    }
+
+    fn loc(&self, id: u32, sub: bool) -> Loc {
+        let s = self.slots.get(id);
+        if sub { s.sub_loc } else { s.loc }
     }
 
     /// Heap bytes held (for memory accounting in benchmarks).
@@ -277,7 +304,8 @@ impl CellStore {
     }
 }
 
-/// A context: its name and its index.
+/// A context: its name and its index — over the whole pool, or (a sub-index, `sub`) over one
+/// group's members.
 #[derive(Debug, Clone)]
 pub struct Context {
     pub name: Rc<str>,
@@ -286,6 +314,16 @@ pub struct Context {
     tail: u32,
     /// Position in the availability log up to which gaps and `counted` are exact.
     cursor: u64,
+    /// Whether this is a group's sub-index (its cells' positions are their `sub_loc`).
+    sub: bool,
+    /// The sub-indexes of the groups a grouped call has asked about, by group id: each holds
+    /// this context's cells of that group's members, kept in step with this index.
+    pub subs: FxHashMap<u32, Context>,
+    /// Cells here whose stored state is `COOLING` with a cooldown still running (the cooling
+    /// cap's count, kept as cells cool and cooldowns end).
+    pub cooling: u32,
+    /// The pacing gap of this context (`minGapMs` or its override; 0: off).
+    pub min_gap: u64,
 }
 
 /// Where a pick landed.
@@ -339,7 +377,7 @@ pub(crate) fn index_in_run(target: u64, base: u64, unit: u64, len: u32) -> u32 {
 /// Sets every entry's gap and `counted` flag from the (synced) resource order; returns the
 /// tail. Dense contexts walk the order once (O(resources)); sparse ones ask for ranks
 /// (O(cells × log resources)).
-fn fill_gaps(entries: &mut [CellItem], reg: &Registry) -> u32 {
+fn fill_gaps<U: Universe>(entries: &mut [CellItem], reg: &U) -> u32 {
     let mut covered = 0u32; // available resources up to and including the previous cell
     let mut place = |e: &mut CellItem, rank: u32, avail: bool| {
         e.set_gap(rank - covered);
@@ -361,15 +399,24 @@ fn fill_gaps(entries: &mut [CellItem], reg: &Registry) -> u32 {
         }
     } else {
         for e in entries.iter_mut() {
-            place(e, reg.rank(e.res), reg.get(e.res).is_available());
+            place(e, reg.rank(e.res), reg.is_avail(e.res));
         }
     }
     reg.available() - covered
 }
 
 impl Context {
-    pub fn new(name: Rc<str>, reg: &Registry, log: &AvailLog) -> Context {
-        Context { name, list: ChunkList::default(), tail: reg.available(), cursor: log.observe() }
+    pub fn new<U: Universe>(name: Rc<str>, reg: &U, log: &AvailLog, sub: bool) -> Context {
+        Context {
+            name,
+            list: ChunkList::default(),
+            tail: reg.available(),
+            cursor: log.observe(),
+            sub,
+            subs: FxHashMap::default(),
+            cooling: 0,
+            min_gap: 0,
+        }
     }
 
     /// Cells in this context.
@@ -378,7 +425,7 @@ impl Context {
     }
 
     /// Brings gaps and `counted` flags up to date with the availability log.
-    pub fn sync(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog, me: u32) {
+    pub fn sync<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, log: &AvailLog, me: u32) {
         if self.cursor == log.end() {
             return;
         }
@@ -387,9 +434,12 @@ impl Context {
             return;
         }
         for slot in log.changed_since(self.cursor) {
-            let avail = reg.get(slot).is_available();
+            if !reg.member(slot) {
+                continue;
+            }
+            let avail = reg.is_avail(slot);
             if let Some(id) = cells.find(slot, me) {
-                let at = cells.get(id).loc;
+                let at = cells.loc(id, self.sub);
                 if self.list.get(at).counted() != avail {
                     self.list.modify(at, |e| e.set(COUNTED, avail));
                 }
@@ -402,31 +452,53 @@ impl Context {
     }
 
     /// Recomputes every gap and flag from the resource order.
-    pub fn rebuild(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog) {
-        let mut entries: Vec<CellItem> = self.list.iter().copied().collect();
+    pub fn rebuild<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, log: &AvailLog) {
+        let entries: Vec<CellItem> = self.list.iter().copied().collect();
+        self.build_from(cells, reg, log, entries);
+    }
+
+    fn build_from<U: Universe>(
+        &mut self,
+        cells: &mut CellStore,
+        reg: &U,
+        log: &AvailLog,
+        mut entries: Vec<CellItem>,
+    ) {
         self.tail = fill_gaps(&mut entries, reg);
-        self.list = ChunkList::from_sorted(entries, |id, at| cells.relocate(id, at));
+        let sub = self.sub;
+        self.list = ChunkList::from_sorted(entries, |id, at| cells.relocate(id, at, sub));
         self.cursor = log.observe();
+    }
+
+    /// A group's sub-index of this (synced) context: the entries of `reg`'s members, as
+    /// indexed here.
+    pub fn sub_index<U: Universe>(&self, cells: &mut CellStore, reg: &U, log: &AvailLog) -> Context {
+        let entries: Vec<CellItem> = self.list.iter().filter(|e| reg.member(e.res)).copied().collect();
+        let mut sub = Context::new(Rc::clone(&self.name), reg, log, true);
+        sub.build_from(cells, reg, log, entries);
+        sub
     }
 
     /// Builds the sequence from cells given in canonical order (restore).
-    pub fn build(&mut self, cells: &mut CellStore, reg: &Registry, log: &AvailLog, sorted: &[(u32, bool)]) {
-        let mut entries: Vec<CellItem> = sorted
+    pub fn build<U: Universe>(
+        &mut self,
+        cells: &mut CellStore,
+        reg: &U,
+        log: &AvailLog,
+        sorted: &[(u32, bool)],
+    ) {
+        let entries: Vec<CellItem> = sorted
             .iter()
             .map(|&(id, eligible)| {
                 let c = cells.get(id);
-                let mut e = CellItem::new(id, c.res, c.cell.score);
-                e.set(ELIGIBLE, eligible);
-                e
+                CellItem::new(id, c.res, &c.cell, eligible)
             })
             .collect();
-        self.tail = fill_gaps(&mut entries, reg);
-        self.list = ChunkList::from_sorted(entries, |id, at| cells.relocate(id, at));
-        self.cursor = log.observe();
+        self.build_from(cells, reg, log, entries);
     }
 
     /// The first cell whose resource comes after resource `slot`, or `None`.
-    fn successor(&self, reg: &Registry, slot: u32) -> Option<Loc> {
+    fn successor<U: Universe>(&self, reg: &U, slot: u32) -> Option<Loc> {
         let at = self.list.lower_bound(|e| reg.order_cmp(e.res, slot) == Ordering::Less);
         self.list.at_or_next(at)
     }
@@ -439,10 +511,10 @@ impl Context {
     }
 
     /// Adds stored cell `id` to this (synced) context, splitting the gap it lands in.
-    pub fn insert(&mut self, cells: &mut CellStore, reg: &Registry, id: u32, eligible: bool) {
+    pub fn insert<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, id: u32, eligible: bool) {
         let c = cells.get(id);
         let res = c.res;
-        let avail = reg.get(res).is_available();
+        let avail = reg.is_avail(res);
         let at = self.list.lower_bound(|e| reg.order_cmp(e.res, res) == Ordering::Less);
         let pred = if at.index > 0 {
             Some(Loc { chunk: at.chunk, index: at.index - 1 })
@@ -451,43 +523,52 @@ impl Context {
         };
         let covered = pred.map_or(0, |p| {
             let r = self.list.get(p).res;
-            reg.rank(r) + u32::from(reg.get(r).is_available())
+            reg.rank(r) + u32::from(reg.is_avail(r))
         });
         let gap = reg.rank(res) - covered;
         let succ = self.list.at_or_next(at);
         self.adjust_gap(succ, -(i64::from(gap) + i64::from(avail)));
-        let mut e = CellItem::new(id, res, c.cell.score);
+        let mut e = CellItem::new(id, res, &c.cell, eligible);
         e.set_gap(gap);
         e.set(COUNTED, avail);
-        e.set(ELIGIBLE, eligible);
-        self.list.insert(at.chunk, at.index as usize, e, |id, at| cells.relocate(id, at));
+        let sub = self.sub;
+        self.list.insert(at.chunk, at.index as usize, e, |id, at| cells.relocate(id, at, sub));
     }
 
     /// Takes cell `id` out of this (synced) context; its gap joins the next one.
     pub fn remove(&mut self, cells: &mut CellStore, id: u32) {
-        let at = cells.get(id).loc;
+        let at = cells.loc(id, self.sub);
         let e = *self.list.get(at);
         let succ = self.list.next(at);
         self.adjust_gap(succ, i64::from(e.gap()) + i64::from(e.counted()));
-        self.list.remove(at, |id, at| cells.relocate(id, at));
+        let sub = self.sub;
+        self.list.remove(at, |id, at| cells.relocate(id, at, sub));
     }
 
     /// Copies cell `id`'s score and eligibility into the index.
     pub fn refresh(&mut self, cells: &CellStore, id: u32, eligible: bool) {
         let c = cells.get(id);
-        let (at, score) = (c.loc, fixed(c.cell.score) as i32);
+        let (at, score, held) = (cells.loc(id, self.sub), fixed(c.cell.score) as i32, c.cell.held);
         let e = self.list.get(at);
-        if e.score != score || e.eligible() != eligible {
+        if e.score != score || e.eligible() != eligible || (e.bits & HELD != 0) != held {
             self.list.modify(at, |e| {
                 e.score = score;
                 e.set(ELIGIBLE, eligible);
+                e.set(HELD, held);
             });
         }
     }
 
+    /// Whether this (synced, ensured) index has a candidate that is not held: a group whose
+    /// sub-index has one is usable (SPEC §3, groups).
+    pub fn usable(&self) -> bool {
+        let agg = self.list.total();
+        agg.selectable > agg.held || agg.gaps > 0 || self.tail > 0
+    }
+
     /// Whether cell `id` is indexed as eligible (tests).
     pub fn indexed_eligible(&self, cells: &CellStore, id: u32) -> bool {
-        self.list.get(cells.get(id).loc).eligible()
+        self.list.get(cells.loc(id, self.sub)).eligible()
     }
 
     /// Brings the summary tree up to date; `summary` and `pick` need it. (Inserting cells only
@@ -510,7 +591,7 @@ impl Context {
     }
 
     /// The candidate whose running weight, in canonical order, first exceeds `target`.
-    pub fn pick(&self, reg: &Registry, sum: &Candidates, target: u64) -> Picked {
+    pub fn pick<U: Universe>(&self, reg: &U, sum: &Candidates, target: u64) -> Picked {
         debug_assert!(sum.count > 0);
         let unit = sum.unit;
         let mut base = 0;
@@ -551,7 +632,7 @@ impl Context {
     }
 
     /// The last candidate in canonical order (absorbs floating-point drift).
-    fn last_candidate(&self, reg: &Registry) -> Picked {
+    fn last_candidate<U: Universe>(&self, reg: &U) -> Picked {
         for pos in (0..self.list.chunks()).rev() {
             for e in self.list.chunk_at(pos).entries.iter().rev() {
                 if e.candidate() {
@@ -566,27 +647,30 @@ impl Context {
     }
 
     /// Checks every gap, flag and summary against a from-scratch recomputation (tests).
-    pub fn verify(&self, cells: &CellStore, reg: &Registry, log: &AvailLog) -> Result<(), String> {
+    pub fn verify<U: Universe>(&self, cells: &CellStore, reg: &U, log: &AvailLog) -> Result<(), String> {
         if self.cursor != log.end() {
             return Err("context not synced".into());
         }
         self.list.verify()?;
         let entries: Vec<CellItem> = self.list.iter().copied().collect();
         for w in entries.windows(2) {
-            if !reg.key_less(w[0].res, w[1].res) {
+            if reg.order_cmp(w[0].res, w[1].res) != Ordering::Less {
                 return Err("cells out of key order".into());
             }
         }
         let mut covered = 0u32;
         for e in &entries {
             let c = cells.get(e.cell);
-            if c.res != e.res || self.list.get(c.loc).cell != e.cell {
+            if c.res != e.res || self.list.get(cells.loc(e.cell, self.sub)).cell != e.cell {
                 return Err("cell back-pointer stale".into());
             }
             if fixed(c.cell.score) as i32 != e.score {
                 return Err("indexed score differs from the cell's".into());
             }
-            let (rank, avail) = (reg.rank(e.res), reg.get(e.res).is_available());
+            if (e.bits & HELD != 0) != c.cell.held {
+                return Err("indexed held flag differs from the cell's".into());
+            }
+            let (rank, avail) = (reg.rank(e.res), reg.is_avail(e.res));
             if e.gap() != rank - covered {
                 return Err(format!("gap {} but {} fresh resources before cell", e.gap(), rank - covered));
             }

@@ -6,3 +6,4 @@
 pub mod avail_log;
 pub mod cells;
 pub mod contexts;
+pub mod universe;

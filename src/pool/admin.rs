@@ -21,15 +21,31 @@ impl Core {
         Ok(())
     }
 
-    /// Returns true when newly added.
-    pub(crate) fn register(&mut self, kind: Kind, value: &str, now: Millis) -> bool {
-        if self.reg.find(kind, value).is_some() {
+    /// Returns true when newly added. `group`: `None` leaves a known resource's group as it
+    /// is (a new one gets none); `Some(g)` puts it in group `g` (`Some(None)`: no group),
+    /// moving a known resource whose group differs.
+    pub(crate) fn register(
+        &mut self,
+        kind: Kind,
+        value: &str,
+        group: Option<Option<&str>>,
+        now: Millis,
+    ) -> bool {
+        if let Some(slot) = self.reg.find(kind, value) {
+            if let Some(g) = group {
+                let current = self.reg.group_name(self.reg.get(slot).group()).map(|n| &**n);
+                if current != g {
+                    self.regroup(slot, g, now);
+                }
+            }
             return false;
         }
         let slot = self.reg.add(kind, value);
+        self.reg.init_group(slot, group.flatten());
         self.reg.order_insert(slot);
         self.sync_avail(slot);
-        let e = self.resource_event(EventType::ResourceRegistered, now, slot);
+        let mut e = self.resource_event(EventType::ResourceRegistered, now, slot);
+        e.group = Some(self.reg.group_name(self.reg.get(slot).group()).cloned());
         self.emit(e);
         true
     }
@@ -45,11 +61,19 @@ impl Core {
             let Some(id) = self.cells.find(slot, ctx) else {
                 continue;
             };
+            let g = self.reg.get(slot).group();
+            if self.ctxs.get(ctx).subs.contains_key(&g) {
+                self.sync_sub(ctx, g);
+                self.sub_remove(ctx, slot, id);
+            }
             let c = self.ctxs.get_mut(ctx);
             c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
             if let Some(until) = gone.cell().cooldown_until {
                 self.expiries.remove_probe_only(until, id);
+                if self.expiries.cooling_removed(until, id) {
+                    self.ctxs.get_mut(ctx).cooling -= 1;
+                }
             }
             if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
@@ -59,10 +83,17 @@ impl Core {
         // Every index is at the log's end, so no entry will be read again (and none may
         // outlive the slot, which is about to be reused).
         self.sync_order();
+        self.sync_all_groups();
+        let g = self.reg.get(slot).group();
         self.log.clear(&mut self.reg);
         self.reg.set_order_cursor(self.log.observe());
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
-        self.reg.order_remove(slot);
+        if self.reg.order_remove(slot) {
+            let ids: Vec<u32> = self.ctxs.ids().collect();
+            for ctx in ids {
+                self.ctxs.get_mut(ctx).subs.remove(&g);
+            }
+        }
         self.reg.take(slot);
         self.emit(e);
     }

@@ -140,10 +140,30 @@ impl Core {
 
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
+        let eligible = self.eligible(id, now);
         let slot = self.cells.get(id);
-        let eligible = slot.cell().selectable(now, self.cfg.half_open_causes);
         let (ctx, res) = (slot.ctx, slot.res);
-        self.ctxs.get_mut(ctx).refresh(&self.cells, id, eligible);
+        let g = self.reg.get(res).group();
+        let c = self.ctxs.get_mut(ctx);
+        c.refresh(&self.cells, id, eligible);
+        if let Some(sub) = c.subs.get_mut(&g) {
+            sub.refresh(&self.cells, id, eligible);
+        }
         self.next_change_touched(res, Some(ctx));
+    }
+
+    /// Whether cell `id` is a candidate at `now` by its own state: `HEALTHY`, `RECOVERING` or
+    /// a half-open trial, and not paced.
+    pub fn eligible(&self, id: u32, now: Millis) -> bool {
+        let slot = self.cells.get(id);
+        let c = slot.cell();
+        c.selectable(now, self.cfg.half_open_causes)
+            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap).is_none()
+    }
+
+    /// The end of cell `id`'s pacing at `now`, if it is paced.
+    pub fn paced_until(&self, id: u32, now: Millis) -> Option<Millis> {
+        let slot = self.cells.get(id);
+        slot.cell().paced_until(now, self.ctxs.get(slot.ctx).min_gap)
     }
 }

@@ -110,8 +110,10 @@ impl Builder {
     }
 
     /// Stores a resource (not yet ordered); returns its slot.
-    pub fn add_resource(&mut self, kind: Kind, value: &str) -> u32 {
-        self.core.reg.add(kind, value)
+    pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>) -> u32 {
+        let slot = self.core.reg.add(kind, value);
+        self.core.reg.init_group(slot, group);
+        slot
     }
 
     /// Blocks resource `slot`; false when it was blocked already (left as it was).
@@ -152,13 +154,29 @@ impl Builder {
     pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
         let core = &mut self.core;
         let (now, half_open) = (core.now, core.cfg.half_open_causes);
-        let ctx = core.ctxs.add(Context::new(name, &core.reg, &core.log));
+        let mut context = Context::new(Rc::clone(&name), &core.reg, &core.log, false);
+        context.min_gap = core.gap_for(&name);
+        let gap = context.min_gap;
+        let ctx = core.ctxs.add(context);
         let mut ids = Vec::with_capacity(cells.len());
+        let mut cooling = 0;
         for (slot, cell) in cells {
-            let eligible = cell.selectable(now, half_open);
-            ids.push((core.cells.add(slot, ctx, cell), eligible));
+            let paced = cell.paced_until(now, gap);
+            let eligible = cell.selectable(now, half_open) && paced.is_none();
+            let running = cell.cooling_at(now).then_some(cell.cooldown_until).flatten();
+            let id = core.cells.add(slot, ctx, cell);
+            if let Some(end) = paced {
+                core.expiries.pace(end, id);
+            }
+            if let Some(until) = running {
+                core.expiries.cooling_started(until, id);
+                cooling += 1;
+            }
+            ids.push((id, eligible));
         }
-        core.ctxs.get_mut(ctx).build(&mut core.cells, &core.reg, &core.log, &ids);
+        let c = core.ctxs.get_mut(ctx);
+        c.cooling = cooling;
+        c.build(&mut core.cells, &core.reg, &core.log, &ids);
         for (id, _) in ids {
             core.track_cooldown(id, None, now);
         }

@@ -1,5 +1,6 @@
 //! The expiry queues: leases and half-open cooldowns by the instant they end, the probe-only
-//! cooling cells that `dueForRecoveryProbe` reads, and a lower bound on the next instant
+//! cooling cells that `dueForRecoveryProbe` reads, pacing ends, every running cooldown (the
+//! cooling cap's count), and a lower bound on the next instant
 //! anything comes due (temporary blocks included: their queue is the blocklist's,
 //! `registry/blocklist.rs`, and its next end is passed in). Data only: what an expiry does is
 //! `expiry.rs`.
@@ -24,6 +25,12 @@ pub struct Expiries {
     cooldowns: BTreeSet<(Millis, u32)>,
     /// Probe-only cooling cells: (until, cell id).
     probe_only: BTreeSet<(Millis, u32)>,
+    /// Pacing ends: (end, cell id); when due the cell is re-evaluated. May be stale (a later
+    /// report moved the end), which is harmless.
+    paced: BTreeSet<(Millis, u32)>,
+    /// Every running cooldown: (until, cell id), exact (never stale): when due, the cell's
+    /// context counts one cooling cell fewer (the cooling cap's count).
+    cooling: BTreeSet<(Millis, u32)>,
     /// Nothing in the queues above, nor a temporary block, comes due before this instant: a lower bound,
     /// lowered by every addition and recomputed after each processing (a removal may leave it
     /// early, which costs one look at the queues). Most calls then see no queue at all.
@@ -69,7 +76,51 @@ impl Expiries {
     /// The earliest instant anything comes due (`Millis::MAX` when nothing is queued).
     fn earliest(&self, block_end: Option<Millis>) -> Millis {
         let c = self.cooldowns.first().map(|d| d.0);
-        self.next_end(block_end).into_iter().chain(c).min().unwrap_or(Millis::MAX)
+        let p = self.paced.first().map(|d| d.0);
+        let k = self.cooling.first().map(|d| d.0);
+        self.next_end(block_end).into_iter().chain(c).chain(p).chain(k).min().unwrap_or(Millis::MAX)
+    }
+
+    /// Queues the end of cell `id`'s pacing.
+    pub fn pace(&mut self, end: Millis, id: u32) {
+        self.paced.insert((end, id));
+        self.due_from = self.due_from.min(end);
+    }
+
+    /// Takes the first pacing end due by `now`: its cell id.
+    pub(super) fn pop_paced_due(&mut self, now: Millis) -> Option<u32> {
+        let &(end, id) = self.paced.first()?;
+        if end > now {
+            return None;
+        }
+        self.paced.pop_first();
+        Some(id)
+    }
+
+    /// The cell ids of pacing ends due by `now` (stale ones included).
+    pub(super) fn paced_due_by(&self, now: Millis) -> impl Iterator<Item = u32> + '_ {
+        self.paced.iter().take_while(move |d| d.0 <= now).map(|d| d.1)
+    }
+
+    /// Files cell `id`'s running cooldown, ending at `until`.
+    pub fn cooling_started(&mut self, until: Millis, id: u32) {
+        self.cooling.insert((until, id));
+        self.due_from = self.due_from.min(until);
+    }
+
+    /// Forgets cell `id`'s running cooldown (the cell is removed); true when it was filed.
+    pub fn cooling_removed(&mut self, until: Millis, id: u32) -> bool {
+        self.cooling.remove(&(until, id))
+    }
+
+    /// Takes the first running cooldown ending by `now`: its cell id.
+    pub(super) fn pop_cooling_ended(&mut self, now: Millis) -> Option<u32> {
+        let &(until, id) = self.cooling.first()?;
+        if until > now {
+            return None;
+        }
+        self.cooling.pop_first();
+        Some(id)
     }
 
     /// The earliest instant at or before `now` at which a lease or a block ends.

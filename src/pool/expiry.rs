@@ -37,6 +37,15 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
+        while let Some(id) = self.expiries.pop_paced_due(now) {
+            if self.cells.is_live(id) {
+                self.refresh_cell(id, now);
+            }
+        }
+        while let Some(id) = self.expiries.pop_cooling_ended(now) {
+            let ctx = self.cells.get(id).ctx;
+            self.ctxs.get_mut(ctx).cooling -= 1;
+        }
         self.expiries.processed(self.reg.blocks().next_end());
     }
 
@@ -75,17 +84,10 @@ impl Core {
         if count >= limit || !self.expiries.maybe_due(now) {
             return count;
         }
-        let q = &self.expiries;
-        let blocks = self.reg.blocks().ending_by(now);
-        let leases = q.leases_ending_by(now);
-        let cooldowns = q.cooldowns_due_by(now).filter_map(|id| {
-            let c = self.cells.is_live(id).then(|| self.cells.get(id))?;
-            (Some(c.ctx) == ctx).then_some(c.res)
-        });
         // A resource may be named by several due entries: count it once (at most `limit`
         // are ever counted, so a short list does).
         let mut counted: Vec<u32> = Vec::new();
-        for slot in blocks.chain(leases).chain(cooldowns) {
+        for slot in self.due_slots(ctx, now) {
             if count >= limit {
                 break;
             }
@@ -97,9 +99,24 @@ impl Core {
         count
     }
 
+    /// The resources named by an expiry due at `now` that may concern context `ctx`: ending
+    /// blocks and leases, and the half-open cooldowns and pacing ends of `ctx`'s cells
+    /// (repeats and stale entries included).
+    pub(crate) fn due_slots(&self, ctx: Option<u32>, now: Millis) -> impl Iterator<Item = u32> + '_ {
+        let q = &self.expiries;
+        let blocks = self.reg.blocks().ending_by(now);
+        let leases = q.leases_ending_by(now);
+        let of_ctx = move |id: u32| {
+            let c = self.cells.is_live(id).then(|| self.cells.get(id))?;
+            (Some(c.ctx) == ctx).then_some(c.res)
+        };
+        let cells = q.cooldowns_due_by(now).chain(q.paced_due_by(now)).filter_map(of_ctx);
+        blocks.chain(leases).chain(cells)
+    }
+
     /// Whether the expiries due at `now` make `slot` a candidate of `ctx` that the index does
     /// not count now.
-    fn becomes_candidate(&self, ctx: Option<u32>, slot: u32, now: Millis) -> bool {
+    pub(crate) fn becomes_candidate(&self, ctx: Option<u32>, slot: u32, now: Millis) -> bool {
         let Some(r) = self.reg.try_get(slot) else {
             return false; // a stale entry of a removed resource
         };
@@ -110,8 +127,7 @@ impl Core {
                 Some(Block::Permanent) => false,
             };
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
-        let half_open = self.cfg.half_open_causes;
-        let eligible_then = cell.is_none_or(|id| self.cells.get(id).cell().selectable(now, half_open));
+        let eligible_then = cell.is_none_or(|id| self.eligible(id, now));
         let counted_now = r.is_available()
             && cell.is_none_or(|id| self.ctxs.get(self.cells.get(id).ctx).indexed_eligible(&self.cells, id));
         free_then && eligible_then && !counted_now

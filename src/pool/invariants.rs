@@ -2,6 +2,7 @@
 //! model tests. Not used on any operation path.
 
 use super::core::Core;
+use crate::index::universe::{GroupUni, Universe};
 use crate::types::State;
 
 impl Core {
@@ -20,6 +21,55 @@ impl Core {
                 .map_err(|e| format!("context {}: {e}", ctx.name))?;
             if ctx.cells() == 0 {
                 return Err(format!("context {} kept without cells", ctx.name));
+            }
+            let now = self.now;
+            let running = self
+                .cells
+                .live_ids()
+                .filter(|&c| self.cells.get(c).ctx == id && self.cells.get(c).cell().cooling_at(now))
+                .count();
+            if running != ctx.cooling as usize {
+                return Err(format!(
+                    "context {} counts {} cooling cells, {running} are",
+                    ctx.name, ctx.cooling
+                ));
+            }
+            let subs: Vec<u32> = ctx.subs.keys().copied().collect();
+            for g in subs {
+                self.sync_sub(id, g);
+                let sub = self.ctxs.get_mut(id).subs.get_mut(&g).expect("synced");
+                sub.ensure();
+                let uni = GroupUni::new(&self.reg, g);
+                let sub = &self.ctxs.get(id).subs[&g];
+                sub.verify(&self.cells, &uni, &self.log)
+                    .map_err(|e| format!("context {} group {g}: {e}", self.ctxs.get(id).name))?;
+                let members = self.cells.live_ids().filter(|&c| {
+                    let cs = self.cells.get(c);
+                    cs.ctx == id && self.reg.get(cs.res).group() == g
+                });
+                if members.count() != sub.cells() {
+                    return Err(format!(
+                        "context {} group {g}: sub-index holds {} cells",
+                        self.ctxs.get(id).name,
+                        sub.cells()
+                    ));
+                }
+            }
+        }
+        for g in self.reg.groups().ids().collect::<Vec<_>>() {
+            self.sync_group(g);
+            let uni = GroupUni::new(&self.reg, g);
+            let mut before = 0;
+            for (slot, avail) in uni.order_iter() {
+                let r = self.reg.get(slot);
+                if r.group() != g || avail != r.is_available() || uni.rank(slot) != before {
+                    return Err(format!("group {g}'s order is stale at a member"));
+                }
+                before += u32::from(avail);
+            }
+            let members = self.reg.live_slots().filter(|&s| self.reg.get(s).group() == g).count();
+            if members != uni.len() {
+                return Err(format!("group {g} orders {} of {members} members", uni.len()));
             }
         }
         if cells != self.cells.len() {
@@ -45,7 +95,8 @@ impl Core {
         for id in self.cells.live_ids() {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
-            if ctx.indexed_eligible(&self.cells, id) != c.cell().selectable(self.now, half_open) {
+            let paced = c.cell().paced_until(self.now, ctx.min_gap).is_some();
+            if ctx.indexed_eligible(&self.cells, id) != (c.cell().selectable(self.now, half_open) && !paced) {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }
         }

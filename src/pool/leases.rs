@@ -19,6 +19,8 @@ use crate::types::{Kind, Millis};
 pub struct Lease {
     pub kind: Kind,
     pub value: Rc<str>,
+    /// The resource's group when the lease was granted or renewed.
+    pub group: Option<Rc<str>>,
     pub context: Rc<str>,
     pub token: u64,
     pub leased_at: Millis,
@@ -104,14 +106,16 @@ impl Core {
         }
         let ctx = self.ctxs.find(context);
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
-        if cell.is_some_and(|id| !self.cells.get(id).cell().leasable_by_name(now)) {
+        if cell.is_some_and(|id| {
+            !self.cells.get(id).cell().leasable_by_name(now) || self.paced_until(id, now).is_some()
+        }) {
             return None;
         }
         let name = self.context_name(ctx, context);
         Some(self.grant(slot, name, cell.unwrap_or(NO_CELL), now))
     }
 
-    fn grant(&mut self, slot: u32, context: Rc<str>, cell: u32, now: Millis) -> Lease {
+    pub(super) fn grant(&mut self, slot: u32, context: Rc<str>, cell: u32, now: Millis) -> Lease {
         if cell != NO_CELL {
             // The holder's report comes next and reads this cell: start that memory load now,
             // while the loads below are in flight too (on large pools both are cache misses).
@@ -120,12 +124,27 @@ impl Core {
         self.fencing += 1;
         let token = self.fencing;
         let expires_at = now + self.cfg.lease_ttl_ms;
-        let rec = LeaseRec { context: Rc::clone(&context), token, leased_at: now, expires_at, cell };
+        let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
+        let rec = LeaseRec {
+            context: Rc::clone(&context),
+            token,
+            leased_at: now,
+            expires_at,
+            group: group.clone(),
+            cell,
+        };
         self.reg.set_lease(slot, Some(rec));
         self.reg.set_hint(slot);
         let r = self.reg.get(slot);
-        let lease =
-            Lease { kind: r.kind, value: Rc::clone(&r.value), context, token, leased_at: now, expires_at };
+        let lease = Lease {
+            kind: r.kind,
+            value: Rc::clone(&r.value),
+            group,
+            context,
+            token,
+            leased_at: now,
+            expires_at,
+        };
         self.expiries.add_lease(expires_at, slot, token);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceLeased, now, slot);
@@ -150,8 +169,9 @@ impl Core {
         if self.reg.get(slot).block().is_some() {
             return None;
         }
-        let (old, leased_at) = self.reg.extend_lease(slot, now + ttl)?;
-        let renewed = Lease { expires_at: now + ttl, leased_at, ..lease.clone() };
+        let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
+        let (old, leased_at) = self.reg.extend_lease(slot, now + ttl, group.clone())?;
+        let renewed = Lease { expires_at: now + ttl, leased_at, group, ..lease.clone() };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
         // ends the old one and queues the new one.
         if old != renewed.expires_at {

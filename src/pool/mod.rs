@@ -17,6 +17,7 @@ mod durable;
 mod expiries;
 mod expiry;
 mod floor;
+mod groups;
 mod invariants;
 mod kept_answers;
 mod leases;
@@ -158,10 +159,18 @@ impl Pool {
 
     /// Registers a resource; `true` when it was not registered before.
     pub fn register(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        self.register_in(kind, value, None)
+    }
+
+    /// `register` with a group (SPEC §3, groups): `None` leaves a known resource's group as it
+    /// is; `Some(g)` sets it (`Some(None)`: no group), moving a known resource whose group
+    /// differs (a `RESOURCE_REGROUPED` event).
+    pub fn register_in(&mut self, kind: Kind, value: &str, group: Option<Option<&str>>) -> Result<bool> {
         let t = self.read_clock()?;
         check::value_arg(value)?;
+        check::group_arg(group.flatten())?;
         self.core.check_resource_capacity(kind, value)?;
-        self.apply(t, CHANGES, |c, now| c.register(kind, value, now))
+        self.apply(t, CHANGES, |c, now| c.register(kind, value, group, now))
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
@@ -186,6 +195,21 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
+        self.core.finish();
+        out
+    }
+
+    /// Leases a candidate of `context` from the first usable group of `groups`, in order
+    /// (`None` in the list: the resources without a group), or `None` (and an
+    /// `ACQUISITION_REJECTED` event). SPEC §3, groups.
+    pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        check::context_arg(context)?;
+        check::groups_arg(groups)?;
+        self.core.check_counters(t, GRANTS)?;
+        let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
+        let random = &mut self.random;
+        let out = self.core.acquire_grouped(context, &ids, t, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
@@ -319,6 +343,17 @@ impl Pool {
         let t = self.read_clock()?;
         check::context_arg(context)?;
         self.read(t, |c, now| c.next_change_at(context, now))
+    }
+
+    /// `next_change_at` for the listed groups only (the same list rules as `acquire_in`).
+    pub fn next_change_at_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Millis>> {
+        let t = self.read_clock()?;
+        check::context_arg(context)?;
+        check::groups_arg(groups)?;
+        self.read(t, |c, now| {
+            let ids: Vec<u32> = groups.iter().filter_map(|g| c.reg.groups().find(*g)).collect();
+            c.next_change_at_grouped(context, &ids, now)
+        })
     }
 
     pub fn stats(&mut self) -> Result<Stats> {

@@ -1,6 +1,7 @@
 //! `nextChangeAt`: `now` when a context has a candidate, else the earliest instant at which a
 //! resource becomes one by time alone (its lease ends, its temporary block ends, its half-open
-//! cooldown here ends — the latest of those that apply), `None` when none can.
+//! cooldown here ends, its pacing here ends — the latest of those that apply), `None` when
+//! none can; with `groups`, over the listed groups' members only.
 //!
 //! Answering from scratch scans every resource. Hosts ask on every rejected acquire (an HTTP
 //! host's `Retry-After`), so the answers of the last few contexts asked are kept, each with the
@@ -47,6 +48,9 @@ impl Core {
             None => {}
         }
         if let Some(id) = ctx.and_then(|c| self.cells.find(slot, c)) {
+            if let Some(end) = self.paced_until(id, now) {
+                at = at.max(end);
+            }
             let c = self.cells.get(id).cell();
             if c.state == State::Cooling {
                 match c.cooldown_cause {
@@ -58,6 +62,45 @@ impl Core {
             }
         }
         Some(at)
+    }
+
+    /// `nextChangeAt(context, { groups })` at `now` (applied), for groups `groups` (ids of
+    /// the listed groups that exist): `now` if one has a candidate, else the earliest instant
+    /// over their members (scanned: asked only when an acquire found nothing).
+    pub(crate) fn next_change_at_grouped(
+        &mut self,
+        context: &str,
+        groups: &[u32],
+        now: Millis,
+    ) -> Option<Millis> {
+        let ctx = self.ctxs.find(context);
+        let mut best: Option<Millis> = None;
+        for &g in groups {
+            let count = match ctx {
+                Some(c) => {
+                    self.sync_sub(c, g);
+                    let sub = self.ctxs.get_mut(c).subs.get_mut(&g).expect("synced");
+                    sub.ensure();
+                    sub.summary(1.0).count
+                }
+                None => {
+                    self.sync_group(g);
+                    u64::from(crate::index::universe::Universe::available(
+                        &crate::index::universe::GroupUni::new(&self.reg, g),
+                    ))
+                }
+            };
+            if count > 0 {
+                return Some(now);
+            }
+            let (seq, _) = self.reg.groups().order(g);
+            for (slot, _) in seq.order_iter() {
+                if let Some(at) = self.resource_next_change(slot, ctx, now) {
+                    best = Some(best.map_or(at, |b| b.min(at)));
+                }
+            }
+        }
+        best
     }
 
     /// The earliest instant over every resource, and the resource giving it.

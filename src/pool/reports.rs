@@ -1,6 +1,6 @@
 //! `report`: the only call that creates cells. Applies the cell rules (`cell.rs`), keeps the
-//! context index and the cooldown queues in step, and emits `RESOURCE_COOLED` /
-//! `RESOURCE_RECOVERED`.
+//! context index and the cooldown queues in step, applies the cooling cap and pacing, and
+//! emits `RESOURCE_COOLED` / `COOLDOWN_SUPPRESSED` / `RESOURCE_RECOVERED`.
 
 use std::rc::Rc;
 
@@ -9,6 +9,7 @@ use crate::cell::{Cell, Transition};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::index::cells::Context;
+use crate::index::universe::GroupUni;
 use crate::registry::NO_CELL;
 use crate::types::{Millis, Outcome, State};
 
@@ -56,23 +57,47 @@ impl Core {
             let c = self.cells.get(id).cell();
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
+        let capped = outcome.failure_type().is_some()
+            && self.cells.get(id).cell().would_cool(now, blocked, &self.cfg)
+            && self.cooling_cap_reached(ctx);
         let cfg = &self.cfg;
-        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, cfg));
+        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, capped, cfg));
         self.dirty = true;
+        let gap = self.ctxs.get(ctx).min_gap;
+        if gap > 0 {
+            self.expiries.pace(now + gap, id);
+        }
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);
         let ty = match transition {
             Transition::None | Transition::Probation => return,
-            Transition::Cooled { .. } => EventType::ResourceCooled,
+            Transition::Cooled { until, .. } => {
+                self.expiries.cooling_started(until, id);
+                self.ctxs.get_mut(ctx).cooling += 1;
+                EventType::ResourceCooled
+            }
+            Transition::Suppressed { .. } => EventType::CooldownSuppressed,
             Transition::Recovered => EventType::ResourceRecovered,
         };
         let mut e = self.resource_event(ty, now, slot);
         e.context = Some(Rc::clone(&self.ctxs.get(ctx).name));
-        if let Transition::Cooled { cause, until } = transition {
-            e.cause = Some(cause);
-            e.until = Some(until);
+        match transition {
+            Transition::Cooled { cause, until } => {
+                e.cause = Some(cause);
+                e.until = Some(until);
+            }
+            Transition::Suppressed { cause } => e.cause = Some(cause),
+            _ => {}
         }
         self.emit(e);
+    }
+
+    /// The cooling cap (SPEC §3): whether context `ctx` already has as many cells in a running
+    /// cooldown as `max(1, ⌊maxCoolingPercent × registered ÷ 100⌋)` allows.
+    fn cooling_cap_reached(&self, ctx: u32) -> bool {
+        let registered = self.reg.len() as u64;
+        let allowed = (u64::from(self.cooling_percent()) * registered / 100).max(1);
+        u64::from(self.ctxs.get(ctx).cooling) >= allowed
     }
 
     /// Creates the fresh cell of `slot` in `context` (and the context, on its first cell).
@@ -82,13 +107,22 @@ impl Core {
             None => {
                 self.sync_order();
                 self.next_change_forget(None);
-                self.ctxs.add(Context::new(Rc::from(context), &self.reg, &self.log))
+                let mut c = Context::new(Rc::from(context), &self.reg, &self.log, false);
+                c.min_gap = self.gap_for(context);
+                self.ctxs.add(c)
             }
         };
         self.sync_context(ctx);
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
+        let g = self.reg.get(slot).group();
+        if self.ctxs.get(ctx).subs.contains_key(&g) {
+            self.sync_sub(ctx, g);
+            let uni = GroupUni::new(&self.reg, g);
+            let sub = self.ctxs.get_mut(ctx).subs.get_mut(&g).expect("synced");
+            sub.insert(&mut self.cells, &uni, id, true);
+        }
         self.reg.note_lease_cell(slot, context, id);
         id
     }

@@ -23,6 +23,10 @@ pub struct CellView {
     pub cooldown_until: Option<Millis>,
     pub cooldown_cause: Option<FailureType>,
     pub updated_at: Millis,
+    /// The end of the cell's pacing while it is paced (SPEC §3, pacing).
+    pub paced_until: Option<Millis>,
+    /// Kept in rotation by the cooling cap (SPEC §3, cooling cap).
+    pub held: bool,
     pub p50_latency_ms: Option<f64>,
     pub p95_latency_ms: Option<f64>,
 }
@@ -32,6 +36,7 @@ pub struct CellView {
 pub struct ResourceView {
     pub kind: Kind,
     pub value: Rc<str>,
+    pub group: Option<Rc<str>>,
     pub blocked: Option<Block>,
     pub lease: Option<Lease>,
     pub cells: Vec<CellView>,
@@ -46,11 +51,13 @@ pub struct ResourceDetail {
 }
 
 /// Narrows `resources()`: `context` keeps only that context's cell; `state` keeps resources
-/// with a cell in that state (`BLOCKLISTED`: blocked resources).
+/// with a cell in that state (`BLOCKLISTED`: blocked resources); `group` keeps that group's
+/// resources (`Some(None)`: those with none).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
     pub context: Option<String>,
     pub state: Option<ViewState>,
+    pub group: Option<Option<String>>,
 }
 
 /// A probe-due cell: cooling, cooldown over, cause not half-open, resource free.
@@ -58,6 +65,7 @@ pub struct Filter {
 pub struct ProbeDue {
     pub kind: Kind,
     pub value: Rc<str>,
+    pub group: Option<Rc<str>>,
     pub context: Rc<str>,
     pub cooldown_until: Millis,
 }
@@ -81,7 +89,7 @@ pub struct Stats {
 }
 
 impl Core {
-    fn cell_view(&self, id: u32, blocked: bool) -> CellView {
+    fn cell_view(&self, id: u32, blocked: bool, now: Millis) -> CellView {
         let slot = self.cells.get(id);
         let c = slot.cell();
         let [p50, p95] = c.window.percentiles([0.5, 0.95]);
@@ -94,6 +102,8 @@ impl Core {
             cooldown_until: c.cooldown_until,
             cooldown_cause: c.cooldown_cause,
             updated_at: c.updated_at,
+            paced_until: self.paced_until(id, now),
+            held: c.held,
             p50_latency_ms: p50,
             p95_latency_ms: p95,
         }
@@ -119,6 +129,7 @@ impl Core {
         r.lease().map(|l| Lease {
             kind: r.kind,
             value: Rc::clone(&r.value),
+            group: l.group.clone(),
             context: Rc::clone(&l.context),
             token: l.token,
             leased_at: l.leased_at,
@@ -131,6 +142,7 @@ impl Core {
         ResourceView {
             kind: r.kind,
             value: Rc::clone(&r.value),
+            group: self.reg.group_name(r.group()).cloned(),
             blocked: r.block(),
             lease: self.lease_of(slot),
             cells,
@@ -151,7 +163,7 @@ impl Core {
     pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
         let blocked = self.reg.get(slot).block().is_some();
         let ids = self.cells_of(slot);
-        let cells = ids.iter().map(|&id| self.cell_view(id, blocked)).collect();
+        let cells = ids.iter().map(|&id| self.cell_view(id, blocked, self.now)).collect();
         let windows = ids.iter().map(|&id| self.cells.get(id).cell().window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }
     }
@@ -159,12 +171,22 @@ impl Core {
     pub(crate) fn resources(&self, filter: &Filter) -> Vec<ResourceView> {
         let by_res = self.cells_by_resource();
         let mut out = Vec::new();
+        let group = match &filter.group {
+            None => None,
+            Some(name) => match self.reg.groups().find(name.as_deref()) {
+                Some(g) => Some(g),
+                None => return out,
+            },
+        };
         for slot in self.reg.in_order() {
             let r = self.reg.get(slot);
+            if group.is_some_and(|g| g != r.group()) {
+                continue;
+            }
             let blocked = r.block().is_some();
             let mut cells: Vec<CellView> = by_res[slot as usize]
                 .iter()
-                .map(|&id| self.cell_view(id, blocked))
+                .map(|&id| self.cell_view(id, blocked, self.now))
                 .filter(|v| filter.context.as_deref().is_none_or(|c| *v.context == *c))
                 .collect();
             if let Some(state) = filter.state {
@@ -208,9 +230,11 @@ impl Core {
             .filter_map(|id| {
                 let slot = self.cells.get(id);
                 let r = self.reg.get(slot.res);
-                (slot.cell().probe_due(now, half_open) && r.is_available()).then(|| ProbeDue {
+                let free = r.is_available() && self.paced_until(id, now).is_none();
+                (slot.cell().probe_due(now, half_open) && free).then(|| ProbeDue {
                     kind: r.kind,
                     value: Rc::clone(&r.value),
+                    group: self.reg.group_name(r.group()).cloned(),
                     context: Rc::clone(&self.ctxs.get(slot.ctx).name),
                     cooldown_until: slot.cell().cooldown_until.unwrap_or(0),
                 })

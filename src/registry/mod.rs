@@ -11,12 +11,14 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 pub mod blocklist;
+pub mod groups;
 pub mod order;
 
 use crate::redact::redact;
 use crate::slab::Slab;
 use crate::types::{Kind, Millis};
 use blocklist::{Block, Blocklist};
+use groups::{Groups, UNGROUPED};
 use order::OrderIndex;
 
 /// The live lease on a resource. Leases are runtime state: never persisted.
@@ -26,6 +28,8 @@ pub struct LeaseRec {
     pub token: u64,
     pub leased_at: Millis,
     pub expires_at: Millis,
+    /// The resource's group when the lease was granted or last renewed.
+    pub group: Option<Rc<str>>,
     /// The resource's cell in `context`, or `NO_CELL` (lets `report` skip a lookup).
     pub cell: u32,
 }
@@ -51,6 +55,8 @@ pub struct Resource {
     avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
     last_toggle: u64,
+    /// Its group's id (`groups.rs`; `UNGROUPED` for none). Changed only through `Registry`.
+    group: u32,
 }
 
 impl Resource {
@@ -68,6 +74,12 @@ impl Resource {
     /// The operator's block on this resource, if any.
     pub fn block(&self) -> Option<Block> {
         self.block
+    }
+
+    /// The id of the resource's group (`UNGROUPED` for none).
+    #[inline]
+    pub fn group(&self) -> u32 {
+        self.group
     }
 
     /// Neither leased nor blocked: what availability should be.
@@ -88,6 +100,8 @@ pub struct Registry {
     leased: usize,
     /// The block records' count and queue of ends.
     blocks: Blocklist,
+    /// The groups and each one's members in order.
+    groups: Groups,
 }
 
 impl Registry {
@@ -189,6 +203,7 @@ impl Registry {
             block: None,
             avail: false,
             last_toggle: NO_SEQ,
+            group: UNGROUPED,
         };
         let slot = self.slots.insert(res);
         self.by_key[kind.index()].insert(value, slot);
@@ -224,10 +239,16 @@ impl Registry {
         &self.blocks
     }
 
-    /// Moves the end of `slot`'s lease to `expires_at`; returns the old end and when it was
+    /// Moves the end of `slot`'s lease to `expires_at` (noting the resource's group now); returns the old end and when it was
     /// granted, or `None` when the resource holds no lease.
-    pub fn extend_lease(&mut self, slot: u32, expires_at: Millis) -> Option<(Millis, Millis)> {
+    pub fn extend_lease(
+        &mut self,
+        slot: u32,
+        expires_at: Millis,
+        group: Option<Rc<str>>,
+    ) -> Option<(Millis, Millis)> {
         let rec = self.get_mut(slot).lease.as_mut()?;
+        rec.group = group;
         let old = std::mem::replace(&mut rec.expires_at, expires_at);
         Some((old, rec.leased_at))
     }
@@ -272,23 +293,99 @@ impl Registry {
             (r.kind, r.value.as_bytes())
         };
         let mine = key(slot);
-        order.insert(slot, |other| key(other) < mine);
+        order.seq.insert(&mut order.loc, slot, |other| key(other) < mine);
+        self.group_insert(slot);
+    }
+
+    /// Puts a slot into its group's order (unavailable there until the group syncs).
+    fn group_insert(&mut self, slot: u32) {
+        let Registry { groups, slots, .. } = self;
+        let key = |s: u32| {
+            let r = slots.get(s);
+            (r.kind, r.value.as_bytes())
+        };
+        let mine = key(slot);
+        let (seq, loc) = groups.order_mut(slots.get(slot).group);
+        seq.insert(loc, slot, |other| key(other) < mine);
+    }
+
+    /// Takes a slot out of its group's order (forgetting the group if it empties; true then).
+    fn group_remove(&mut self, slot: u32) -> bool {
+        let g = self.get(slot).group;
+        let (seq, loc) = self.groups.order_mut(g);
+        seq.remove(loc, slot);
+        self.groups.drop_if_empty(g)
+    }
+
+    /// Moves `slot` to group `group` (by name; `None`: ungrouped). The caller has made the
+    /// resource unavailable and synced every index of both groups first. Returns the old
+    /// group's id and whether that group was forgotten (it emptied).
+    pub fn set_group(&mut self, slot: u32, group: Option<&str>) -> (u32, bool) {
+        let old = self.get(slot).group;
+        let dropped = self.group_remove(slot);
+        let id = self.groups.find_or_add(group);
+        self.get_mut(slot).group = id;
+        self.group_insert(slot);
+        (old, dropped)
+    }
+
+    /// Sets a newly stored slot's group (before `order_insert`).
+    pub fn init_group(&mut self, slot: u32, group: Option<&str>) {
+        let id = self.groups.find_or_add(group);
+        self.get_mut(slot).group = id;
+    }
+
+    /// The groups.
+    pub fn groups(&self) -> &Groups {
+        &self.groups
+    }
+
+    /// The name of group `id` (`None`: ungrouped).
+    pub fn group_name(&self, id: u32) -> Option<&Rc<str>> {
+        self.groups.get(id).name.as_ref()
+    }
+
+    /// Brings group `g`'s availability counts up to date: `changed` are the slots whose
+    /// availability may have changed since its cursor, or `None` to re-read every member.
+    pub fn sync_group(&mut self, g: u32, changed: Option<&mut dyn Iterator<Item = u32>>, cursor: u64) {
+        let Registry { groups, slots, .. } = self;
+        let (seq, loc) = groups.order_mut(g);
+        match changed {
+            None => seq.refresh_all(loc, |s| slots.get(s).avail),
+            Some(it) => {
+                for s in it {
+                    let r = slots.get(s);
+                    if r.group == g {
+                        seq.set_avail(loc, s, r.avail);
+                    }
+                }
+            }
+        }
+        groups.get_mut(g).cursor = cursor;
+    }
+
+    /// Brings group `g`'s tree up to date (after insertions and removals).
+    pub fn group_ensure(&mut self, g: u32) {
+        self.groups.order_mut(g).0.ensure();
     }
 
     /// Brings the order's tree up to date (after insertions and removals).
     pub fn order_ensure(&mut self) {
-        self.order.ensure();
+        self.order.seq.ensure();
     }
 
-    /// Takes a slot out of the order.
-    pub fn order_remove(&mut self, slot: u32) {
-        self.order.remove(slot);
+    /// Takes a slot out of the order (and its group's); true when its group emptied and was
+    /// forgotten.
+    pub fn order_remove(&mut self, slot: u32) -> bool {
+        let OrderIndex { seq, loc, .. } = &mut self.order;
+        seq.remove(loc, slot);
+        self.group_remove(slot)
     }
 
     /// Re-reads every resource's availability into the order.
     pub fn order_refresh_all(&mut self) {
         let Registry { order, slots, .. } = self;
-        order.refresh_all(|s| slots.get(s).avail);
+        order.seq.refresh_all(&mut order.loc, |s| slots.get(s).avail);
     }
 
     /// Sets every resource's availability from its lease and block (restore, before
@@ -308,47 +405,57 @@ impl Registry {
             (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
         });
         let sorted: Vec<(u32, bool)> = slots.iter().map(|&s| (s, self.get(s).avail)).collect();
-        self.order.rebuild_from(sorted.into_iter());
+        let OrderIndex { seq, loc, .. } = &mut self.order;
+        seq.rebuild_from(loc, sorted.iter().copied());
+        // Each group's members, in the same order (groups were set by `init_group`).
+        let mut by_group: FxHashMap<u32, Vec<(u32, bool)>> = FxHashMap::default();
+        for &(slot, avail) in &sorted {
+            by_group.entry(self.get(slot).group).or_default().push((slot, avail));
+        }
+        for (g, members) in by_group {
+            let (seq, loc) = self.groups.order_mut(g);
+            seq.rebuild_from(loc, members.into_iter());
+        }
     }
 
     /// Sets whether the order counts `slot` as available.
     pub fn set_order_avail(&mut self, slot: u32, avail: bool) {
-        self.order.set_avail(slot, avail);
+        self.order.seq.set_avail(&self.order.loc, slot, avail);
     }
 
     /// Number of available resources.
     pub fn available(&self) -> u32 {
-        self.order.available()
+        self.order.seq.available()
     }
 
     /// Available resources strictly before `slot` in canonical order.
     pub fn rank(&self, slot: u32) -> u32 {
-        self.order.rank(slot)
+        self.order.seq.rank(&self.order.loc, slot)
     }
 
     /// The `k`-th (from 0) available resource in canonical order.
     pub fn select(&self, k: u32) -> u32 {
-        self.order.select(k)
+        self.order.seq.select(k)
     }
 
     /// Canonical order between two registered resources, from their positions.
     pub fn order_cmp(&self, a: u32, b: u32) -> Ordering {
-        self.order.order_cmp(a, b)
+        self.order.seq.order_cmp(&self.order.loc, a, b)
     }
 
     /// Every slot in canonical order with whether the order counts it available.
     pub fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
-        self.order.order_iter()
+        self.order.seq.order_iter()
     }
 
     /// All live slots in canonical order.
     pub fn in_order(&self) -> Vec<u32> {
-        self.order.in_order()
+        self.order.seq.in_order()
     }
 
     /// Checks the order's structure and counts (tests).
     pub fn verify_order(&self) -> Result<(), String> {
-        self.order.verify_list()?;
+        self.order.seq.verify_list()?;
         let order = self.in_order();
         if order.len() != self.len() {
             return Err(format!("order holds {} of {} resources", order.len(), self.len()));
@@ -361,7 +468,7 @@ impl Registry {
         let mut before = 0;
         for (k, &slot) in order.iter().enumerate() {
             let r = self.get(slot);
-            if self.order.avail(slot) != r.avail || r.avail != r.unclaimed() {
+            if self.order.seq.avail(&self.order.loc, slot) != r.avail || r.avail != r.unclaimed() {
                 return Err("availability flag differs from lease/block".into());
             }
             if self.rank(slot) != before {

@@ -40,16 +40,25 @@ impl Item for OrderItem {
     }
 }
 
+/// A sequence of resource slots in canonical order with availability counts, whose slots'
+/// positions are kept by the owner (`loc`, indexed by slot): the whole pool's order shares
+/// the shape with each group's (`groups.rs`), whose members share one position table.
+#[derive(Debug, Clone, Default)]
+pub struct OrderSeq {
+    list: ChunkList<OrderItem>,
+}
+
+/// The whole pool's order: a sequence with its own position table.
 #[derive(Debug, Clone, Default)]
 pub struct OrderIndex {
-    list: ChunkList<OrderItem>,
-    /// Resource slot → where it sits in `list`.
-    loc: Vec<Loc>,
+    pub(super) seq: OrderSeq,
+    /// Resource slot → where it sits in `seq`.
+    pub(super) loc: Vec<Loc>,
     /// Position in the availability log up to which the counts are exact.
     pub(super) cursor: u64,
 }
 
-fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {
+pub(super) fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {
     let i = slot as usize;
     if loc.len() <= i {
         loc.resize(i + 1, Loc::default());
@@ -59,17 +68,26 @@ fn place(loc: &mut Vec<Loc>, slot: u32, at: Loc) {
 
 impl OrderIndex {
     pub fn heap_bytes(&self) -> usize {
-        self.list.heap_bytes() + self.loc.capacity() * std::mem::size_of::<Loc>()
+        self.seq.list.heap_bytes() + self.loc.capacity() * std::mem::size_of::<Loc>()
     }
 }
 
-impl OrderIndex {
+impl OrderSeq {
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     /// Puts `slot` into the order, unavailable until `set_avail`: before every resource for
     /// which `comes_before(other)` is false (the caller compares keys).
-    pub fn insert(&mut self, slot: u32, comes_before: impl Fn(u32) -> bool) {
+    pub fn insert(&mut self, loc: &mut Vec<Loc>, slot: u32, comes_before: impl Fn(u32) -> bool) {
         let at = self.list.lower_bound(|e| comes_before(e.slot));
-        let OrderIndex { list, loc, .. } = self;
-        list.insert(at.chunk, at.index as usize, OrderItem { slot, avail: false }, |s, at| place(loc, s, at));
+        self.list
+            .insert(at.chunk, at.index as usize, OrderItem { slot, avail: false }, |s, at| place(loc, s, at));
     }
 
     /// Brings the order's tree up to date (after insertions and removals).
@@ -78,38 +96,36 @@ impl OrderIndex {
     }
 
     /// Takes a slot out of the order.
-    pub fn remove(&mut self, slot: u32) {
-        let OrderIndex { list, loc, .. } = self;
+    pub fn remove(&mut self, loc: &mut Vec<Loc>, slot: u32) {
         let at = loc[slot as usize];
-        list.remove(at, |s, at| place(loc, s, at));
+        self.list.remove(at, |s, at| place(loc, s, at));
     }
 
     /// Re-reads every resource's availability (when the log no longer reaches back far enough).
-    pub fn refresh_all(&mut self, avail: impl Fn(u32) -> bool) {
+    pub fn refresh_all(&mut self, loc: &mut Vec<Loc>, avail: impl Fn(u32) -> bool) {
         let entries: Vec<OrderItem> =
             self.list.iter().map(|e| OrderItem { slot: e.slot, avail: avail(e.slot) }).collect();
-        self.rebuild(entries);
+        self.rebuild(loc, entries);
     }
 
     /// Rebuilds the whole order from `(slot, available)` in canonical order (restore). The
     /// caller sets the cursor.
-    pub fn rebuild_from(&mut self, sorted: impl Iterator<Item = (u32, bool)>) {
-        self.rebuild(sorted.map(|(slot, avail)| OrderItem { slot, avail }).collect());
+    pub fn rebuild_from(&mut self, loc: &mut Vec<Loc>, sorted: impl Iterator<Item = (u32, bool)>) {
+        self.rebuild(loc, sorted.map(|(slot, avail)| OrderItem { slot, avail }).collect());
     }
 
-    fn rebuild(&mut self, entries: Vec<OrderItem>) {
-        let loc = &mut self.loc;
+    fn rebuild(&mut self, loc: &mut Vec<Loc>, entries: Vec<OrderItem>) {
         self.list = ChunkList::from_sorted(entries, |s, at| place(loc, s, at));
     }
 
     /// Whether the order counts `slot` as available.
-    pub fn avail(&self, slot: u32) -> bool {
-        self.list.get(self.loc[slot as usize]).avail
+    pub fn avail(&self, loc: &[Loc], slot: u32) -> bool {
+        self.list.get(loc[slot as usize]).avail
     }
 
     /// Sets whether the order counts `slot` as available.
-    pub fn set_avail(&mut self, slot: u32, avail: bool) {
-        let at = self.loc[slot as usize];
+    pub fn set_avail(&mut self, loc: &[Loc], slot: u32, avail: bool) {
+        let at = loc[slot as usize];
         self.list.modify(at, |e| e.avail = avail);
     }
 
@@ -119,8 +135,8 @@ impl OrderIndex {
     }
 
     /// Available resources strictly before `slot` in canonical order.
-    pub fn rank(&self, slot: u32) -> u32 {
-        let at = self.loc[slot as usize];
+    pub fn rank(&self, loc: &[Loc], slot: u32) -> u32 {
+        let at = loc[slot as usize];
         let list = &self.list;
         let before = list.prefix(list.position(at.chunk)).0;
         let within = list.chunk(at.chunk).entries[..at.index as usize].iter().filter(|e| e.avail).count();
@@ -152,9 +168,9 @@ impl OrderIndex {
         unreachable!("select({k}) past the available count")
     }
 
-    /// Canonical order between two registered resources, from their positions.
-    pub fn order_cmp(&self, a: u32, b: u32) -> Ordering {
-        let (la, lb) = (self.loc[a as usize], self.loc[b as usize]);
+    /// Canonical order between two resources of this sequence, from their positions.
+    pub fn order_cmp(&self, loc: &[Loc], a: u32, b: u32) -> Ordering {
+        let (la, lb) = (loc[a as usize], loc[b as usize]);
         let list = &self.list;
         (list.position(la.chunk), la.index).cmp(&(list.position(lb.chunk), lb.index))
     }
@@ -164,7 +180,7 @@ impl OrderIndex {
         self.list.iter().map(|e| (e.slot, e.avail))
     }
 
-    /// All live slots in canonical order.
+    /// All slots in canonical order.
     pub fn in_order(&self) -> Vec<u32> {
         self.list.iter().map(|e| e.slot).collect()
     }

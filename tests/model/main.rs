@@ -207,6 +207,7 @@ fn to_lease(g: &RefGrant) -> Lease {
     Lease {
         kind: g.kind,
         value: Rc::from(g.value.as_str()),
+        group: None,
         context: Rc::from(g.context.as_str()),
         token: g.token,
         leased_at: g.leased_at,

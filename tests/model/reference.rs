@@ -265,7 +265,7 @@ impl RefPool {
         let blocked = self.resources[k].block.is_some();
         let cfg = self.cfg.clone();
         let cell = self.cells.entry((k.clone(), ctx.as_bytes().to_vec())).or_insert_with(|| Cell::fresh(now));
-        let t = cell.report(outcome, now, blocked, &cfg);
+        let t = cell.report(outcome, now, blocked, false, &cfg);
         use repute::cell::Transition;
         match t {
             Transition::Cooled { cause, until } => {

@@ -200,7 +200,7 @@ fn restore_resources(core: &mut Builder, snap: &SnapshotIn, taken_at: Millis) ->
         if core.find(kind, &r.value).is_some() {
             return Err(bad(format!("registered[{i}]: duplicate resource")));
         }
-        core.add_resource(kind, &r.value);
+        core.add_resource(kind, &r.value, None);
     }
     for (i, b) in snap.blocklist.iter().enumerate() {
         let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
@@ -337,6 +337,7 @@ fn cell_in(
         cooldown_cause: cause,
         updated_at,
         window,
+        held: false,
     })
 }
 
