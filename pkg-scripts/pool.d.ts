@@ -38,6 +38,12 @@ export interface Config {
   maxResources: number;
   maxCells: number;
   eventBufferSize: number;
+  /** pacing: integer ms 0..=2^31 a cell waits after its last report before it is leased again; 0 = off */
+  minGapMs: number;
+  /** per-context minGapMs (at most 4096 contexts; a patch replaces the whole map, never merges it) */
+  minGapMsByContext: Record<string, number>;
+  /** cooling cap: 1..=100, the percentage of registered resources that may cool in one context; 100 = no cap */
+  maxCoolingPercent: number;
 }
 
 /** A partial config; nested maps may be partial too (`{penalties: {SLOW: 1}}`). */

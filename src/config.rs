@@ -5,6 +5,8 @@
 //! and `config()`. A patch is validated as a whole before anything is applied, and every error
 //! names the field and its allowed range.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
@@ -12,6 +14,10 @@ use crate::error::{Error, Result};
 use crate::json::{Obj, array, float, per_failure, string, uint};
 use crate::json_number::some_exact;
 use crate::types::{CauseSet, FailureType, Millis, PerFailure};
+
+mod by_context;
+
+pub use by_context::{ByContextPatch, MAX_ENTRIES as MAX_GAP_CONTEXTS};
 
 /// A complete, validated pool configuration.
 /// The smallest `explorationFloor`: one unit of the selection index's fixed-point weights
@@ -34,6 +40,14 @@ pub struct Config {
     pub max_resources: u32,
     pub max_cells: u32,
     pub event_buffer_size: u32,
+    /// Pacing (version 2): a cell is not leased again until this long after its last report;
+    /// 0 is off. `min_gap_for` gives the gap in force for a context.
+    pub min_gap_ms: Millis,
+    /// Per-context gaps overriding `min_gap_ms`, keys in canonical (UTF-8 byte) order.
+    pub min_gap_ms_by_context: BTreeMap<String, Millis>,
+    /// The cooling cap (version 2): the percentage of registered resources that may be cooling
+    /// in one context; 100 is no cap.
+    pub max_cooling_percent: u32,
 }
 
 impl Default for Config {
@@ -53,6 +67,9 @@ impl Default for Config {
             max_resources: 100_000,
             max_cells: 500_000,
             event_buffer_size: 65_536,
+            min_gap_ms: 0,
+            min_gap_ms_by_context: BTreeMap::new(),
+            max_cooling_percent: 100,
         }
     }
 }
@@ -127,6 +144,13 @@ pub struct ConfigPatch {
     pub max_cells: Option<f64>,
     #[serde(default, deserialize_with = "some")]
     pub event_buffer_size: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
+    pub min_gap_ms: Option<f64>,
+    /// Replaces the whole map when present (never merged key by key, unlike `penalties`).
+    #[serde(default, deserialize_with = "some")]
+    pub min_gap_ms_by_context: Option<ByContextPatch>,
+    #[serde(default, deserialize_with = "some")]
+    pub max_cooling_percent: Option<f64>,
 }
 
 impl ConfigPatch {
@@ -138,7 +162,9 @@ impl ConfigPatch {
     }
 
     /// The first absent field (or nested key), as a path; `None` when the patch is complete.
-    pub fn first_missing(&self) -> Option<String> {
+    /// Without `version_2`, the fields version 2 added are not asked for (a version 1 snapshot's
+    /// complete config leaves them at their defaults).
+    pub fn first_missing(&self, version_2: bool) -> Option<String> {
         let scalar = [
             ("coolAfter", self.cool_after.is_some()),
             ("recoverAfter", self.recover_after.is_some()),
@@ -154,6 +180,9 @@ impl ConfigPatch {
             ("maxResources", self.max_resources.is_some()),
             ("maxCells", self.max_cells.is_some()),
             ("eventBufferSize", self.event_buffer_size.is_some()),
+            ("minGapMs", self.min_gap_ms.is_some() || !version_2),
+            ("minGapMsByContext", self.min_gap_ms_by_context.is_some() || !version_2),
+            ("maxCoolingPercent", self.max_cooling_percent.is_some() || !version_2),
         ];
         if let Some((name, _)) = scalar.iter().find(|(_, present)| !present) {
             return Some((*name).to_owned());
@@ -169,6 +198,18 @@ impl ConfigPatch {
             }
         }
         rest.iter().find(|(_, present)| !present).map(|(name, _)| (*name).to_owned())
+    }
+
+    /// The first of the fields version 2 added that this patch holds (a version 1 snapshot
+    /// holds none of them).
+    pub fn first_version_2_field(&self) -> Option<&'static str> {
+        [
+            ("minGapMs", self.min_gap_ms.is_some()),
+            ("minGapMsByContext", self.min_gap_ms_by_context.is_some()),
+            ("maxCoolingPercent", self.max_cooling_percent.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, present)| present.then_some(name))
     }
 
     /// Applies this patch on top of `base`, validating every given field first. `prefix` is put
@@ -240,6 +281,15 @@ impl ConfigPatch {
         if let Some(v) = self.event_buffer_size {
             c.event_buffer_size = int_in(&p("eventBufferSize"), v, 1, 10_000_000)? as u32;
         }
+        if let Some(v) = self.min_gap_ms {
+            c.min_gap_ms = int_in(&p("minGapMs"), v, 0, MAX_MS_FIELD)?;
+        }
+        if let Some(map) = &self.min_gap_ms_by_context {
+            c.min_gap_ms_by_context = map.to_map(&p("minGapMsByContext"), MAX_MS_FIELD)?;
+        }
+        if let Some(v) = self.max_cooling_percent {
+            c.max_cooling_percent = int_in(&p("maxCoolingPercent"), v, 1, 100)? as u32;
+        }
         Ok(c)
     }
 }
@@ -277,6 +327,9 @@ impl Config {
             max_resources: Some(self.max_resources.into()),
             max_cells: Some(self.max_cells.into()),
             event_buffer_size: Some(self.event_buffer_size.into()),
+            min_gap_ms: Some(self.min_gap_ms as f64),
+            min_gap_ms_by_context: Some(ByContextPatch::of(&self.min_gap_ms_by_context)),
+            max_cooling_percent: Some(self.max_cooling_percent.into()),
         };
         all.apply(&Config::default(), "").map(|_| ()).map_err(Error::InvalidConfig)
     }
@@ -305,7 +358,19 @@ impl Config {
         o.uint("maxResources", self.max_resources.into());
         o.uint("maxCells", self.max_cells.into());
         o.uint("eventBufferSize", self.event_buffer_size.into());
+        o.uint("minGapMs", self.min_gap_ms);
+        let mut gaps = Obj::open(o.key("minGapMsByContext"));
+        for (context, &ms) in &self.min_gap_ms_by_context {
+            gaps.uint(context, ms);
+        }
+        gaps.close();
+        o.uint("maxCoolingPercent", self.max_cooling_percent.into());
         o.close();
+    }
+
+    /// The pacing gap in force for `context`: its `minGapMsByContext` entry, else `minGapMs`.
+    pub fn min_gap_for(&self, context: &str) -> Millis {
+        self.min_gap_ms_by_context.get(context).copied().unwrap_or(self.min_gap_ms)
     }
 
     /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on

@@ -36,6 +36,9 @@ fn spec_defaults() -> Config {
         max_resources: 100_000,
         max_cells: 500_000,
         event_buffer_size: 65_536,
+        min_gap_ms: 0,
+        min_gap_ms_by_context: Default::default(),
+        max_cooling_percent: 100,
     }
 }
 
@@ -85,6 +88,8 @@ fn ranges() -> Vec<(String, f64, f64, bool, &'static str)> {
         ("maxResources".into(), 1.0, 1e7, true, "10000000"),
         ("maxCells".into(), 1.0, 1e8, true, "100000000"),
         ("eventBufferSize".into(), 1.0, 1e7, true, "10000000"),
+        ("minGapMs".into(), 0.0, TWO_31, true, "2147483648"),
+        ("maxCoolingPercent".into(), 1.0, 100.0, true, "100"),
     ];
     for t in FailureType::ALL {
         v.push((format!("penalties.{t}"), 0.0, 200.0, false, "200"));
@@ -955,7 +960,7 @@ fn duplicate_keys_are_invalid_snapshot() {
 
 #[test]
 fn an_unknown_version_is_unsupported_snapshot_version() {
-    for version in [0, 2, 99] {
+    for version in [0, 3, 99] {
         let mut v = base_snapshot();
         v["version"] = version.into();
         let r = restore_value(&v);

@@ -36,6 +36,9 @@ const DEFAULT_CONFIG = {
   maxResources: 100_000,
   maxCells: 500_000,
   eventBufferSize: 65_536,
+  minGapMs: 0,
+  minGapMsByContext: {},
+  maxCoolingPercent: 100,
 };
 
 const LEASE_KEYS = ["context", "expiresAt", "kind", "leasedAt", "token", "value"];
@@ -511,7 +514,7 @@ test("snapshot() is canonical JSON and Pool.restore reproduces it byte for byte"
   assert.equal(typeof text, "string");
   const doc = JSON.parse(text);
   assert.equal(doc.format, "repute-snapshot");
-  assert.equal(doc.version, 1);
+  assert.equal(doc.version, 2);
   assert.equal(doc.takenAt, T);
   assert.equal(pool.snapshot(), text, "same state, same bytes");
   const restored = Pool.restore(text, { seed: 1, now: () => T });
@@ -561,7 +564,7 @@ test("every error code comes as a real Error with a stable code, never a string"
     ["INVALID_ARGUMENT", () => pool.register("PROXY", "")],
     ["INVALID_CONFIG", () => new Pool({ seed: 1, config: { coolAfter: 0 } })],
     ["INVALID_SNAPSHOT", () => Pool.restore("{")],
-    ["UNSUPPORTED_SNAPSHOT_VERSION", () => Pool.restore(pool.snapshot().replace('"version":1', '"version":2'))],
+    ["UNSUPPORTED_SNAPSHOT_VERSION", () => Pool.restore(pool.snapshot().replace('"version":2', '"version":3'))],
     ["CAPACITY_EXCEEDED", () => pool.register("PROXY", "b")],
     ["UNKNOWN_RESOURCE", () => pool.unblock("PROXY", "zz")],
   ];
@@ -1312,7 +1315,7 @@ test("Pool.restore of garbage, a wrong version or an unknown field fails with th
   for (const [text, path] of invalid) {
     expectCode(() => Pool.restore(text, { seed: 1 }), "INVALID_SNAPSHOT", path);
   }
-  for (const version of [0, 2, 99]) {
+  for (const version of [0, 3, 99]) {
     expectCode(
       () => Pool.restore(edit((d) => (d.version = version)), { seed: 1 }),
       "UNSUPPORTED_SNAPSHOT_VERSION",

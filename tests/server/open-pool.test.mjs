@@ -731,7 +731,7 @@ test("importSnapshot of a lower revision is refused with STALE_SNAPSHOT and chan
   assert.equal(readFileSync(snapshotPath(dir), "utf8"), bytes, "the file is unchanged");
   assert.equal((await allEvents(host)).length, events);
   // An invalid snapshot changes nothing either.
-  await assert.rejects(host.importSnapshot('{"format":"repute-snapshot","version":1,"revision":999}'), {
+  await assert.rejects(host.importSnapshot('{"format":"repute-snapshot","version":2,"revision":999}'), {
     code: "INVALID_SNAPSHOT",
   });
   assert.equal(host.snapshot(), state);

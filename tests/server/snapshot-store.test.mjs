@@ -24,7 +24,7 @@ const newDir = () => path.join(root, `pool-${++dirs}`);
 /** A snapshot text as the engine would make it (canonical key order), with some bulk. */
 function snap(revision, tag = "", cells = 3) {
   const list = Array.from({ length: cells }, (_, i) => ({ context: `c${i}`, score: i, tag }));
-  return JSON.stringify({ format: "repute-snapshot", version: 1, revision, takenAt: 1_700_000_000_000, cells: list });
+  return JSON.stringify({ format: "repute-snapshot", version: 2, revision, takenAt: 1_700_000_000_000, cells: list });
 }
 
 
@@ -147,7 +147,7 @@ test("a damaged snapshot: SNAPSHOT_DAMAGED naming the file and the backup; kept,
 
 test("a damaged snapshot's message never quotes the file (it holds credentials), nor does a damaged backup's", async () => {
   const secret = "hunter2";
-  const start = '{"format":"repute-snapshot","version":1,"revision":4,"registered":[{"kind":"PROXY","value":';
+  const start = '{"format":"repute-snapshot","version":2,"revision":4,"registered":[{"kind":"PROXY","value":';
   const cases = [
     [`${start}"h.example:1:carol:${secret}`, /not valid JSON \(Unterminated string at position \d+\)/], // cut in the value
     [`${start}"h.example:1:carol:x" ${secret}}]}`, /not valid JSON \(Expected ',' or '}' after property value at position \d+\)/],
@@ -180,7 +180,7 @@ test("a file without format or revision, or with a bad revision, is damaged; so 
     ["[1]", /is not a JSON object/],
     ['{"revision":3}', /has no format field/],
     ['{"format":"other","revision":3}', /is not a repute snapshot \(its format is not "repute-snapshot"\)/],
-    ['{"format":"repute-snapshot","version":1}', /has no revision field/],
+    ['{"format":"repute-snapshot","version":2}', /has no revision field/],
     ['{"format":"repute-snapshot","revision":-1}', /has an invalid revision \(not an integer in 0..2\^53\)/],
     ['{"format":"repute-snapshot","revision":"7"}', /has an invalid revision \(not an integer/],
   ];
@@ -237,7 +237,7 @@ test("killed with SIGKILL at random moments while writing, 20 times: always a wh
     const bulk = "x".repeat(500_000);
     for (let n = 0; ; n++) {
       rev++;
-      await store.write(JSON.stringify({ format: "repute-snapshot", version: 1, revision: rev, bulk }), rev);
+      await store.write(JSON.stringify({ format: "repute-snapshot", version: 2, revision: rev, bulk }), rev);
       if (n === 0) console.log(rev);
     }`;
   const rand = mulberry32(42);

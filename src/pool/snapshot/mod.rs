@@ -1,4 +1,4 @@
-//! Snapshot v1 (SPEC §6): the whole durable state as one canonical JSON document
+//! Snapshot version 2 (SPEC §6; version 1 is still read): the whole durable state as one canonical JSON document
 //! (`write.rs`), and the strict, all-or-nothing restore (`input.rs` parses, `restore.rs`
 //! validates and builds).
 

@@ -1,5 +1,5 @@
-//! Restoring snapshot v1: validate everything, build a complete new state, and only then
-//! return it. Any problem is an error naming the JSON path of the offending field; nothing is
+//! Restoring a snapshot (version 1 or 2): validate everything, build a complete new state, and
+//! only then return it. Any problem is an error naming the JSON path of the offending field; nothing is
 //! half-built. A document of another `version` gets its own error before any field complaint.
 //! The new state is built through `pool/durable.rs`'s `Builder`, never by setting its fields.
 //!
@@ -86,15 +86,26 @@ impl<'de> Deserialize<'de> for Loose {
     }
 }
 
+/// The snapshot versions a restore reads. A version 1 document holds none of the keys version
+/// 2 added: the config's `minGapMs`, `minGapMsByContext` and `maxCoolingPercent` (checked by
+/// `stored_config`), a `registered` entry's `group` and a cell's `held` (to be checked against
+/// this where those sections are read); its resources have no group and its cells are not held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    V1,
+    V2,
+}
+
 /// The format and version checks, shared by the lenient header read and the full parse.
-fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<()> {
+fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<Version> {
     if format != Some(FORMAT) {
         return Err(bad(format!("format: expected \"{FORMAT}\"")));
     }
     match version {
-        Some(v) if v == VERSION as f64 => Ok(()),
+        Some(1.0) => Ok(Version::V1),
+        Some(v) if v == VERSION as f64 => Ok(Version::V2),
         Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
-            "version {v} is not supported (this engine reads version {VERSION})"
+            "version {v} is not supported (this engine reads versions 1 and {VERSION})"
         ))),
         None => Err(bad("version: expected an integer")),
     }
@@ -123,7 +134,7 @@ fn check_header(json: &str) -> Result<()> {
         Some(Loose::Num(v)) => Some(v),
         _ => None,
     };
-    check_format_version(format, version)
+    check_format_version(format, version).map(|_| ())
 }
 
 /// Parses the document; a failure names the JSON path, unless the document is of another
@@ -146,11 +157,9 @@ fn instant(path: &str, v: f64) -> Result<Millis> {
 /// Parses and validates a snapshot; returns a complete state or an error, never half of one.
 pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     let snap = parse(json)?;
-    check_format_version(Some(&snap.format), Some(snap.version))?;
-    if let Some(field) = snap.config.first_missing() {
-        return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
-    }
-    let stored_cfg = snap.config.apply(&Config::default(), "config.").map_err(bad)?;
+    // Every section that may hold a key version 2 added is read knowing `version`.
+    let version = check_format_version(Some(&snap.format), Some(snap.version))?;
+    let stored_cfg = stored_config(&snap.config, version)?;
     let cfg = match overrides {
         Some(p) => p.apply(&stored_cfg, "").map_err(Error::InvalidConfig)?,
         None => stored_cfg.clone(),
@@ -171,6 +180,20 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize)?;
     build_cells(&mut core, cells)?;
     Ok(core.finish())
+}
+
+/// The snapshot's own config: complete for its version (a version 1 config holds none of the
+/// version 2 fields, which keep their defaults), every field in range.
+fn stored_config(config: &ConfigPatch, version: Version) -> Result<Config> {
+    if version == Version::V1
+        && let Some(field) = config.first_version_2_field()
+    {
+        return Err(bad(format!("config.{field}: not part of a version 1 snapshot (version 2 added it)")));
+    }
+    if let Some(field) = config.first_missing(version == Version::V2) {
+        return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
+    }
+    config.apply(&Config::default(), "config.").map_err(bad)
 }
 
 fn check_capacity(cfg: &Config, snap: &SnapshotIn) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Writing snapshot v1: the canonical JSON document of the durable state.
+//! Writing snapshot version 2: the canonical JSON document of the durable state.
 //!
 //! Canonical means fixed key order, resources in (kind, value bytes) order, blocklist likewise,
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
@@ -15,9 +15,10 @@ use crate::pool::core::Core;
 use crate::pool::durable::{CellRec, ResourceRec};
 use crate::registry::blocklist::Block;
 
-/// The snapshot's `format` and `version` fields (what a restore accepts).
+/// The snapshot's `format` and the `version` this engine writes (a restore also reads version
+/// 1: see `restore.rs`).
 pub const FORMAT: &str = "repute-snapshot";
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 /// Writes the canonical snapshot of `core` (taken at its latest clock reading).
 pub fn write(core: &Core) -> String {
