@@ -16,6 +16,10 @@ pub trait Universe {
     fn is_avail(&self, slot: u32) -> bool;
     /// Members in the order (for choosing between a walk and rank queries).
     fn len(&self) -> usize;
+    /// No members.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Available members counted by the order.
     fn available(&self) -> u32;
     /// Available members strictly before `slot`.

@@ -29,6 +29,7 @@ pub struct Counters {
 pub struct ResourceRec<'a> {
     pub kind: Kind,
     pub value: &'a str,
+    pub group: Option<&'a str>,
     pub block: Option<Block>,
 }
 
@@ -63,7 +64,12 @@ impl Core {
     /// The resource in `slot`.
     pub(crate) fn resource_record(&self, slot: u32) -> ResourceRec<'_> {
         let r = self.reg.get(slot);
-        ResourceRec { kind: r.kind, value: &r.value, block: r.block() }
+        ResourceRec {
+            kind: r.kind,
+            value: &r.value,
+            group: self.reg.group_name(r.group()).map(|g| &**g),
+            block: r.block(),
+        }
     }
 
     /// Every cell in canonical order (resource, then context name bytes).
@@ -155,7 +161,7 @@ impl Builder {
         let core = &mut self.core;
         let (now, half_open) = (core.now, core.cfg.half_open_causes);
         let mut context = Context::new(Rc::clone(&name), &core.reg, &core.log, false);
-        context.min_gap = core.gap_for(&name);
+        context.min_gap = core.cfg.min_gap_for(&name);
         let gap = context.min_gap;
         let ctx = core.ctxs.add(context);
         let mut ids = Vec::with_capacity(cells.len());

@@ -231,14 +231,4 @@ impl Core {
         };
         Ok(Some(self.grant(picked.0, name, picked.1, now)))
     }
-
-    /// Temporary: the pacing gap of `context` (until the config carries `minGapMs`).
-    pub(crate) fn gap_for(&self, _context: &str) -> Millis {
-        0
-    }
-
-    /// Temporary: `maxCoolingPercent` (until the config carries it).
-    pub(crate) fn cooling_percent(&self) -> u32 {
-        100
-    }
 }

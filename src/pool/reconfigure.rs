@@ -4,7 +4,8 @@
 //! is there (checked first, `CAPACITY_EXCEEDED`), windows are cut to a smaller `windowSize`
 //! (newest outcomes kept, as a restore does) or given room for a larger one, cooling cells are
 //! re-filed between half-open trials and probe-only cells when `halfOpenCauses` changes, and
-//! the event buffer takes its new bound. Scores, states, cooldowns already running, leases and
+//! the event buffer takes its new bound, and contexts take their new pacing gap (their cells
+//! re-indexed). Scores, states, cooldowns already running, leases and
 //! blocks are kept as they are: the new penalties, rewards, curve and lease TTL apply from the
 //! next report, cooldown and lease on. Validating the patch is `config.rs`'s business.
 
@@ -47,11 +48,44 @@ impl Core {
         if old.half_open_causes != self.cfg.half_open_causes {
             self.refile_cooling_cells(now);
         }
+        if (old.min_gap_ms, &old.min_gap_ms_by_context)
+            != (self.cfg.min_gap_ms, &self.cfg.min_gap_ms_by_context)
+        {
+            self.repace_contexts(now);
+        }
         if old.event_buffer_size != self.cfg.event_buffer_size {
             self.events.set_capacity(self.cfg.event_buffer_size as usize);
         }
         self.emit(PoolEvent::new(EventType::ConfigChanged, now));
         true
+    }
+
+    /// Gives every context the pacing gap the new config sets for it and re-indexes the cells
+    /// of each whose gap changed: a cell's pacing is measured from its last report, so a
+    /// longer gap may pace it again and a shorter one free it at once.
+    fn repace_contexts(&mut self, now: Millis) {
+        let ids: Vec<u32> = self.ctxs.ids().collect();
+        let mut changed = Vec::new();
+        for ctx in ids {
+            let c = self.ctxs.get_mut(ctx);
+            let gap = self.cfg.min_gap_for(&c.name);
+            if c.min_gap != gap {
+                c.min_gap = gap;
+                changed.push(ctx);
+            }
+        }
+        if changed.is_empty() {
+            return;
+        }
+        let changed: rustc_hash::FxHashSet<u32> = changed.into_iter().collect();
+        let cells: Vec<u32> =
+            self.cells.live_ids().filter(|&id| changed.contains(&self.cells.get(id).ctx)).collect();
+        for id in cells {
+            if let Some(end) = self.paced_until(id, now) {
+                self.expiries.pace(end, id);
+            }
+            self.refresh_cell(id, now);
+        }
     }
 
     /// Every window to the new `windowSize`, keeping its newest outcomes.

@@ -96,7 +96,7 @@ impl Core {
     /// cooldown as `max(1, ⌊maxCoolingPercent × registered ÷ 100⌋)` allows.
     fn cooling_cap_reached(&self, ctx: u32) -> bool {
         let registered = self.reg.len() as u64;
-        let allowed = (u64::from(self.cooling_percent()) * registered / 100).max(1);
+        let allowed = (u64::from(self.cfg.max_cooling_percent) * registered / 100).max(1);
         u64::from(self.ctxs.get(ctx).cooling) >= allowed
     }
 
@@ -108,7 +108,7 @@ impl Core {
                 self.sync_order();
                 self.next_change_forget(None);
                 let mut c = Context::new(Rc::from(context), &self.reg, &self.log, false);
-                c.min_gap = self.gap_for(context);
+                c.min_gap = self.cfg.min_gap_for(context);
                 self.ctxs.add(c)
             }
         };

@@ -151,13 +151,14 @@ impl RawPool {
         let (Some((kind, value)), Some(context)) = (self.resource(handle), self.context_name(context)) else {
             return Ok(None);
         };
-        Ok(Some(Lease { kind, value, context, token, leased_at: 0, expires_at: 0 }))
+        Ok(Some(Lease { kind, value, group: None, context, token, leased_at: 0, expires_at: 0 }))
     }
 
     fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
         Ok(Lease {
             kind: kind(kind_code)?,
             value: value.into(),
+            group: None,
             context: context.into(),
             token: token_of(token)?,
             leased_at: 0,

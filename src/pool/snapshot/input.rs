@@ -43,6 +43,8 @@ pub const KEYS: &[&str] = &[
     "cooldownCause",
     "updatedAt",
     "window",
+    "group",
+    "held",
     "coolAfter",
     "recoverAfter",
     "successReward",
@@ -97,6 +99,9 @@ pub struct ResourceIn<'a> {
     pub kind: Cow<'a, str>,
     #[serde(borrow)]
     pub value: Cow<'a, str>,
+    /// Version 2: the resource's group; left out when it has none (`null` is refused).
+    #[serde(default, borrow, deserialize_with = "crate::config::some")]
+    pub group: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +142,9 @@ pub struct CellIn<'a> {
     pub cooldown_cause: Option<CauseIn>,
     pub updated_at: f64,
     pub window: WindowIn,
+    /// Version 2: `true` while the cell is held; left out otherwise.
+    #[serde(default, deserialize_with = "crate::config::some")]
+    pub held: Option<bool>,
 }
 
 /// A field that must be present and may be `null`.

@@ -176,8 +176,8 @@ pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     };
     let mut core = Builder::new(cfg, counters);
     check_capacity(core.config(), &snap)?;
-    restore_resources(&mut core, &snap, taken_at)?;
-    let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize)?;
+    restore_resources(&mut core, &snap, taken_at, version)?;
+    let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize, version)?;
     build_cells(&mut core, cells)?;
     Ok(core.finish())
 }
@@ -214,7 +214,12 @@ fn check_capacity(cfg: &Config, snap: &SnapshotIn) -> Result<()> {
 }
 
 /// Registers every resource, applies the blocklist, and builds the resource order.
-fn restore_resources(core: &mut Builder, snap: &SnapshotIn, taken_at: Millis) -> Result<()> {
+fn restore_resources(
+    core: &mut Builder,
+    snap: &SnapshotIn,
+    taken_at: Millis,
+    version: Version,
+) -> Result<()> {
     for (i, r) in snap.registered.iter().enumerate() {
         let kind = kind_at(&r.kind, || format!("registered[{i}].kind"))?;
         if let Err(e) = check::value_text("value", &r.value) {
@@ -223,7 +228,17 @@ fn restore_resources(core: &mut Builder, snap: &SnapshotIn, taken_at: Millis) ->
         if core.find(kind, &r.value).is_some() {
             return Err(bad(format!("registered[{i}]: duplicate resource")));
         }
-        core.add_resource(kind, &r.value, None);
+        if let Some(g) = &r.group {
+            if version == Version::V1 {
+                return Err(bad(format!(
+                    "registered[{i}].group: not part of a version 1 snapshot (version 2 added it)"
+                )));
+            }
+            if let Err(e) = check::group_text("group", g) {
+                return Err(bad(format!("registered[{i}].{e}")));
+            }
+        }
+        core.add_resource(kind, &r.value, r.group.as_deref());
     }
     for (i, b) in snap.blocklist.iter().enumerate() {
         let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
@@ -260,6 +275,7 @@ fn validate_cells(
     cells: &[CellIn],
     taken_at: Millis,
     stored_cap: usize,
+    version: Version,
 ) -> Result<Vec<Placed>> {
     let cap = core.config().window_size as usize;
     let mut names: FxHashMap<&str, Rc<str>> = FxHashMap::default();
@@ -273,7 +289,7 @@ fn validate_cells(
             return Err(bad(format!("cells[{i}].{e}")));
         }
         let name = Rc::clone(names.entry(&c.context).or_insert_with(|| Rc::from(&*c.context)));
-        let cell = cell_in(c, taken_at, stored_cap, cap).map_err(|(field, msg)| {
+        let cell = cell_in(c, taken_at, stored_cap, cap, version).map_err(|(field, msg)| {
             bad(if field.is_empty() {
                 format!("cells[{i}]: {msg}")
             } else {
@@ -291,6 +307,7 @@ fn cell_in(
     taken_at: Millis,
     stored_cap: usize,
     cap: usize,
+    version: Version,
 ) -> Result<Cell, (&'static str, String)> {
     let int = |field: &'static str, v: f64, hi: u64| {
         if v.is_finite() && v.fract() == 0.0 && v >= 0.0 && v <= hi as f64 {
@@ -347,6 +364,17 @@ fn cell_in(
         }
         _ => {}
     }
+    let held = match c.held {
+        None => false,
+        Some(_) if version == Version::V1 => {
+            return Err(("held", "not part of a version 1 snapshot (version 2 added it)".into()));
+        }
+        Some(false) => return Err(("held", "must be true (or left out)".into())),
+        Some(true) => true,
+    };
+    if held && state == State::Cooling && until.is_some_and(|u| u > taken_at) {
+        return Err(("held", "a cell in a running cooldown is not held (it really cooled)".into()));
+    }
     if c.window.len > stored_cap {
         return Err(("window", format!("holds more than windowSize = {stored_cap} outcomes")));
     }
@@ -360,7 +388,7 @@ fn cell_in(
         cooldown_cause: cause,
         updated_at,
         window,
-        held: false,
+        held,
     })
 }
 

@@ -79,6 +79,9 @@ fn registered(out: &mut String, r: &ResourceRec) {
     let mut o = Obj::open(out);
     o.str("kind", r.kind.as_str());
     o.str("value", r.value);
+    if let Some(g) = r.group {
+        o.str("group", g);
+    }
     o.close();
 }
 
@@ -113,5 +116,8 @@ fn cell(out: &mut String, rec: &CellRec) {
     }
     o.uint("updatedAt", c.updated_at);
     c.window.write_json(o.key("window"));
+    if c.held {
+        o.raw("held", "true");
+    }
     o.close();
 }
