@@ -405,7 +405,7 @@ impl RawPool {
             None => None,
             Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
         };
-        let filter = Filter { context, state };
+        let filter = Filter { context, state, group: None };
         self.at(now).resources(&filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
