@@ -113,12 +113,17 @@ impl Core {
             }
         };
         self.sync_context(ctx);
+        // The group's sub-index (if any) catches up before the cell exists: replaying the log
+        // must not meet a cell it does not hold yet.
+        let g = self.reg.get(slot).group();
+        let in_sub = self.ctxs.get(ctx).subs.contains_key(&g);
+        if in_sub {
+            self.sync_sub(ctx, g);
+        }
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
-        let g = self.reg.get(slot).group();
-        if self.ctxs.get(ctx).subs.contains_key(&g) {
-            self.sync_sub(ctx, g);
+        if in_sub {
             let uni = GroupUni::new(&self.reg, g);
             let sub = self.ctxs.get_mut(ctx).subs.get_mut(&g).expect("synced");
             sub.insert(&mut self.cells, &uni, id, true);
