@@ -5,8 +5,6 @@
 //! and `config()`. A patch is validated as a whole before anything is applied, and every error
 //! names the field and its allowed range.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
@@ -17,7 +15,7 @@ use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
 mod by_context;
 
-pub use by_context::{ByContextPatch, MAX_ENTRIES as MAX_GAP_CONTEXTS};
+pub use by_context::{ByContextPatch, ContextGaps, MAX_ENTRIES as MAX_GAP_CONTEXTS};
 
 /// A complete, validated pool configuration.
 /// The smallest `explorationFloor`: one unit of the selection index's fixed-point weights
@@ -44,7 +42,7 @@ pub struct Config {
     /// 0 is off. `min_gap_for` gives the gap in force for a context.
     pub min_gap_ms: Millis,
     /// Per-context gaps overriding `min_gap_ms`, keys in canonical (UTF-8 byte) order.
-    pub min_gap_ms_by_context: BTreeMap<String, Millis>,
+    pub min_gap_ms_by_context: ContextGaps,
     /// The cooling cap (version 2): the percentage of registered resources that may be cooling
     /// in one context; 100 is no cap.
     pub max_cooling_percent: u32,
@@ -68,7 +66,7 @@ impl Default for Config {
             max_cells: 500_000,
             event_buffer_size: 65_536,
             min_gap_ms: 0,
-            min_gap_ms_by_context: BTreeMap::new(),
+            min_gap_ms_by_context: ContextGaps::default(),
             max_cooling_percent: 100,
         }
     }
@@ -360,7 +358,7 @@ impl Config {
         o.uint("eventBufferSize", self.event_buffer_size.into());
         o.uint("minGapMs", self.min_gap_ms);
         let mut gaps = Obj::open(o.key("minGapMsByContext"));
-        for (context, &ms) in &self.min_gap_ms_by_context {
+        for (context, ms) in self.min_gap_ms_by_context.iter() {
             gaps.uint(context, ms);
         }
         gaps.close();
@@ -370,7 +368,7 @@ impl Config {
 
     /// The pacing gap in force for `context`: its `minGapMsByContext` entry, else `minGapMs`.
     pub fn min_gap_for(&self, context: &str) -> Millis {
-        self.min_gap_ms_by_context.get(context).copied().unwrap_or(self.min_gap_ms)
+        self.min_gap_ms_by_context.get(context).unwrap_or(self.min_gap_ms)
     }
 
     /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on

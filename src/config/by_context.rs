@@ -5,18 +5,43 @@
 //! [`MAX_ENTRIES`] entries, each key a valid context, each value an integer in 0..=2^31 ms. A patch replaces the whole map: nothing here merges. What a gap means for a
 //! cell (pacing) is the engine's business, not this file's.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
 use crate::check::{context_text, int_in};
-use crate::json::string;
 use crate::types::Millis;
 
 /// The most entries `minGapMsByContext` may hold.
 pub const MAX_ENTRIES: usize = 4096;
+
+/// The checked map: context → gap, in canonical key order (UTF-8 bytes), each key once. A
+/// sorted list rather than a `BTreeMap`: it holds at most 4096 entries, is looked up by binary
+/// search, and brings no tree code into the WebAssembly module.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextGaps(Vec<(Box<str>, Millis)>);
+
+impl ContextGaps {
+    /// The gap for `context`, if it has an entry.
+    pub fn get(&self, context: &str) -> Option<Millis> {
+        let i = self.0.binary_search_by(|(k, _)| k.as_bytes().cmp(context.as_bytes())).ok()?;
+        Some(self.0[i].1)
+    }
+
+    /// The entries in canonical key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Millis)> {
+        self.0.iter().map(|(k, v)| (&**k, *v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// The map as read: its entries in document order, values not yet checked.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,28 +70,27 @@ impl<'de> Deserialize<'de> for ByContextPatch {
 
 impl ByContextPatch {
     /// The patch that gives `map` back (to re-check a config built by hand).
-    pub fn of(map: &BTreeMap<String, Millis>) -> ByContextPatch {
-        ByContextPatch(map.iter().map(|(k, &v)| (k.clone(), v as f64)).collect())
+    pub fn of(map: &ContextGaps) -> ByContextPatch {
+        ByContextPatch(map.iter().map(|(k, v)| (k.to_owned(), v as f64)).collect())
     }
 
-    /// The checked map, in canonical key order (UTF-8 bytes). `path` names the field in errors;
-    /// a valid key is quoted as a JSON string (`minGapMsByContext["checkout-us"]`), an invalid
-    /// one is not quoted at all.
-    pub fn to_map(&self, path: &str, max_ms: u64) -> Result<BTreeMap<String, Millis>, String> {
+    /// The checked map, in canonical key order (UTF-8 bytes). `path` names the field in errors,
+    /// followed by the key once it is known to be a valid context
+    /// (`minGapMsByContext.checkout-us must be …`); an invalid key is not quoted.
+    pub fn to_map(&self, path: &str, max_ms: u64) -> Result<ContextGaps, String> {
         if self.0.len() > MAX_ENTRIES {
             return Err(format!("{path} must have at most {MAX_ENTRIES} entries (got {})", self.0.len()));
         }
-        let mut out = BTreeMap::new();
+        // Sorted by insertion: a written config is already in order, so each entry goes last.
+        let mut out: Vec<(Box<str>, Millis)> = Vec::with_capacity(self.0.len());
         for (key, v) in &self.0 {
             context_text("a key", key).map_err(|e| format!("{path}: {e}"))?;
-            let mut at = format!("{path}[");
-            string(&mut at, key);
-            at.push(']');
-            let ms = int_in(&at, *v, 0, max_ms)?;
-            if out.insert(key.clone(), ms).is_some() {
-                return Err(format!("{at} repeats a context (keys must be distinct)"));
+            let ms = int_in("", *v, 0, max_ms).map_err(|e| format!("{path}.{key}{e}"))?;
+            match out.binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes())) {
+                Ok(_) => return Err(format!("{path}.{key} repeats a context (keys must be distinct)")),
+                Err(at) => out.insert(at, (key.as_str().into(), ms)),
             }
         }
-        Ok(out)
+        Ok(ContextGaps(out))
     }
 }
