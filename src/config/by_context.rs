@@ -6,6 +6,7 @@
 //! cell (pacing) is the engine's business, not this file's.
 
 use std::fmt;
+use std::rc::Rc;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -17,29 +18,39 @@ use crate::types::Millis;
 pub const MAX_ENTRIES: usize = 4096;
 
 /// The checked map: context → gap, in canonical key order (UTF-8 bytes), each key once. A
-/// sorted list rather than a `BTreeMap`: it holds at most 4096 entries, is looked up by binary
-/// search, and brings no tree code into the WebAssembly module.
+/// shared sorted list rather than a `BTreeMap`: it holds at most 4096 entries, is looked up by
+/// binary search, and brings no tree code into the WebAssembly module; shared, so a config is
+/// cloned and dropped without a loop over its entries (each early return of a config check
+/// drops one); `None` when empty, so a default config allocates nothing.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ContextGaps(Vec<(Box<str>, Millis)>);
+pub struct ContextGaps(Option<Rc<[Entry]>>);
+
+/// A context and its gap.
+type Entry = (Box<str>, Millis);
 
 impl ContextGaps {
     /// The gap for `context`, if it has an entry.
     pub fn get(&self, context: &str) -> Option<Millis> {
-        let i = self.0.binary_search_by(|(k, _)| k.as_bytes().cmp(context.as_bytes())).ok()?;
-        Some(self.0[i].1)
+        let entries = self.entries();
+        let i = entries.binary_search_by(|(k, _)| k.as_bytes().cmp(context.as_bytes())).ok()?;
+        Some(entries[i].1)
+    }
+
+    fn entries(&self) -> &[Entry] {
+        self.0.as_deref().unwrap_or_default()
     }
 
     /// The entries in canonical key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, Millis)> {
-        self.0.iter().map(|(k, v)| (&**k, *v))
+        self.entries().iter().map(|(k, v)| (&**k, *v))
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 }
 
@@ -74,23 +85,26 @@ impl ByContextPatch {
         ByContextPatch(map.iter().map(|(k, v)| (k.to_owned(), v as f64)).collect())
     }
 
-    /// The checked map, in canonical key order (UTF-8 bytes). `path` names the field in errors,
-    /// followed by the key once it is known to be a valid context
+    /// The checked map, in canonical key order (UTF-8 bytes). `prefix` + `name` names the field
+    /// in errors, followed by the key once it is known to be a valid context
     /// (`minGapMsByContext.checkout-us must be …`); an invalid key is not quoted.
-    pub fn to_map(&self, path: &str, max_ms: u64) -> Result<ContextGaps, String> {
+    pub fn to_map(&self, prefix: &str, name: &str, max_ms: u64) -> Result<ContextGaps, String> {
         if self.0.len() > MAX_ENTRIES {
-            return Err(format!("{path} must have at most {MAX_ENTRIES} entries (got {})", self.0.len()));
+            let n = self.0.len();
+            return Err(format!("{prefix}{name} must have at most {MAX_ENTRIES} entries (got {n})"));
         }
         // Sorted by insertion: a written config is already in order, so each entry goes last.
-        let mut out: Vec<(Box<str>, Millis)> = Vec::with_capacity(self.0.len());
+        let mut out: Vec<Entry> = Vec::with_capacity(self.0.len());
         for (key, v) in &self.0 {
-            context_text("a key", key).map_err(|e| format!("{path}: {e}"))?;
-            let ms = int_in("", *v, 0, max_ms).map_err(|e| format!("{path}.{key}{e}"))?;
+            context_text("a key", key).map_err(|e| format!("{prefix}{name}: {e}"))?;
+            let ms = int_in("", *v, 0, max_ms).map_err(|e| format!("{prefix}{name}.{key}{e}"))?;
             match out.binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes())) {
-                Ok(_) => return Err(format!("{path}.{key} repeats a context (keys must be distinct)")),
+                Ok(_) => {
+                    return Err(format!("{prefix}{name}.{key} repeats a context (keys must be distinct)"));
+                }
                 Err(at) => out.insert(at, (key.as_str().into(), ms)),
             }
         }
-        Ok(ContextGaps(out))
+        Ok(ContextGaps((!out.is_empty()).then(|| out.into())))
     }
 }
