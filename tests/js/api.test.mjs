@@ -238,6 +238,25 @@ test("a partial config fills the rest from the defaults, nested maps too", () =>
   assert.equal(new Pool({ seed: 1, config: { maxBackoffExponent: 0 } }).config().maxBackoffExponent, 0);
 });
 
+test("version 2 config: pacing gaps and the cooling cap at their bounds; the map is replaced whole", () => {
+  const gaps = { "shop-us": 2 ** 31, "a b": 0, é: 5 };
+  const pool = new Pool({ seed: 1, config: { minGapMs: 2 ** 31, minGapMsByContext: gaps, maxCoolingPercent: 1 } });
+  const c = pool.config();
+  assert.equal(c.minGapMs, 2 ** 31);
+  assert.equal(c.maxCoolingPercent, 1);
+  assert.deepEqual(Object.keys(c.minGapMsByContext), ["a b", "shop-us", "é"], "keys in UTF-8 byte order");
+  assert.deepEqual(c.minGapMsByContext, gaps);
+  const many = Object.fromEntries(Array.from({ length: 4096 }, (_, i) => [`c${i}`, i]));
+  assert.equal(Object.keys(new Pool({ seed: 1, config: { minGapMsByContext: many } }).config().minGapMsByContext).length, 4096);
+  assert.equal(new Pool({ seed: 1, config: { maxCoolingPercent: 100, minGapMs: 0 } }).config().maxCoolingPercent, 100);
+  // setConfig and a restore override replace the map; they never merge it.
+  assert.equal(pool.setConfig({ minGapMsByContext: { other: 7 } }), true);
+  assert.deepEqual(pool.config().minGapMsByContext, { other: 7 });
+  const restored = Pool.restore(pool.snapshot(), { seed: 1, config: { minGapMsByContext: { third: 9 } } });
+  assert.deepEqual(restored.config().minGapMsByContext, { third: 9 });
+  assert.equal(restored.config().minGapMs, 2 ** 31, "fields left out keep the snapshot's");
+});
+
 test("acquire returns a Lease with exactly the documented fields; tokens increase", () => {
   const c = clock(T + 0.75); // fractional milliseconds are floored
   const pool = new Pool({ seed: 3, now: c.now, config: { leaseTtlMs: 1234 } });
@@ -982,6 +1001,15 @@ test("config with an unknown key or an out-of-range value → INVALID_CONFIG nam
     [{ maxCells: 1e8 + 1 }, /maxCells/],
     [{ eventBufferSize: 0 }, /eventBufferSize/],
     [{ eventBufferSize: 1e7 + 1 }, /eventBufferSize/],
+    [{ minGapMs: -1 }, /minGapMs/],
+    [{ minGapMs: 2 ** 31 + 1 }, /minGapMs/],
+    [{ minGapMs: 0.5 }, /minGapMs/],
+    [{ minGapMsByContext: { shop: 2 ** 31 + 1 } }, /minGapMsByContext\.shop/],
+    [{ minGapMsByContext: { " ": 1 } }, /minGapMsByContext/],
+    [{ minGapMsByContext: Object.fromEntries(Array.from({ length: 4097 }, (_, i) => [`c${i}`, 1])) }, /minGapMsByContext/],
+    [{ minGapMsByContext: [] }, /minGapMsByContext/],
+    [{ maxCoolingPercent: 0 }, /maxCoolingPercent/],
+    [{ maxCoolingPercent: 101 }, /maxCoolingPercent/],
   ];
   for (const [config, field] of cases) {
     const label = JSON.stringify(config);

@@ -62,7 +62,19 @@ export function runScenario(Pool, scenario) {
     now,
     ...(seeded ? { seed: scenario.seed } : { random }),
   });
-  let pool = new Pool(options());
+  // With `from`, the pool starts as a restore of that stored snapshot (of any version), the
+  // clock reading the first step's `at`.
+  let pool;
+  if (scenario.from === undefined) {
+    pool = new Pool(options());
+  } else {
+    reading = scenario.steps[0]?.at ?? 0;
+    try {
+      pool = Pool.restore(scenario.from, options());
+    } catch (e) {
+      return [`\`from\` does not restore: ${e.code}: ${e.message}`];
+    }
+  }
   for (const [i, step] of scenario.steps.entries()) {
     const where = `steps[${i}] (${step.call} at ${step.at})`;
     reading = step.at;
