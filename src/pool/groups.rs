@@ -107,6 +107,7 @@ impl Core {
             }
         }
         let g = self.reg.get(slot).group();
+        self.reg.group_ensure(g);
         for (ctx, id) in cells {
             if self.ctxs.get(ctx).subs.contains_key(&g) {
                 let eligible = self.eligible(id, now);
