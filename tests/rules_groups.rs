@@ -683,3 +683,25 @@ fn a_group_in_a_snapshot_follows_the_version_rules() {
     let mut r = Pool::restore(&v1_plain, None, ManualClock::new(T0), || 0.5).unwrap();
     assert!(r.resources(&Filter::default()).unwrap().iter().all(|v| v.group.is_none()));
 }
+
+/// Regression: a resource registered into a group after a grouped acquire built that group's
+/// index for a context, then reported on there for the first time. The new cell was stored
+/// before the group's index caught up with the registration, which then took the cell for one
+/// it already held: its counts went wrong (a tail of 2^32 − 1) and the next grouped acquire
+/// panicked on an overflow.
+#[test]
+fn a_first_report_of_a_newly_registered_group_member_keeps_the_group_index_exact() {
+    let mut h = Harness::new();
+    h.reg_in("a", Some("g"));
+    h.ok("a", "c");
+    only_in(&mut h, "c", &[Some("g")]); // builds c's index of g
+    h.reg_in("b", Some("g"));
+    h.ok("b", "c");
+    h.pool.check_invariants().unwrap();
+    // a and b at 5: weights 1, 1; u 0.5 → target 1 → b; then a alone; then nothing.
+    h.draws.push(0.5);
+    let b = h.acquire_in("c", &[Some("g")]).unwrap();
+    let a = h.acquire_in("c", &[Some("g")]).unwrap();
+    assert_eq!((value(&b), value(&a)), ("b", "a"));
+    assert_eq!(h.acquire_in("c", &[Some("g")]), None);
+}

@@ -113,12 +113,17 @@ impl Core {
             }
         };
         self.sync_context(ctx);
+        let g = self.reg.get(slot).group();
+        let in_sub = self.ctxs.get(ctx).subs.contains_key(&g);
+        if in_sub {
+            // Before the cell exists: a sync replaying this resource's availability would
+            // take its new cell for one the sub-index already holds.
+            self.sync_sub(ctx, g);
+        }
         let id = self.cells.add(slot, ctx, Cell::fresh(now));
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
-        let g = self.reg.get(slot).group();
-        if self.ctxs.get(ctx).subs.contains_key(&g) {
-            self.sync_sub(ctx, g);
+        if in_sub {
             let uni = GroupUni::new(&self.reg, g);
             let sub = self.ctxs.get_mut(ctx).subs.get_mut(&g).expect("synced");
             sub.insert(&mut self.cells, &uni, id, true);
