@@ -705,3 +705,24 @@ fn a_first_report_of_a_newly_registered_group_member_keeps_the_group_index_exact
     assert_eq!((value(&b), value(&a)), ("b", "a"));
     assert_eq!(h.acquire_in("c", &[Some("g")]), None);
 }
+
+/// Regression: after a restore (the pool's usual start), a worker's boot-time `register` moves
+/// a resource into a group nobody had yet. The new group's order started from the beginning
+/// of the availability log, which after a restore holds no entry for the resources restored:
+/// the moved resource stayed unavailable there, and `acquire(context, { groups: [g] })` found
+/// no candidate although the resource was free.
+#[test]
+fn a_resource_moved_into_a_new_group_after_a_restore_is_a_candidate_there() {
+    let mut h = Harness::new();
+    h.reg("a");
+    h.reg("b");
+    let snap = h.snapshot();
+    let mut r = Pool::restore(&snap, None, ManualClock::new(T0), || 0.5).unwrap();
+    assert!(!r.register_in(Kind::Proxy, "a", Some(Some("dc"))).unwrap());
+    r.check_invariants().unwrap();
+    let l = r.acquire_in("c", &[Some("dc")]).unwrap().expect("a is free and in dc");
+    assert_eq!((&*l.value, l.group.as_deref()), ("a", Some("dc")));
+    assert_eq!(r.acquire_in("c", &[Some("dc")]).unwrap(), None);
+    let l = r.acquire_in("c", &[None]).unwrap().expect("b is free and ungrouped");
+    assert_eq!(&*l.value, "b");
+}
