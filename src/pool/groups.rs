@@ -107,6 +107,11 @@ impl Core {
             }
         }
         let g = self.reg.get(slot).group();
+        // Every member's flag in `g`'s order is exact now (the moved one went in unavailable,
+        // as it is): the order is caught up with the log. A group made by this move would
+        // otherwise replay the log from its start, and after a restore (whose resources have
+        // no entries there) miss the moved one's return.
+        self.reg.sync_group(g, Some(&mut std::iter::empty()), self.log.observe());
         self.reg.group_ensure(g);
         for (ctx, id) in cells {
             if self.ctxs.get(ctx).subs.contains_key(&g) {

@@ -113,11 +113,11 @@ impl Core {
             }
         };
         self.sync_context(ctx);
-        // The group's sub-index (if any) catches up before the cell exists: replaying the log
-        // must not meet a cell it does not hold yet.
         let g = self.reg.get(slot).group();
         let in_sub = self.ctxs.get(ctx).subs.contains_key(&g);
         if in_sub {
+            // Before the cell exists: a sync replaying this resource's availability would
+            // take its new cell for one the sub-index already holds.
             self.sync_sub(ctx, g);
         }
         let id = self.cells.add(slot, ctx, Cell::fresh(now));

@@ -81,6 +81,20 @@ impl Harness {
         self.pool.acquire(ctx).unwrap()
     }
 
+    /// Registers `PROXY/value` with the `group` key given (`None`: no group).
+    pub fn reg_in(&mut self, value: &str, group: Option<&str>) -> bool {
+        self.pool.register_in(Kind::Proxy, value, Some(group)).unwrap()
+    }
+
+    /// `acquire(ctx, { groups })`.
+    pub fn acquire_in(&mut self, ctx: &str, groups: &[Option<&str>]) -> Option<Lease> {
+        self.pool.acquire_in(ctx, groups).unwrap()
+    }
+
+    pub fn revision(&mut self) -> u64 {
+        self.pool.stats().unwrap().revision
+    }
+
     pub fn block_secs(&mut self, value: &str, secs: f64) {
         self.pool.block(Kind::Proxy, value, BlockSpec::Seconds(secs)).unwrap();
     }

@@ -6,6 +6,10 @@
 //! after it); a cell never both a candidate and probe-due; scores within [-100, 100]; tokens
 //! strictly increasing; snapshot → restore → snapshot byte-identical; the twin engine's
 //! snapshot byte-identical (same seed and calls ⇒ same bytes).
+//!
+//! Version 2: resources register into groups (and move between them), acquires and
+//! `nextChangeAt` list groups, the config paces contexts and caps cooling (at creation and
+//! through `setConfig`); the views' groups, `pacedUntil` and `held` are compared too.
 
 mod reference;
 
@@ -25,6 +29,13 @@ const T0: u64 = 1_700_000_000_000;
 #[derive(Debug, Clone)]
 enum Op {
     Register(usize),
+    /// Register with a group key: `None` null, `Some(i)` the world's group `i`.
+    RegisterIn(usize, Option<usize>),
+    /// Acquire listing groups: `None` null, `Some(i)` the world's group `i` (one past the last
+    /// names a group no resource has).
+    AcquireIn(usize, Vec<Option<usize>>),
+    /// minGapMs, minGapMsByContext, maxCoolingPercent (indexes into `config_patch`'s tables).
+    SetConfig(u8, u8, u8),
     Deregister(usize),
     Acquire(usize),
     AcquireResource(usize, usize),
@@ -45,6 +56,12 @@ enum Op {
 struct World {
     resources: Vec<(Kind, String)>,
     contexts: Vec<String>,
+    /// Group names resources register into; "zz" (never registered into) follows them.
+    groups: Vec<String>,
+}
+
+fn groups() -> Vec<String> {
+    vec!["dc".into(), "res".into(), "é".into()]
 }
 
 fn small_world() -> World {
@@ -58,6 +75,7 @@ fn small_world() -> World {
             (Kind::Proxy, "http://u:pw@h:1".into()),
         ],
         contexts: vec!["checkout-us".into(), "search-eu".into(), "é-ctx".into()],
+        groups: groups(),
     }
 }
 
@@ -67,7 +85,7 @@ fn sparse_world() -> World {
     let kinds = [Kind::Proxy, Kind::Account];
     let mut resources: Vec<(Kind, String)> = (0..20).map(|i| (kinds[i % 2], format!("a{i:02}"))).collect();
     resources.extend((0..40).map(|i| (kinds[i % 2], format!("m{i:02}"))));
-    World { resources, contexts: (0..2).map(|i| format!("ctx-{i}")).collect() }
+    World { resources, contexts: (0..2).map(|i| format!("ctx-{i}")).collect(), groups: groups() }
 }
 
 fn large_world() -> World {
@@ -75,6 +93,7 @@ fn large_world() -> World {
     World {
         resources: (0..40).map(|i| (kinds[i % 3], format!("r{:02}", (i * 7) % 40))).collect(),
         contexts: (0..5).map(|i| format!("ctx-{i}")).collect(),
+        groups: groups(),
     }
 }
 
@@ -105,7 +124,26 @@ fn op(nr: usize, nc: usize, reported: usize) -> impl Strategy<Value = Op> {
         3 => (0..4usize).prop_map(Op::AdvanceToNext),
         1 => prop::sample::select(vec![1u64, 1000, 50_000]).prop_map(Op::ClockBack),
         1 => Just(Op::Restore),
+        2 => (0..nr, prop::option::of(0..3usize)).prop_map(|(r, g)| Op::RegisterIn(r, g)),
+        6 => (0..nc, group_list()).prop_map(|(c, g)| Op::AcquireIn(c, g)),
+        1 => (0u8..3, 0u8..3, 0u8..4).prop_map(|(g, m, p)| Op::SetConfig(g, m, p)),
     ]
+}
+
+/// 1 to 4 distinct entries from null, the three groups and "zz", in any order.
+fn group_list() -> impl Strategy<Value = Vec<Option<usize>>> {
+    let all = vec![None, Some(0usize), Some(1), Some(2), Some(3)];
+    prop::sample::subsequence(all, 1..=4).prop_shuffle()
+}
+
+/// A `setConfig` patch of the version 2 fields: pacing (the contexts named are those of every
+/// world: `checkout-us` and `ctx-0`) and the cap.
+fn config_patch(gap: u8, map: u8, cap: u8) -> String {
+    let gap = [0, 500, 1500][gap as usize];
+    let map =
+        [r#"{}"#, r#"{"checkout-us":0,"ctx-0":2500}"#, r#"{"ctx-1":250,"search-eu":3000}"#][map as usize];
+    let cap = [100, 50, 20, 1][cap as usize];
+    format!(r#"{{"minGapMs":{gap},"minGapMsByContext":{map},"maxCoolingPercent":{cap}}}"#)
 }
 
 /// Small, integral configurations that reach every rule quickly (integral weights make the
@@ -127,8 +165,10 @@ fn config(tight: bool) -> impl Strategy<Value = Config> {
         prop::sample::select(max_res),
         prop::sample::select(max_cells),
         prop::sample::select(vec![30.0, 70.0]),
+        (prop::sample::select(vec![0u64, 0, 250, 1500]), prop::sample::select(vec![100u32, 100, 60, 25, 1])),
     )
-        .prop_map(|(cool, recover, reward, floor, exp, ttl, window, causes, max_res, max_cells, blocked)| {
+        .prop_map(|(cool, recover, reward, floor, exp, ttl, window, causes, max_res, max_cells, blocked, v2)| {
+            let (gap, cap) = v2;
             let names: Vec<String> = FailureType::ALL
                 .iter()
                 .enumerate()
@@ -139,7 +179,7 @@ fn config(tight: bool) -> impl Strategy<Value = Config> {
                 r#"{{"coolAfter":{cool},"recoverAfter":{recover},"successReward":{reward},
                 "explorationFloor":{floor},"maxBackoffExponent":{exp},"leaseTtlMs":{ttl},
                 "windowSize":{window},"halfOpenCauses":[{}],"maxResources":{max_res},"maxCells":{max_cells},
-                "penalties":{{"BLOCKED":{blocked}}},
+                "penalties":{{"BLOCKED":{blocked}}},"minGapMs":{gap},"maxCoolingPercent":{cap},
                 "cooldownBaseMs":{{"BLOCKED":4000,"TLS_HANDSHAKE":3000,"CONNECTION_RESET":2000,"TIMEOUT":1000,"SLOW":700}}}}"#,
                 names.join(",")
             );
@@ -196,6 +236,7 @@ fn to_grant(l: &Lease) -> RefGrant {
     RefGrant {
         kind: l.kind,
         value: l.value.to_string(),
+        group: l.group.as_ref().map(|g| g.to_string()),
         context: l.context.to_string(),
         token: l.token,
         leased_at: l.leased_at,
@@ -207,7 +248,7 @@ fn to_lease(g: &RefGrant) -> Lease {
     Lease {
         kind: g.kind,
         value: Rc::from(g.value.as_str()),
-        group: None,
+        group: g.group.as_deref().map(Rc::from),
         context: Rc::from(g.context.as_str()),
         token: g.token,
         leased_at: g.leased_at,
@@ -226,6 +267,7 @@ fn to_ref_event(e: &PoolEvent) -> RefEvent {
         until: e.until,
         permanent: e.permanent,
         token: e.token,
+        group: e.group.as_ref().map(|g| g.as_ref().map(|g| g.to_string())),
     }
 }
 
@@ -281,6 +323,16 @@ impl Run {
         self.world.resources[i].clone()
     }
 
+    /// The group a list or a registration names: `None` null; one past the world's groups is
+    /// "zz".
+    fn group(&self, g: Option<usize>) -> Option<&str> {
+        g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str))
+    }
+
+    fn groups(&self, gs: &[Option<usize>]) -> Vec<Option<&str>> {
+        gs.iter().map(|g| self.group(*g)).collect()
+    }
+
     /// Applies `op` to one engine.
     fn engine_call(&self, e: &mut Engine, op: &Op) -> Res {
         let p = &mut e.pool;
@@ -289,12 +341,24 @@ impl Run {
                 let (k, v) = self.res(*i);
                 code(p.register(k, &v).map(Res::Bool))
             }
+            Op::RegisterIn(i, g) => {
+                let (k, v) = self.res(*i);
+                code(p.register_in(k, &v, Some(self.group(*g))).map(Res::Bool))
+            }
             Op::Deregister(i) => {
                 let (k, v) = self.res(*i);
                 code(p.deregister(k, &v).map(Res::Bool))
             }
             Op::Acquire(c) => {
                 code(p.acquire(&self.world.contexts[*c]).map(|l| Res::Grant(l.as_ref().map(to_grant))))
+            }
+            Op::AcquireIn(c, gs) => code(
+                p.acquire_in(&self.world.contexts[*c], &self.groups(gs))
+                    .map(|l| Res::Grant(l.as_ref().map(to_grant))),
+            ),
+            Op::SetConfig(g, m, c) => {
+                let patch = ConfigPatch::from_json(&config_patch(*g, *m, *c)).unwrap();
+                code(p.set_config(&patch).map(Res::Bool))
             }
             Op::AcquireResource(i, c) => {
                 let (k, v) = self.res(*i);
@@ -354,7 +418,30 @@ impl Run {
                     return Res::Err("CAPACITY_EXCEEDED");
                 }
                 r.advance(reading);
-                Res::Bool(r.register(&k(*i)))
+                Res::Bool(r.register(&k(*i), None))
+            }
+            Op::RegisterIn(i, g) => {
+                if !known(r, *i, &self.world) && r.resources.len() >= self.cfg.max_resources as usize {
+                    return Res::Err("CAPACITY_EXCEEDED");
+                }
+                r.advance(reading);
+                let g = g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str));
+                Res::Bool(r.register(&k(*i), Some(g)))
+            }
+            Op::AcquireIn(c, gs) => {
+                r.advance(reading);
+                let tape = self.ref_tape.clone();
+                let gs: Vec<Option<&str>> = gs
+                    .iter()
+                    .map(|g| g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str)))
+                    .collect();
+                Res::Grant(r.acquire_in(&self.world.contexts[*c], &gs, &mut || tape.next()))
+            }
+            Op::SetConfig(g, m, c) => {
+                r.advance(reading);
+                let patch = ConfigPatch::from_json(&config_patch(*g, *m, *c)).unwrap();
+                let cfg = patch.apply(&r.cfg, "").unwrap();
+                Res::Bool(r.set_config(cfg))
             }
             Op::Deregister(i) => {
                 r.advance(reading);
@@ -533,8 +620,9 @@ impl Run {
         let views = pool.resources(&Filter::default()).unwrap();
         let want = self.reference.view();
         prop_assert_eq!(views.len(), want.len());
-        for (v, (k, block, token, cells)) in views.iter().zip(&want) {
+        for (v, (k, group, block, token, cells)) in views.iter().zip(&want) {
             prop_assert_eq!(&key(v.kind, &v.value), k);
+            prop_assert_eq!(v.group.as_deref(), group.as_deref());
             let vb = v.blocked.map(|b| match b {
                 repute::registry::blocklist::Block::Until(u) => RefBlock::Until(u),
                 repute::registry::blocklist::Block::Permanent => RefBlock::Permanent,
@@ -542,7 +630,9 @@ impl Run {
             prop_assert_eq!(&vb, block);
             prop_assert_eq!(v.lease.as_ref().map(|l| l.token), *token);
             prop_assert_eq!(v.cells.len(), cells.len());
-            for (cv, (ctx, state, c)) in v.cells.iter().zip(cells) {
+            for (cv, (ctx, state, c, paced)) in v.cells.iter().zip(cells) {
+                prop_assert_eq!(cv.paced_until, *paced, "pacedUntil");
+                prop_assert_eq!(cv.held, c.held, "held");
                 prop_assert_eq!(&*cv.context, ctx.as_str());
                 prop_assert_eq!(cv.state, *state);
                 prop_assert_eq!(cv.score, c.score);
@@ -566,7 +656,7 @@ impl Run {
         prop_assert_eq!(&due, &self.reference.due_for_recovery_probe());
         for (k, ctx, _) in &due {
             prop_assert!(
-                !self.reference.candidates(ctx).iter().any(|(c, _)| c == k),
+                !self.reference.candidates(ctx).iter().any(|c| &c.0 == k),
                 "probe-due and candidate"
             );
         }
@@ -584,6 +674,37 @@ impl Run {
                 "nextChangeAt({})",
                 ctx
             );
+        }
+        // Grouped questions: nextChangeAt and resources({ group }).
+        let lists: [&[Option<usize>]; 5] =
+            [&[Some(0)], &[Some(1)], &[None], &[Some(0), None], &[Some(3), Some(2), Some(1)]];
+        for ctx in &self.world.contexts {
+            for gs in lists {
+                let gs: Vec<Option<&str>> = gs
+                    .iter()
+                    .map(|g| g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str)))
+                    .collect();
+                prop_assert_eq!(
+                    pool.next_change_at_in(ctx, &gs).unwrap(),
+                    self.reference.next_change_at_in(ctx, &gs),
+                    "nextChangeAt({}, {:?})",
+                    ctx,
+                    gs
+                );
+            }
+        }
+        for g in [None, Some("dc"), Some("res"), Some("é"), Some("zz")] {
+            let filter = Filter { group: Some(g.map(str::to_owned)), ..Filter::default() };
+            let got: Vec<Key> =
+                pool.resources(&filter).unwrap().iter().map(|v| key(v.kind, &v.value)).collect();
+            let want: Vec<Key> = self
+                .reference
+                .resources
+                .iter()
+                .filter(|(_, r)| r.group.as_deref() == g)
+                .map(|(k, _)| k.clone())
+                .collect();
+            prop_assert_eq!(got, want, "resources({{ group: {:?} }})", g);
         }
         // Snapshots: restore reproduces the bytes; the twin engine has the same bytes.
         let snap = pool.snapshot().unwrap();

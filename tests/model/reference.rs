@@ -1,7 +1,10 @@
 //! A naive reference pool: the SPEC's rules written the obvious way — linear scans over
 //! `BTreeMap`s in canonical order, no indexes, no lazy bookkeeping. It shares only the cell
-//! report rules (`repute::cell::Cell::report`, covered rule by rule in `rules_report.rs`), so the
-//! model test checks the engine's selection, leases, blocks, expiries and views against it.
+//! report rules (`repute::cell::Cell::report`, covered rule by rule in `rules_report.rs`, which
+//! applies a suppression when told the cap is reached), so the model test checks the engine's
+//! selection, leases, blocks, expiries and views against it — and the version 2 rules: groups
+//! (grouped acquire and `nextChangeAt`, regrouping), pacing and the cooling cap (whether a
+//! cooldown is suppressed is decided here, by counting).
 
 use std::collections::BTreeMap;
 
@@ -29,6 +32,7 @@ pub struct RefLease {
 pub struct RefResource {
     pub lease: Option<RefLease>,
     pub block: Option<RefBlock>,
+    pub group: Option<String>,
 }
 
 /// An event as the engine reports it (value redacted).
@@ -43,6 +47,7 @@ pub struct RefEvent {
     pub until: Option<Millis>,
     pub permanent: bool,
     pub token: Option<u64>,
+    pub group: Option<Option<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -65,13 +70,18 @@ fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
-/// A dashboard row: key, block, lease token, cells by context.
-pub type ViewRow = (Key, Option<RefBlock>, Option<u64>, Vec<(String, ViewState, Cell)>);
+/// A dashboard row: key, group, block, lease token, cells by context (with `pacedUntil`).
+pub type ViewRow =
+    (Key, Option<String>, Option<RefBlock>, Option<u64>, Vec<(String, ViewState, Cell, Option<Millis>)>);
+
+/// A candidate: key, score, held, group.
+pub type Candidate = (Key, f64, bool, Option<String>);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefGrant {
     pub kind: Kind,
     pub value: String,
+    pub group: Option<String>,
     pub context: String,
     pub token: u64,
     pub leased_at: Millis,
@@ -104,6 +114,7 @@ impl RefPool {
             until: None,
             permanent: false,
             token: None,
+            group: None,
         });
         self.events.last_mut().unwrap()
     }
@@ -140,12 +151,20 @@ impl RefPool {
         now
     }
 
-    pub fn register(&mut self, k: &Key) -> bool {
-        if self.resources.contains_key(k) {
+    /// `register(kind, value, { group })`: `group` `None` is the key left out.
+    pub fn register(&mut self, k: &Key, group: Option<Option<&str>>) -> bool {
+        if let Some(r) = self.resources.get_mut(k) {
+            if let Some(g) = group
+                && r.group.as_deref() != g
+            {
+                r.group = g.map(str::to_owned);
+                self.emit("RESOURCE_REGROUPED", self.now, Some(k)).group = Some(g.map(str::to_owned));
+            }
             return false;
         }
-        self.resources.insert(k.clone(), RefResource::default());
-        self.emit("RESOURCE_REGISTERED", self.now, Some(k));
+        let group = group.flatten().map(str::to_owned);
+        self.resources.insert(k.clone(), RefResource { group: group.clone(), ..RefResource::default() });
+        self.emit("RESOURCE_REGISTERED", self.now, Some(k)).group = Some(group);
         true
     }
 
@@ -167,22 +186,63 @@ impl RefPool {
         r.lease.is_none() && r.block.is_none()
     }
 
-    /// Candidates of `ctx` in canonical order with their scores.
-    pub fn candidates(&self, ctx: &str) -> Vec<(Key, f64)> {
+    /// The end of the pacing of the cell of `k` in `ctx`, while it is paced (a cell-less
+    /// resource never is).
+    pub fn paced_until(&self, k: &Key, ctx: &str) -> Option<Millis> {
+        let c = self.cells.get(&(k.clone(), ctx.as_bytes().to_vec()))?;
+        let end = c.updated_at + self.cfg.min_gap_for(ctx);
+        (self.now < end).then_some(end)
+    }
+
+    /// Candidates of `ctx` in canonical order with their scores, held flags and groups.
+    pub fn candidates(&self, ctx: &str) -> Vec<Candidate> {
         let half_open = self.cfg.half_open_causes;
         self.resources
-            .keys()
-            .filter(|k| self.free(k))
-            .filter_map(|k| {
+            .iter()
+            .filter(|(k, _)| self.free(k) && self.paced_until(k, ctx).is_none())
+            .filter_map(|(k, r)| {
                 let c = self.cell(k, ctx);
-                c.selectable(self.now, half_open).then(|| (k.clone(), c.score))
+                c.selectable(self.now, half_open).then(|| (k.clone(), c.score, c.held, r.group.clone()))
             })
             .collect()
+    }
+
+    /// The candidates a grouped acquire picks among: those of the first listed group with one
+    /// that is not held, else of the first with any.
+    pub fn group_candidates(&self, ctx: &str, groups: &[Option<&str>]) -> Vec<Candidate> {
+        let cands = self.candidates(ctx);
+        let of = |g: &Option<&str>| -> Vec<Candidate> {
+            cands.iter().filter(|c| c.3.as_deref() == *g).cloned().collect()
+        };
+        if let Some(g) = groups.iter().find(|g| of(g).iter().any(|c| !c.2)) {
+            return of(g);
+        }
+        groups.iter().map(of).find(|c| !c.is_empty()).unwrap_or_default()
     }
 
     /// `acquire`: `draw` is called once when there are two or more candidates.
     pub fn acquire(&mut self, ctx: &str, draw: &mut dyn FnMut() -> f64) -> Option<RefGrant> {
         let cands = self.candidates(ctx);
+        self.acquire_among(ctx, cands, draw)
+    }
+
+    /// `acquire(ctx, { groups })`.
+    pub fn acquire_in(
+        &mut self,
+        ctx: &str,
+        groups: &[Option<&str>],
+        draw: &mut dyn FnMut() -> f64,
+    ) -> Option<RefGrant> {
+        let cands = self.group_candidates(ctx, groups);
+        self.acquire_among(ctx, cands, draw)
+    }
+
+    fn acquire_among(
+        &mut self,
+        ctx: &str,
+        cands: Vec<Candidate>,
+        draw: &mut dyn FnMut() -> f64,
+    ) -> Option<RefGrant> {
         if cands.is_empty() {
             self.emit("ACQUISITION_REJECTED", self.now, None).context = Some(ctx.to_owned());
             return None;
@@ -211,7 +271,8 @@ impl RefPool {
     }
 
     pub fn acquire_resource(&mut self, k: &Key, ctx: &str) -> Option<RefGrant> {
-        if !self.free(k) || !self.cell(k, ctx).leasable_by_name(self.now) {
+        let paced = self.paced_until(k, ctx).is_some();
+        if !self.free(k) || paced || !self.cell(k, ctx).leasable_by_name(self.now) {
             return None;
         }
         Some(self.grant(k, ctx))
@@ -221,13 +282,22 @@ impl RefPool {
         self.fencing += 1;
         let (token, now) = (self.fencing, self.now);
         let expires_at = now + self.cfg.lease_ttl_ms;
-        self.resources.get_mut(k).unwrap().lease =
-            Some(RefLease { context: ctx.to_owned(), token, leased_at: now, expires_at });
+        let r = self.resources.get_mut(k).unwrap();
+        r.lease = Some(RefLease { context: ctx.to_owned(), token, leased_at: now, expires_at });
+        let group = r.group.clone();
         let e = self.emit("RESOURCE_LEASED", now, Some(k));
         e.context = Some(ctx.to_owned());
         e.token = Some(token);
         e.until = Some(expires_at);
-        RefGrant { kind: k.0, value: text(&k.1), context: ctx.to_owned(), token, leased_at: now, expires_at }
+        RefGrant {
+            kind: k.0,
+            value: text(&k.1),
+            group,
+            context: ctx.to_owned(),
+            token,
+            leased_at: now,
+            expires_at,
+        }
     }
 
     fn holder(&self, g: &RefGrant) -> Option<Key> {
@@ -244,9 +314,10 @@ impl RefPool {
         if r.block.is_some() {
             return None;
         }
+        let group = r.group.clone();
         let l = r.lease.as_mut().unwrap();
         l.expires_at = now + ttl;
-        Some(RefGrant { expires_at: l.expires_at, leased_at: l.leased_at, ..g.clone() })
+        Some(RefGrant { expires_at: l.expires_at, leased_at: l.leased_at, group, ..g.clone() })
     }
 
     pub fn release(&mut self, g: &RefGrant) -> bool {
@@ -260,12 +331,30 @@ impl RefPool {
         true
     }
 
+    /// Cells of `ctx` whose stored state is COOLING with a cooldown still running.
+    pub fn cooling_in(&self, ctx: &str) -> u64 {
+        let now = self.now;
+        let running = |c: &Cell| c.state == State::Cooling && c.cooldown_until.is_some_and(|u| now < u);
+        self.cells.iter().filter(|((_, c), cell)| c.as_slice() == ctx.as_bytes() && running(cell)).count()
+            as u64
+    }
+
     pub fn report(&mut self, k: &Key, ctx: &str, outcome: &Outcome) {
         let now = self.now;
         let blocked = self.resources[k].block.is_some();
         let cfg = self.cfg.clone();
+        // The cooling cap: would this failure reach step 4 (not blocked, not inside a running
+        // cooldown, enough consecutive failures), with `allowed` cooldowns already running?
+        let before = self.cell(k, ctx);
+        let running = before.state == State::Cooling && before.cooldown_until.is_some_and(|u| now < u);
+        let step4 = outcome.failure_type().is_some()
+            && !blocked
+            && !running
+            && u64::from(before.consecutive_failures) + 1 >= u64::from(cfg.cool_after);
+        let allowed = (u64::from(cfg.max_cooling_percent) * self.resources.len() as u64 / 100).max(1);
+        let capped = step4 && self.cooling_in(ctx) >= allowed;
         let cell = self.cells.entry((k.clone(), ctx.as_bytes().to_vec())).or_insert_with(|| Cell::fresh(now));
-        let t = cell.report(outcome, now, blocked, false, &cfg);
+        let t = cell.report(outcome, now, blocked, capped, &cfg);
         use repute::cell::Transition;
         match t {
             Transition::Cooled { cause, until } => {
@@ -276,6 +365,11 @@ impl RefPool {
             }
             Transition::Recovered => {
                 self.emit("RESOURCE_RECOVERED", now, Some(k)).context = Some(ctx.to_owned());
+            }
+            Transition::Suppressed { cause } => {
+                let e = self.emit("COOLDOWN_SUPPRESSED", now, Some(k));
+                e.context = Some(ctx.to_owned());
+                e.cause = Some(cause);
             }
             _ => {}
         }
@@ -303,7 +397,9 @@ impl RefPool {
         let half_open = self.cfg.half_open_causes;
         self.cells
             .iter()
-            .filter(|((k, _), c)| self.free(k) && c.probe_due(self.now, half_open))
+            .filter(|((k, ctx), c)| {
+                self.free(k) && c.probe_due(self.now, half_open) && self.paced_until(k, &text(ctx)).is_none()
+            })
             .map(|((k, ctx), c)| (k.clone(), text(ctx), c.cooldown_until.unwrap()))
             .collect()
     }
@@ -312,15 +408,34 @@ impl RefPool {
         if !self.candidates(ctx).is_empty() {
             return Some(self.now);
         }
+        self.earliest(ctx, |_| true)
+    }
+
+    /// `nextChangeAt(ctx, { groups })`.
+    pub fn next_change_at_in(&self, ctx: &str, groups: &[Option<&str>]) -> Option<Millis> {
+        let listed = |r: &RefResource| groups.contains(&r.group.as_deref());
+        if self.candidates(ctx).iter().any(|c| groups.contains(&c.3.as_deref())) {
+            return Some(self.now);
+        }
+        self.earliest(ctx, listed)
+    }
+
+    /// The earliest instant at which a resource `keep` admits could become a candidate of
+    /// `ctx` by time alone.
+    fn earliest(&self, ctx: &str, keep: impl Fn(&RefResource) -> bool) -> Option<Millis> {
         let half_open = self.cfg.half_open_causes;
         self.resources
             .iter()
+            .filter(|(_, r)| keep(r))
             .filter_map(|(k, r)| {
                 let mut at = r.lease.as_ref().map_or(self.now, |l| l.expires_at);
                 match r.block {
                     Some(RefBlock::Permanent) => return None,
                     Some(RefBlock::Until(u)) => at = at.max(u),
                     None => {}
+                }
+                if let Some(end) = self.paced_until(k, ctx) {
+                    at = at.max(end);
                 }
                 let c = self.cell(k, ctx);
                 if c.state == State::Cooling {
@@ -343,9 +458,12 @@ impl RefPool {
                     .cells
                     .range((k.clone(), Vec::new())..)
                     .take_while(|((rk, _), _)| rk == k)
-                    .map(|((_, ctx), c)| (text(ctx), ViewState::of(c.state, r.block.is_some()), c.clone()))
+                    .map(|((_, ctx), c)| {
+                        let paced = self.paced_until(k, &text(ctx));
+                        (text(ctx), ViewState::of(c.state, r.block.is_some()), c.clone(), paced)
+                    })
                     .collect();
-                (k.clone(), r.block.clone(), r.lease.as_ref().map(|l| l.token), cells)
+                (k.clone(), r.group.clone(), r.block.clone(), r.lease.as_ref().map(|l| l.token), cells)
             })
             .collect()
     }
@@ -372,13 +490,26 @@ impl RefPool {
                 out.push(l.expires_at);
             }
         }
-        for c in self.cells.values() {
+        for ((_, ctx), c) in &self.cells {
             if let Some(u) = c.cooldown_until {
                 out.push(u);
             }
+            out.push(c.updated_at + self.cfg.min_gap_for(&text(ctx)));
         }
         out.retain(|&t| t > self.now);
         out.sort_unstable();
         out
+    }
+}
+
+impl RefPool {
+    /// `setConfig(patch)`: `CONFIG_CHANGED` and `true` unless the result is the config in force.
+    pub fn set_config(&mut self, cfg: Config) -> bool {
+        if cfg == self.cfg {
+            return false;
+        }
+        self.cfg = cfg;
+        self.emit("CONFIG_CHANGED", self.now, None);
+        true
     }
 }

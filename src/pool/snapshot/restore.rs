@@ -325,13 +325,17 @@ fn cell_in(
     let cs = int("consecutiveSuccesses", c.consecutive_successes, u32::MAX.into())? as u32;
     // A cell is created by a report and every report ends one streak and extends the other:
     // exactly one counter is non-zero, and the newest outcome in the window is of its kind.
-    if (cf > 0) == (cs > 0) {
+    // Except after a suppressed cooldown (SPEC §3, cooling cap): the failure sets
+    // `consecutiveFailures` back to its value before, 0 with `coolAfter` 1, so a held cell
+    // may have both at 0, its newest outcome being that failure.
+    let suppressed = cf == 0 && cs == 0 && c.held == Some(true);
+    if (cf > 0) == (cs > 0) && !suppressed {
         return Err((
             "",
             "exactly one of consecutiveFailures and consecutiveSuccesses must be non-zero".into(),
         ));
     }
-    if c.window.newest().is_none_or(|o| o.failure().is_some() != (cf > 0)) {
+    if c.window.newest().is_none_or(|o| o.failure().is_some() != (cf > 0 || suppressed)) {
         return Err(("window", "must end with an outcome of the cell's streak".into()));
     }
     let state =
