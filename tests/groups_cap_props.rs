@@ -16,6 +16,8 @@
 //! - `check_invariants()` (sub-indexes per group, cooling counts) after every step (on the
 //!   observed pool; the direct one keeps its lazily updated indexes until the end).
 //!
+//! Restores happen mid-history too (both pools continue on their own snapshot).
+//!
 //! Two pools run each history: `direct` makes only the calls; `observed` also reads its view
 //! and snapshot before acquires and reports (which applies due expiries first). Both must
 //! grant the same leases, draw the same values and end each step with the same events and the
@@ -56,6 +58,8 @@ enum Op {
     Advance(u16),
     /// minGapMs, minGapMsByContext, maxCoolingPercent (indexes into the tables in `config_patch`).
     SetConfig(u8, u8, u8),
+    /// Both pools continue on a restore of their own snapshot (leases are dropped).
+    Restore,
 }
 
 fn group_list() -> impl Strategy<Value = Vec<Option<u8>>> {
@@ -79,6 +83,7 @@ fn op() -> impl Strategy<Value = Op> {
         // Quarter seconds, like every duration of the config: ends fall on call instants.
         4 => (0u16..12).prop_map(|q| Op::Advance(q * 250)),
         1 => (0u8..3, 0u8..3, 0u8..5).prop_map(|(g, m, p)| Op::SetConfig(g, m, p)),
+        1 => Just(Op::Restore),
     ]
 }
 
@@ -129,6 +134,15 @@ impl Side {
         let pool =
             Pool::new(cfg.clone(), clock.clone(), Logged(SeededRandom::new(5), Rc::clone(&draws))).unwrap();
         Side { pool, draws, leases: Vec::new() }
+    }
+
+    /// Continues on a restore of the pool's snapshot, with a fresh seeded source (both sides
+    /// restore at the same step, so they keep drawing the same values).
+    fn restore(&mut self, clock: &ManualClock, step: u64) {
+        let snap = self.pool.snapshot().unwrap();
+        let random = Logged(SeededRandom::new(step), Rc::clone(&self.draws));
+        self.pool = Pool::restore(&snap, None, clock.clone(), random).unwrap();
+        self.leases.clear();
     }
 }
 
@@ -371,6 +385,15 @@ fn run(cfg: Config, ops: &[Op]) -> Result<(), TestCaseError> {
                 prop_assert_eq!(a, observed.pool.unblock(Kind::Proxy, &value(*r)).ok());
             }
             Op::Advance(ms) => clock.advance(f64::from(*ms)),
+            Op::Restore => {
+                // The events pending before the snapshot are compared here, on the old pools.
+                direct.pool.snapshot().unwrap();
+                observed.pool.snapshot().unwrap();
+                let (ea, eb) = (direct.pool.drain_events().unwrap(), observed.pool.drain_events().unwrap());
+                prop_assert_eq!(ea, eb);
+                direct.restore(&clock, step as u64);
+                observed.restore(&clock, step as u64);
+            }
             Op::SetConfig(g, m, p) => {
                 let patch = ConfigPatch::from_json(&config_patch(*g, *m, *p)).unwrap();
                 let a = direct.pool.set_config(&patch).unwrap();

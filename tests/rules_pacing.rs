@@ -325,3 +325,20 @@ fn paced_cells_stay_paced_across_a_snapshot_round_trip() {
     assert_eq!(r.acquire("c").unwrap().map(|l| l.value.to_string()).as_deref(), Some("p"));
     r.check_invariants().unwrap();
 }
+
+#[test]
+fn a_restore_override_of_the_gap_paces_restored_cells_by_it() {
+    let mut h = with_p(r#"{"minGapMs":1000}"#);
+    h.ok("p", "c");
+    h.at(2000.0);
+    let snap = h.snapshot();
+    // 1 s after +0 is over at +2 s; with 10 s it runs to +10 s.
+    let o = ConfigPatch::from_json(r#"{"minGapMs":10000}"#).unwrap();
+    let clock = ManualClock::new(T0 + 2000.0);
+    let mut r = Pool::restore(&snap, Some(&o), clock.clone(), || 0.5).unwrap();
+    assert_eq!(r.acquire("c").unwrap(), None);
+    assert_eq!(r.next_change_at("c").unwrap(), Some(T + 10_000));
+    clock.set(T0 + 10_000.0);
+    assert!(r.acquire("c").unwrap().is_some());
+    r.check_invariants().unwrap();
+}

@@ -8,6 +8,12 @@
 //!
 //! `REPUTE_BLESS=1 cargo test --test scenarios` rewrites every expected value from the actual
 //! run (authoring aid only: blessed output must be reviewed by hand).
+//!
+//! Version 2 options: `register`'s third argument `{group}`, `acquire`'s and `nextChangeAt`'s
+//! second `{groups}`, `resources`' `group` filter. The fields version 2 added to what the
+//! engine hands out (a lease's, a view's and a probe entry's `group`, a cell's `pacedUntil` and
+//! `held`, an event's `group`) are compared too: where the canonical writers do not write one
+//! yet, this runner adds it from the typed value; where they do, the two must agree.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -16,8 +22,8 @@ use std::rc::Rc;
 
 use repute::wasm::views_json;
 use repute::{
-    BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
-    RandomSource, SeededRandom, ViewState,
+    BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome,
+    Pool, PoolEvent, ProbeDue, RandomSource, ResourceView, SeededRandom, ViewState,
 };
 use serde_json::{Map, Value};
 
@@ -172,7 +178,66 @@ fn perform(pool: &mut Pool, host: &Host, call: &str, args: &[Value]) -> Result<A
 }
 
 fn drained(pool: &mut Pool) -> Result<Value, Error> {
-    Ok(parse(&views_json::events(&pool.drain_events()?)))
+    let events = pool.drain_events()?;
+    let mut v = parse(&views_json::events(&events));
+    for (out, e) in v.as_array_mut().expect("an array").iter_mut().zip(&events) {
+        event_v2(out, e);
+    }
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version 2 fields: added from the typed values where the canonical writer has none.
+
+/// Sets `key` on object `o`, or checks that the writer's value equals it.
+fn put(o: &mut Value, key: &str, v: Value) {
+    let o = o.as_object_mut().expect("an object");
+    match o.get(key) {
+        Some(w) => assert!(same(w, &v), "the writer's {key} is {w}, the typed value {v}"),
+        None => drop(o.insert(key.to_owned(), v)),
+    }
+}
+
+fn name(g: Option<&Rc<str>>) -> Value {
+    g.map_or(Value::Null, |g| Value::from(&**g))
+}
+
+fn event_v2(out: &mut Value, e: &PoolEvent) {
+    if let Some(g) = &e.group {
+        put(out, "group", name(g.as_ref()));
+    }
+}
+
+fn lease_v2(out: &mut Value, l: &Lease) {
+    put(out, "group", name(l.group.as_ref()));
+}
+
+fn cell_v2(out: &mut Value, c: &CellView) {
+    put(out, "pacedUntil", c.paced_until.map_or(Value::Null, Value::from));
+    put(out, "held", Value::Bool(c.held));
+}
+
+fn view_v2(out: &mut Value, r: &ResourceView) {
+    put(out, "group", name(r.group.as_ref()));
+    if let Some(l) = &r.lease {
+        lease_v2(&mut out["lease"], l);
+    }
+    for (o, c) in out["cells"].as_array_mut().expect("cells").iter_mut().zip(&r.cells) {
+        cell_v2(o, c);
+    }
+}
+
+fn probe_v2(out: &mut Value, p: &ProbeDue) {
+    put(out, "group", name(p.group.as_ref()));
+}
+
+/// Renders `items` with the canonical `writer`, then adds the version 2 fields with `v2`.
+fn render<T>(items: &[T], writer: impl Fn(&[T]) -> String, v2: impl Fn(&mut Value, &T)) -> String {
+    let mut v = parse(&writer(items));
+    for (o, item) in v.as_array_mut().expect("an array").iter_mut().zip(items) {
+        v2(o, item);
+    }
+    v.to_string()
 }
 
 /// What a step did: its result (`None` for restore) or error, and the drained events.
@@ -254,13 +319,20 @@ fn invoke(pool: &mut Pool, call: &str, args: &[Value]) -> Result<String, Error> 
         l.map_or("null".into(), |l| {
             let mut out = String::new();
             views_json::write_lease(&mut out, &l);
-            out
+            let mut v = parse(&out);
+            lease_v2(&mut v, &l);
+            v.to_string()
         })
     };
     Ok(match call {
-        "register" => boolean(pool.register(a.kind(0)?, a.text(1)?)?),
+        "register" => boolean(pool.register_in(a.kind(0)?, a.text(1)?, a.group_key(2)?)?),
         "deregister" => boolean(pool.deregister(a.kind(0)?, a.text(1)?)?),
-        "acquire" => lease(pool.acquire(a.text(0)?)?),
+        "acquire" => match a.groups(1)? {
+            None => lease(pool.acquire(a.text(0)?)?),
+            Some(groups) => {
+                lease(pool.acquire_in(a.text(0)?, &groups.iter().map(Option::as_deref).collect::<Vec<_>>())?)
+            }
+        },
         "acquireResource" => lease(pool.acquire_resource(a.kind(0)?, a.text(1)?, a.text(2)?)?),
         "report" => {
             pool.report(a.kind(0)?, a.text(1)?, a.text(2)?, a.outcome(3)?)?;
@@ -273,9 +345,18 @@ fn invoke(pool: &mut Pool, call: &str, args: &[Value]) -> Result<String, Error> 
             "null".into()
         }
         "unblock" => boolean(pool.unblock(a.kind(0)?, a.text(1)?)?),
-        "resources" => views_json::resources(&pool.resources(&a.filter(0)?)?),
-        "dueForRecoveryProbe" => views_json::probe_due(&pool.due_for_recovery_probe()?),
-        "nextChangeAt" => pool.next_change_at(a.text(0)?)?.map_or("null".into(), |t| t.to_string()),
+        "resources" => render(&pool.resources(&a.filter(0)?)?, views_json::resources, view_v2),
+        "dueForRecoveryProbe" => render(&pool.due_for_recovery_probe()?, views_json::probe_due, probe_v2),
+        "nextChangeAt" => {
+            let at = match a.groups(1)? {
+                None => pool.next_change_at(a.text(0)?)?,
+                Some(groups) => pool.next_change_at_in(
+                    a.text(0)?,
+                    &groups.iter().map(Option::as_deref).collect::<Vec<_>>(),
+                )?,
+            };
+            at.map_or("null".into(), |t| t.to_string())
+        }
         "stats" => views_json::stats(&pool.stats()?),
         other => unreachable!("call {other} is checked against CALLS"),
     })
@@ -345,7 +426,7 @@ impl Args<'_> {
         }
     }
 
-    /// Optional `{context?, state?}`.
+    /// Optional `{context?, state?, group?}` (`group`: a name or `null`).
     fn filter(&self, i: usize) -> Result<Filter, Error> {
         if self.0.get(i).is_none() {
             return Ok(Filter::default());
@@ -354,7 +435,47 @@ impl Args<'_> {
         let text = |k: &str| o.get(k).map(|v| v.as_str().ok_or_else(|| bad(i, k))).transpose();
         let state =
             text("state")?.map(|s| ViewState::parse(s).ok_or_else(|| bad(i, "a known state"))).transpose()?;
-        Ok(Filter { context: text("context")?.map(str::to_owned), state, group: None })
+        let group = match o.get("group") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(Value::String(g)) => Some(Some(g.clone())),
+            Some(_) => return Err(bad(i, "a group name or null")),
+        };
+        Ok(Filter { context: text("context")?.map(str::to_owned), state, group })
+    }
+
+    /// An optional options object, which must be a plain object when given.
+    fn options(&self, i: usize) -> Result<Option<&Map<String, Value>>, Error> {
+        match self.0.get(i) {
+            None => Ok(None),
+            Some(_) => self.object(i).map(Some),
+        }
+    }
+
+    /// `register`'s `{group}`: `None` when the key (or the whole argument) is absent,
+    /// `Some(None)` for `null`.
+    fn group_key(&self, i: usize) -> Result<Option<Option<&str>>, Error> {
+        match self.options(i)?.and_then(|o| o.get("group")) {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(None)),
+            Some(Value::String(g)) => Ok(Some(Some(g))),
+            Some(_) => Err(bad(i, "a group name or null")),
+        }
+    }
+
+    /// `acquire`'s and `nextChangeAt`'s `{groups}`: `None` when absent; entries are names or
+    /// `null`.
+    fn groups(&self, i: usize) -> Result<Option<Vec<Option<String>>>, Error> {
+        let Some(list) = self.options(i)?.and_then(|o| o.get("groups")) else {
+            return Ok(None);
+        };
+        let list = list.as_array().ok_or_else(|| bad(i, "groups: an array"))?;
+        let entry = |v: &Value| match v {
+            Value::Null => Ok(None),
+            Value::String(g) => Ok(Some(g.clone())),
+            _ => Err(bad(i, "groups: names or null")),
+        };
+        list.iter().map(entry).collect::<Result<Vec<_>, _>>().map(Some)
     }
 }
 
@@ -364,9 +485,9 @@ impl Args<'_> {
 /// Key order for objects in blessed files (keys not listed follow in alphabetical order).
 const KEY_ORDER: &str = "name description config seed draws from steps snapshot \
     seq type at call args result error events \
-    kind value context state cause until permanent token leasedAt expiresAt ok failure latencyMs \
-    seconds blocked lease cells score consecutiveFailures consecutiveSuccesses cooldownUntil \
-    cooldownCause updatedAt p50LatencyMs p95LatencyMs \
+    kind value group groups context state cause until permanent token leasedAt expiresAt ok failure \
+    latencyMs seconds blocked lease cells score consecutiveFailures consecutiveSuccesses \
+    cooldownUntil cooldownCause updatedAt pacedUntil held p50LatencyMs p95LatencyMs \
     coolAfter recoverAfter successReward penalties cooldownBaseMs maxBackoffExponent \
     explorationFloor leaseTtlMs windowSize halfOpenCauses maxResources maxCells eventBufferSize \
     minGapMs minGapMsByContext maxCoolingPercent \

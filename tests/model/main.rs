@@ -165,7 +165,7 @@ fn config(tight: bool) -> impl Strategy<Value = Config> {
         prop::sample::select(max_res),
         prop::sample::select(max_cells),
         prop::sample::select(vec![30.0, 70.0]),
-        (prop::sample::select(vec![0u64, 0, 250, 1500]), prop::sample::select(vec![100u32, 100, 60, 25, 1])),
+        (prop::sample::select(vec![0u64, 0, 250, 1500]), prop::sample::select(vec![100u32, 50, 25, 1, 1])),
     )
         .prop_map(|(cool, recover, reward, floor, exp, ttl, window, causes, max_res, max_cells, blocked, v2)| {
             let (gap, cap) = v2;
@@ -769,5 +769,29 @@ proptest! {
         ], 150..500),
     ) {
         run(sparse_world(), cfg, draws, ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1000) / 4, max_shrink_iters: 20_000, ..ProptestConfig::default() })]
+
+    /// Version 2 rules under pressure: every failure reaches step 4 (`coolAfter` 1), the cap
+    /// is low, failures are as frequent as successes and acquires mostly list groups, so held
+    /// cells, escalation past all-held groups and picks among held ones are common.
+    #[test]
+    fn engine_matches_reference_with_groups_under_the_cap(
+        cfg in (config(true), prop::sample::select(vec![1u32, 20, 40]))
+            .prop_map(|(mut c, p)| { c.cool_after = 1; c.max_cooling_percent = p; c }),
+        draws in prop::collection::vec(0.0f64..1.0, 1..64),
+        ops in prop::collection::vec(prop_oneof![
+            4 => op(6, 3, 6),
+            3 => (0..6usize, 0..3usize, prop::sample::select(FailureType::ALL.to_vec()))
+                .prop_map(|(r, c, f)| Op::Report(r, c, Some(f), None)),
+            3 => (0..3usize, group_list()).prop_map(|(c, g)| Op::AcquireIn(c, g)),
+            2 => (0..6usize, prop::option::of(0..3usize)).prop_map(|(r, g)| Op::RegisterIn(r, g)),
+            2 => (0..64usize).prop_map(Op::Release),
+        ], 1..120),
+    ) {
+        run(small_world(), cfg, draws, ops)?;
     }
 }
