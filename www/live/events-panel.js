@@ -1,39 +1,16 @@
 // Live mode's event list: the latest events from the audit log (`GET /api/events`), then live
 // ones from the stream (event-feed.js), newest first; Pause holds new events back (counted)
 // until Resume; a filter on type, resource and context; "Load older events" pages back through
-// the audit log. Tells its owner when an event may have changed the pool (`onChange`). Each
-// event reads as a sentence: a regroup names the group moved to, a suppressed cooldown says the
-// cooling cap held the cell in rotation.
+// the audit log. Tells its owner when an event may have changed the pool (`onChange`). How an
+// event reads is event-text.js's.
 
 import { h, fill, labelled, when } from "./dom.js";
 import { EventFeed } from "./event-feed.js";
+import { describe, searchable } from "./event-text.js";
 
 const PAGE = 50;
 /** Events kept in the list; beyond this the oldest live ones leave it. */
 const KEEP = 2000;
-
-/** What an event's `group` says, by event type. */
-function groupPart(e) {
-  if (e.group === undefined) return null;
-  if (e.type === "RESOURCE_REGROUPED") return e.group === null ? "moved out of its group (now no group)" : `moved to group ${e.group}`;
-  return e.group === null ? "no group" : `group ${e.group}`;
-}
-
-function describe(e) {
-  const parts = [];
-  if (e.kind) parts.push(`${e.kind}/${e.value}`);
-  const group = groupPart(e);
-  if (group) parts.push(group);
-  if (e.context !== undefined) parts.push(`in ${e.context}`);
-  if (e.type === "COOLDOWN_SUPPRESSED") parts.push("cooldown suppressed by the cooling cap: held in rotation");
-  if (e.cause) parts.push(`cause ${e.cause}`);
-  if (e.permanent) parts.push("permanently");
-  if (e.until !== undefined) parts.push(`until ${when(e.until)}`);
-  if (e.token !== undefined) parts.push(`token ${e.token}`);
-  return parts.join(" · ");
-}
-
-const searchable = (e) => `${e.type} ${e.kind ?? ""}/${e.value ?? ""} ${e.context ?? ""} ${e.cause ?? ""} ${groupPart(e) ?? ""}`.toLowerCase();
 
 export class EventsPanel {
   #connection;
