@@ -27,10 +27,11 @@ export const CHARTS = [
   },
   {
     id: "held",
-    title: "Cells held by the cooling cap, cells paced, cooldowns suppressed",
+    title: "Cells cooling (cooldown running) and held by the cooling cap; cells paced; cooldowns suppressed",
     unit: "",
     applies: (sr) => anyAbove0(sr.held) || anyAbove0(sr.paced) || sr.contexts.some((c) => anyAbove0(c.suppressed)),
     series: (sr) => [
+      ["cooling cells", sr.cooling ?? sr.startS.map(() => 0)],
       ["held cells", sr.held ?? sr.startS.map(() => 0)],
       ["paced cells", sr.paced ?? sr.startS.map(() => 0)],
       ...sr.contexts.map((c) => [`${c.name} cooldowns suppressed`, c.suppressed ?? sr.startS.map(() => 0)]),

@@ -24,7 +24,7 @@ export function summaryRows(runs) {
   row("rejectedShare", "Share of acquisitions rejected", "percent", "lower", (x) => x.rejectedShare);
   row("failures", "Failures reported", "count", "lower", (x) => FAILURES.reduce((n, f) => n + x.failures[f], 0));
   row("cooldowns", "Cooldowns started", "count", null, (x) => x.cooldowns);
-  row("peakCooling", "Cells cooling at the peak (at a chart point)", "count", null, (x) => x.peakCooling);
+  row("peakCooling", "Cells cooling at the peak (cooldown running, at a chart point)", "count", null, (x) => x.peakCooling);
   if (s.some((x) => x.peakHeld > 0)) row("peakHeld", "Cells held by the cooling cap at the peak", "count", null, (x) => x.peakHeld);
   if (s.some((x) => x.suppressed > 0)) row("suppressed", "Cooldowns suppressed by the cooling cap", "count", null, (x) => x.suppressed);
   row("worstRecoverS", "Time to recover (worst incident)", "seconds", "lower", (x) => (x.incidents.length ? x.worstRecoverS : undefined));

@@ -28,7 +28,7 @@ export function seriesCsv(runs, labels) {
   });
   for (const s of series.sets) head.push(`${s.name} leases`);
   for (const st of STATES) head.push(`cells ${st}`);
-  head.push("cells held", "cells paced");
+  head.push("cells cooling (cooldown running)", "cells held", "cells paced");
   const rows = [head];
   runs.forEach(({ series: sr }, i) => {
     const rates = sr.contexts.map(successRates);
@@ -40,7 +40,7 @@ export function seriesCsv(runs, labels) {
       });
       for (const s of sr.sets) row.push(s.leases[b]);
       for (const st of STATES) row.push(sr.states[st][b]);
-      row.push(sr.held?.[b] ?? 0, sr.paced?.[b] ?? 0);
+      row.push(sr.cooling?.[b] ?? 0, sr.held?.[b] ?? 0, sr.paced?.[b] ?? 0);
       rows.push(row);
     });
   });

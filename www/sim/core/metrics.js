@@ -1,7 +1,7 @@
 // What a simulation run measures, bucket by bucket of simulated time, and the summary made of
 // it. `Recorder` counts (acquires, rejections, leases per set and — when groups are in play —
 // per context and group, outcomes, cooldowns started and suppressed by the cooling cap, cells
-// by state, held and paced cells); `summarize` turns its series into the numbers of the summary
+// by state, cells cooling with their cooldown running, held and paced cells); `summarize` turns its series into the numbers of the summary
 // table: success rate (overall and per context), rejections, time to recover after each
 // incident, share served by each set and by each group per context, cooling and held cells at
 // their peak. Owns no engine and no world: simulate.js feeds it.
@@ -36,6 +36,7 @@ export class Recorder {
     this.contextIndex = new Map(contexts.map((c, i) => [c, i]));
     this.sets = sets.map((name) => ({ name, leases: zeros(buckets) }));
     this.states = Object.fromEntries(STATES.map((s) => [s, zeros(buckets)]));
+    this.cooling = zeros(buckets);
     this.held = zeros(buckets);
     this.paced = zeros(buckets);
     this.grouped = grouped;
@@ -81,11 +82,14 @@ export class Recorder {
     }
   }
 
-  /** Cells by state, and those held or paced, at the end of bucket `b`, from `pool.resources()`. */
-  sampleStates(b, resources) {
+  /** Cells by state, those cooling with their cooldown still running (not yet a half-open
+   * candidate), and those held or paced, at pool time `now`, the end of bucket `b`, from
+   * `pool.resources()`. */
+  sampleStates(b, resources, now) {
     for (const r of resources) {
       for (const cell of r.cells) {
         this.states[cell.state][b]++;
+        if (cell.state === "COOLING" && cell.cooldownUntil > now) this.cooling[b]++;
         if (cell.held === true) this.held[b]++;
         if (cell.pacedUntil !== null && cell.pacedUntil !== undefined) this.paced[b]++;
       }
@@ -100,6 +104,7 @@ export class Recorder {
       contexts: this.contexts,
       sets: this.sets,
       states: this.states,
+      cooling: this.cooling,
       held: this.held,
       paced: this.paced,
       grouped: this.grouped,
@@ -159,7 +164,7 @@ export function summarize(series, scenario) {
     failures,
     cooldowns,
     suppressed,
-    peakCooling: Math.max(0, ...series.states.COOLING),
+    peakCooling: Math.max(0, ...(series.cooling ?? [])),
     peakHeld: Math.max(0, ...series.held),
     perContext,
     setShare,

@@ -94,14 +94,19 @@ export function fieldOfError(message, paths) {
 
 /**
  * Checks a policy with the engine: `null` when it takes it, else `{ message, path }` with the
- * engine's message and the form field it names (null: none). `Pool` is the engine's class.
+ * engine's message and the form field it names (null: none). `Pool` is the engine's class. The
+ * fields are those of the engine's default config, as the form shows them: a map whose keys
+ * the user chooses (`minGapMsByContext`) is one field, whatever keys the policy gives it.
  */
 export function checkPolicy(Pool, config) {
   try {
     new Pool({ config, seed: 0 }).free();
     return null;
   } catch (e) {
-    return { message: e.message, path: fieldOfError(e.message, fieldsOf(config).map((f) => f.path)) };
+    const probe = new Pool({ seed: 0 });
+    const defaults = probe.config();
+    probe.free();
+    return { message: e.message, path: fieldOfError(e.message, fieldsOf(defaults).map((f) => f.path)) };
   }
 }
 

@@ -185,7 +185,7 @@ class Run {
     const end = this.#nextBoundary;
     this.#now = this.#t0 + end;
     const b = this.#rec.bucketOf(end - 1);
-    this.#rec.sampleStates(b, this.#pool.resources());
+    this.#rec.sampleStates(b, this.#pool.resources(), this.#now);
     this.#rec.events(this.#pool.drainEvents(), this.#t0);
     this.#nextBoundary = end === this.#durationMs ? Infinity : Math.min(end + this.#bucketMs, this.#durationMs);
   }
