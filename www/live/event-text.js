@@ -26,5 +26,5 @@ export function describe(e) {
   return parts.join(" · ");
 }
 
-/** What the list's filter matches an event on (lower case). */
-export const searchable = (e) => `${e.type} ${e.kind ?? ""}/${e.value ?? ""} ${e.context ?? ""} ${e.cause ?? ""} ${groupPart(e) ?? ""}`.toLowerCase();
+/** What the list's filter matches an event on (lower case): its type and its line as shown. */
+export const searchable = (e) => `${e.type} ${describe(e)}`.toLowerCase();
