@@ -112,7 +112,7 @@ export class ResourceGrid {
     cells.push(resource, group, count);
     for (let i = 0; i < this.#contexts.length; i++) {
       cells.push(h("div", { role: "gridcell", "aria-colindex": i + FIXED + 1, class: "grid-cell ctx", tabindex: "-1" },
-        h("span", { class: "state" }), h("span", { class: "flags" }), h("span", { class: "score" })));
+        h("span", { class: "state" }), h("span", { class: "score" })));
     }
     el.append(...cells);
     this.#body.append(el);
@@ -172,11 +172,12 @@ export class ResourceGrid {
     for (let i = 0; i < ctx.length; i++) {
       const cell = row.cells.get(this.#contexts[i]);
       const el = ctx[i];
-      const [state, flags, score] = el.children;
+      const state = el.firstElementChild;
+      const score = el.lastElementChild;
       if (!cell) {
         el.className = "grid-cell ctx s-none";
         state.textContent = "no cell";
-        flags.replaceChildren();
+        this.#flags(el, null);
         score.textContent = "";
         continue;
       }
@@ -184,15 +185,29 @@ export class ResourceGrid {
       state.textContent = cell.state;
       const paced = isPaced(cell, now);
       if (paced) slot.counting = true;
-      flags.replaceChildren(
-        ...(cell.held ? [h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held")] : []),
-        ...(paced ? [h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`)] : []),
-      );
+      this.#flags(el, cell.held === true || paced ? [
+        cell.held === true ? h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held") : null,
+        paced ? h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`) : null,
+      ] : null);
       // The score, and while cooling the time left (one text: fewer boxes to lay out).
       const left = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
       if (left) slot.counting = true;
       score.textContent = left ? `${scoreText(cell.score)} · ${left}` : scoreText(cell.score);
     }
+  }
+
+  /** Shows `badges` (nodes; null: none) between a context cell's state and score. The box
+   * that holds them exists only while there are some: most cells have none, and every box in a
+   * scrolled row costs layout. */
+  #flags(el, badges) {
+    const box = el.children.length === 3 ? el.children[1] : null;
+    if (!badges) {
+      box?.remove();
+      return;
+    }
+    const shown = badges.filter(Boolean);
+    if (box) box.replaceChildren(...shown);
+    else el.lastElementChild.before(h("span", { class: "flags" }, ...shown));
   }
 
   /** One tab stop: the active cell if it is in view, else the same column of the first row in view. */
