@@ -41,16 +41,18 @@ const DEFAULT_CONFIG = {
   maxCoolingPercent: 100,
 };
 
-const LEASE_KEYS = ["context", "expiresAt", "kind", "leasedAt", "token", "value"];
-const VIEW_KEYS = ["blocked", "cells", "kind", "lease", "value"];
+const LEASE_KEYS = ["context", "expiresAt", "group", "kind", "leasedAt", "token", "value"];
+const VIEW_KEYS = ["blocked", "cells", "group", "kind", "lease", "value"];
 const CELL_KEYS = [
   "consecutiveFailures",
   "consecutiveSuccesses",
   "context",
   "cooldownCause",
   "cooldownUntil",
+  "held",
   "p50LatencyMs",
   "p95LatencyMs",
+  "pacedUntil",
   "score",
   "state",
   "updatedAt",
@@ -69,7 +71,7 @@ const STATS_KEYS = [
   "registered",
   "revision",
 ];
-const EVENT_KEYS = new Set(["seq", "type", "at", "kind", "value", "context", "until", "permanent", "cause", "token"]);
+const EVENT_KEYS = new Set(["seq", "type", "at", "kind", "value", "group", "context", "until", "permanent", "cause", "token"]);
 
 /** A clock that stays where it is put and counts its readings. */
 function clock(t = T) {
@@ -345,6 +347,8 @@ test("resources() returns ResourceView and CellView shapes, with the BLOCKLISTED
       cooldownUntil: T + 2 * DEFAULT_CONFIG.cooldownBaseMs.TIMEOUT,
       cooldownCause: "TIMEOUT",
       updatedAt: T,
+      pacedUntil: null,
+      held: false,
       p50LatencyMs: 40,
       p95LatencyMs: 40,
     },
@@ -374,7 +378,7 @@ test("resources() returns ResourceView and CellView shapes, with the BLOCKLISTED
   assert.deepEqual(pool.resources({}), pool.resources(), "an empty filter filters nothing");
 });
 
-test("dueForRecoveryProbe() lists {kind, value, context, cooldownUntil}", () => {
+test("dueForRecoveryProbe() lists {kind, value, group, context, cooldownUntil}", () => {
   const c = clock();
   const pool = new Pool({ seed: 1, now: c.now, config: { halfOpenCauses: ["BLOCKED"] } });
   pool.register("SESSION", "s");
@@ -383,7 +387,7 @@ test("dueForRecoveryProbe() lists {kind, value, context, cooldownUntil}", () => 
   assert.deepEqual(pool.dueForRecoveryProbe(), [], "still cooling");
   const until = T + 120_000;
   c.t = until;
-  assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "SESSION", value: "s", context: "ctx", cooldownUntil: until }]);
+  assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "SESSION", value: "s", group: null, context: "ctx", cooldownUntil: until }]);
 });
 
 test("nextChangeAt() returns now, a future instant, or null", () => {
@@ -436,8 +440,8 @@ test("drainEvents() objects print as the engine's event JSON: key order, redacti
   assert.deepEqual(
     pool.drainEvents().map((e) => JSON.stringify(e)),
     [
-      `{"seq":1,"type":"RESOURCE_REGISTERED","at":${T},"kind":"PROXY","value":"${shown}"}`,
-      `{"seq":2,"type":"RESOURCE_REGISTERED","at":${T},"kind":"SESSION","value":"***"}`,
+      `{"seq":1,"type":"RESOURCE_REGISTERED","at":${T},"kind":"PROXY","value":"${shown}","group":null}`,
+      `{"seq":2,"type":"RESOURCE_REGISTERED","at":${T},"kind":"SESSION","value":"***","group":null}`,
       `{"seq":3,"type":"RESOURCE_LEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","until":${T + 30_000},"token":1}`,
       `{"seq":4,"type":"RESOURCE_COOLED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","cause":"TIMEOUT","until":${T + 120_000}}`,
       `{"seq":5,"type":"LEASE_RELEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","token":1}`,
@@ -836,7 +840,9 @@ test("block with a bad spec → INVALID_ARGUMENT, and nothing changes", () => {
 test("renew and release with a tampered lease → INVALID_ARGUMENT, and nothing changes", () => {
   const { pool, lease } = fixture();
   const tampered = [];
-  for (const f of LEASE_KEYS) {
+  // `group` is what the lease says, not what names it: a lease without one (kept by a host from
+  // before groups) still names its resource.
+  for (const f of LEASE_KEYS.filter((k) => k !== "group")) {
     const copy = { ...lease };
     delete copy[f];
     tampered.push([`without ${f}`, copy]);
@@ -853,6 +859,9 @@ test("renew and release with a tampered lease → INVALID_ARGUMENT, and nothing 
     expectUnchanged(pool, () => pool.release(bad), "INVALID_ARGUMENT", undefined, `release ${label}`);
   }
   // The real lease is untouched by all that.
+  const { group, ...withoutGroup } = lease;
+  assert.equal(group, null);
+  assert.equal(pool.renew(withoutGroup)?.token, lease.token, "a lease without group renews");
   assert.equal(pool.release(lease), true);
 });
 

@@ -15,7 +15,9 @@ export function same(a, b) {
 
 const show = (v) => (v === undefined ? "nothing" : JSON.stringify(v));
 
-/** Calls `call` on `pool` with the step's JSON arguments; returns the JSON-shaped result. */
+/** Calls `call` on `pool` with the step's JSON arguments, as they are (so `register`'s
+ * `{group}`, `acquire`'s and `nextChangeAt`'s `{groups}` and `resources`' `{group}` reach the
+ * API unchanged); returns the JSON-shaped result. */
 function invoke(pool, call, args) {
   switch (call) {
     case "register":
