@@ -377,6 +377,14 @@ export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
   const added: boolean = await host.register("PROXY", "proxy-9");
   void added;
+  // Groups (SPEC §3): register into one, move, acquire from a list in order, filter by one.
+  await host.register("PROXY", "proxy-9", { group: "dc-us" });
+  await host.register("PROXY", "proxy-9", { group: null });
+  const tiered: DisposableLease | null = host.acquire("checkout-us", { groups: ["dc-us", null] });
+  void tiered?.group;
+  void host.nextChangeAt("checkout-us", { groups: ["dc-us"] }), host.resources({ group: null });
+  // @ts-expect-error groups is a list
+  host.acquire("checkout-us", { groups: "dc-us" });
   let virtual = 0;
   const timers: HostTimers = { monotonicMs: () => virtual, setTimeout, clearTimeout, setInterval, clearInterval };
   const stepped: PoolHost = await openPool({ dir: "./data-2", timers });
@@ -478,6 +486,9 @@ export async function callUsage(): Promise<void> {
   const bulkhead = new Bulkhead({ maxConcurrent: 50, maxQueue: 5 });
   await host.call("shop", () => 1, { bulkhead });
   void bulkhead.stats().rejected;
+  await host.call("shop", () => 1, { groups: ["dc-us", "residential-us", null] });
+  // @ts-expect-error groups holds names or null
+  await host.call("shop", () => 1, { groups: [1] });
   // @ts-expect-error maxConcurrent is required
   new Bulkhead({});
   void hedgeBudget.stats().cost;
