@@ -306,3 +306,17 @@ test("audit log, event stream and metrics: RESOURCE_REGROUPED, COOLDOWN_SUPPRESS
     }
   });
 });
+
+test("group labels are bounded: past 100 distinct groups, acquisitions count as _other", async () => {
+  await withServer({}, async (s) => {
+    for (let i = 0; i < 102; i++) assert.equal((await register(s, `p${i}`, `g${i}`)).status, 201);
+    for (let i = 0; i < 102; i++) assert.equal((await acquire(s, "shop", [`g${i}`])).status, 201);
+    const text = (await call(s.url, "GET", "/metrics")).text;
+    const labels = text.split("\n").filter((l) => l.startsWith("repute_acquisitions_by_group_total{"));
+    assert.equal(labels.length, 101, "100 groups and _other");
+    assert.equal(sample(text, "repute_acquisitions_by_group_total", { group: "g0" }), 1);
+    assert.equal(sample(text, "repute_acquisitions_by_group_total", { group: "g99" }), 1);
+    assert.equal(sample(text, "repute_acquisitions_by_group_total", { group: "g100" }), undefined);
+    assert.equal(sample(text, "repute_acquisitions_by_group_total", { group: "_other" }), 2);
+  });
+});
