@@ -211,6 +211,7 @@ test("POST /api/leases: 201 with the lease fields and a leaseId; the resource sh
     assert.deepEqual(lease, {
       kind: "ACCOUNT",
       value: "acc-1",
+      group: null,
       context: "checkout",
       token: 1,
       leasedAt: T0,

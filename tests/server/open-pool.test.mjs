@@ -499,7 +499,7 @@ test("a lease's Symbol.dispose releases it", async () => {
   const lease = host.acquire("ctx");
   assert.equal(typeof lease[Symbol.dispose], "function");
   assert.ok(!Object.keys(lease).includes(Symbol.dispose.toString()), "not an enumerable field");
-  assert.deepEqual(Object.keys(lease), ["kind", "value", "context", "token", "leasedAt", "expiresAt"]);
+  assert.deepEqual(Object.keys(lease), ["kind", "value", "group", "context", "token", "leasedAt", "expiresAt"]);
   assert.equal(host.resources()[0].lease.token, lease.token);
   assert.equal(host.acquire("ctx"), null, "held");
   lease[Symbol.dispose]();

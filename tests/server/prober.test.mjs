@@ -85,7 +85,7 @@ describe("startProber", () => {
     assert.deepEqual(pool.dueForRecoveryProbe(), []);
     assert.equal(await p.runOnce(), 0);
     clock.advance(1);
-    assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "PROXY", value: "p1", context: "ctx", cooldownUntil: T0 + 120_000 }]);
+    assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "PROXY", value: "p1", group: null, context: "ctx", cooldownUntil: T0 + 120_000 }]);
     pool.drainEvents();
 
     assert.equal(await p.runOnce(), 1);
@@ -139,7 +139,7 @@ describe("startProber", () => {
     assert.deepEqual(cell(pool, "p1"), before);
     assert.equal(errors.length, 1);
     assert.equal(errors[0].error, boom);
-    assert.deepEqual(errors[0].entry, { kind: "PROXY", value: "p1", context: "ctx", cooldownUntil: T0 + 120_000 });
+    assert.deepEqual(errors[0].entry, { kind: "PROXY", value: "p1", group: null, context: "ctx", cooldownUntil: T0 + 120_000 });
 
     result = () => null; // "cannot probe this context"
     assert.equal(await p.runOnce(), 1);
