@@ -16,7 +16,7 @@ use repute::{Pool, SeededRandom};
 
 #[path = "common/workload.rs"]
 mod workload;
-use workload::{CycleState, T0, build};
+use workload::{CycleState, Mode, T0, build};
 
 struct Counting;
 
@@ -52,6 +52,42 @@ fn cycle(bencher: divan::Bencher, n: usize) {
         state.borrow_mut().cycle();
     }
     bencher.bench_local(|| state.borrow_mut().cycle());
+}
+
+fn warmed(n: usize, mode: Mode) -> RefCell<CycleState> {
+    let state = RefCell::new(CycleState::with_mode(n, mode));
+    for _ in 0..20_000 {
+        state.borrow_mut().cycle();
+    }
+    state
+}
+
+/// The cycle with `acquire(context, { groups: [dc, isp, res] })`, the first two tiers blocked.
+#[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
+fn cycle_grouped(bencher: divan::Bencher, n: usize) {
+    let state = warmed(n, Mode::Grouped);
+    bencher.bench_local(|| state.borrow_mut().cycle());
+}
+
+/// The cycle on a pool with `minGapMs` 50.
+#[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
+fn cycle_paced(bencher: divan::Bencher, n: usize) {
+    let state = warmed(n, Mode::Paced);
+    bencher.bench_local(|| state.borrow_mut().cycle());
+}
+
+/// Acquire + release alone: plain.
+#[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
+fn acquire_plain(bencher: divan::Bencher, n: usize) {
+    let state = warmed(n, Mode::Plain);
+    bencher.bench_local(|| state.borrow_mut().acquire_release());
+}
+
+/// Acquire + release alone: over three groups, the first two blocked.
+#[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 200, sample_size = 200)]
+fn acquire_grouped(bencher: divan::Bencher, n: usize) {
+    let state = warmed(n, Mode::Grouped);
+    bencher.bench_local(|| state.borrow_mut().acquire_release());
 }
 
 const BIG: usize = 50_000; // × 10 contexts = 500k cells

@@ -44,7 +44,8 @@ export interface Host {
   stats(): Stats;
 
   // Operator actions: resolve once the change is durable (for a durable host).
-  register(kind: Kind, value: string): Promise<boolean>;
+  /** `group` (a name or null) moves a known resource; absent, its group is unchanged. */
+  register(kind: Kind, value: string, options?: { group?: string | null }): Promise<boolean>;
   deregister(kind: Kind, value: string): Promise<boolean>;
   block(kind: Kind, value: string, how: BlockHow): Promise<void>;
   unblock(kind: Kind, value: string): Promise<boolean>;
@@ -52,15 +53,17 @@ export interface Host {
   importSnapshot(snapshotJson: string): Promise<void>;
 
   // The hot path: synchronous.
-  acquire(context: string): Lease | null;
+  /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
+  acquire(context: string, options?: { groups?: (string | null)[] }): Lease | null;
   renew(lease: Lease): Lease | null;
   release(lease: Lease): boolean;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
 
   // Reads.
-  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  /** `group: null` keeps the resources with no group. */
+  resources(filter?: { context?: string; state?: State; group?: string | null }): ResourceView[];
   resource(kind: Kind, value: string): ResourceDetail;
-  nextChangeAt(context: string): number | null;
+  nextChangeAt(context: string, options?: { groups?: (string | null)[] }): number | null;
   /** The canonical snapshot of the live pool. */
   snapshot(): string;
   /** The audit log, by seq. */

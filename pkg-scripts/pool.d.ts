@@ -12,9 +12,15 @@ export type Outcome =
   | { ok: true; latencyMs?: number }
   | { ok: false; failure: FailureType; latencyMs?: number };
 
+/** A group: a non-blank name of at most 64 UTF-8 bytes naming a tier or a place, compared
+ * exactly; `null` is "no group". */
+export type Group = string | null;
+
 export interface Lease {
   kind: Kind;
   value: string;
+  /** The resource's group when the lease was granted or renewed. */
+  group: Group;
   context: string;
   /** Fencing token: increases for the life of the pool, across snapshots and restarts. */
   token: number;
@@ -65,7 +71,11 @@ export type EventType =
   | "BLOCK_EXPIRED"
   | "ACQUISITION_REJECTED"
   /** The config in force changed (`setConfig`); carries no resource. */
-  | "CONFIG_CHANGED";
+  | "CONFIG_CHANGED"
+  /** A registered resource moved to another group (`register` with `group`). */
+  | "RESOURCE_REGROUPED"
+  /** The cooling cap kept a cell that would have cooled in rotation (it is `held`). */
+  | "COOLDOWN_SUPPRESSED";
 
 export interface PoolEvent {
   seq: number;
@@ -84,6 +94,8 @@ export interface PoolEvent {
   cause?: FailureType;
   /** Lease events: the fencing token. */
   token?: number;
+  /** `RESOURCE_REGISTERED` and `RESOURCE_REGROUPED`: the resource's group (null: none). */
+  group?: Group;
 }
 
 export interface CellView {
@@ -95,6 +107,10 @@ export interface CellView {
   cooldownUntil: number | null;
   cooldownCause: FailureType | null;
   updatedAt: number;
+  /** While the cell is paced (`minGapMs`): when its pacing ends; else null. */
+  pacedUntil: number | null;
+  /** Kept in rotation by the cooling cap (`maxCoolingPercent`) until its next success or a real cooldown. */
+  held: boolean;
   p50LatencyMs: number | null;
   p95LatencyMs: number | null;
 }
@@ -102,6 +118,7 @@ export interface CellView {
 export interface ResourceView {
   kind: Kind;
   value: string;
+  group: Group;
   blocked: { until: number } | { permanent: true } | null;
   lease: Lease | null;
   /** `[]` until a report creates a cell. */
@@ -119,6 +136,7 @@ export interface ResourceDetail extends Omit<ResourceView, "cells"> {
 export interface ProbeDue {
   kind: Kind;
   value: string;
+  group: Group;
   context: string;
   cooldownUntil: number;
 }
@@ -175,6 +193,23 @@ export type RestoreOptions = PoolOptions & {
   atLeast?: { revision?: number; fencingHighWater?: number; nextEventSeq?: number };
 };
 
+/** `register`'s options: `group` absent (or undefined) leaves a known resource's group as is. */
+export interface RegisterOptions {
+  group?: Group;
+}
+
+/** `acquire`'s and `nextChangeAt`'s options: 1 to 16 distinct groups, tried in order. */
+export interface GroupsOptions {
+  groups?: Group[];
+}
+
+/** `resources()`'s filter: one context's cells, a view state, one group (null: no group). */
+export interface ResourceFilter {
+  context?: string;
+  state?: State;
+  group?: Group;
+}
+
 export interface ReputeError extends Error {
   code: ErrorCode;
 }
@@ -185,11 +220,14 @@ export declare class Pool {
   /** The value as events, errors and a viewer's dashboard show it: credentials masked (the
    * engine's rule; see the README). */
   static maskValue(kind: Kind, value: string): string;
-  /** True when newly added. */
-  register(kind: Kind, value: string): boolean;
+  /** True when newly added. With `group`, sets the resource's group: a known resource whose
+   * group differs moves (a `RESOURCE_REGROUPED` event); without it, its group stays. */
+  register(kind: Kind, value: string, options?: RegisterOptions): boolean;
   /** Removes the resource, its cells, its block. */
   deregister(kind: Kind, value: string): boolean;
-  acquire(context: string): Lease | null;
+  /** With `groups`, leases from the first listed group that has a candidate not held by the
+   * cooling cap (else the first with any candidate), in list order. */
+  acquire(context: string, options?: GroupsOptions): Lease | null;
   acquireResource(kind: Kind, value: string, context: string): Lease | null;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
   renew(lease: Lease): Lease | null;
@@ -207,11 +245,12 @@ export declare class Pool {
   /** `resourceId(kind, value)`, when given, names each event's resource by the value as
    * registered (the event shows it masked); its answer becomes the event's `id`. */
   drainEvents(options?: { resourceId?: (kind: Kind, value: string) => string }): PoolEvent[];
-  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  resources(filter?: ResourceFilter): ResourceView[];
   /** One resource with its cells' windows; UNKNOWN_RESOURCE when not registered. */
   resource(kind: Kind, value: string): ResourceDetail;
   dueForRecoveryProbe(): ProbeDue[];
-  nextChangeAt(context: string): number | null;
+  /** With `groups`, for the listed groups only. */
+  nextChangeAt(context: string, options?: GroupsOptions): number | null;
   stats(): Stats;
   config(): Config;
   /** Applies a partial config over the one in force (INVALID_CONFIG naming the field;

@@ -81,21 +81,24 @@ export declare class PoolHost extends EventTarget {
   /** Open, and the folder takes writes; else why not (for `/readyz`). */
   readiness(): { ready: boolean; reason?: "not-ready" | "storage-unavailable"; detail?: string };
   readonly dir: string;
-  acquire(context: string): DisposableLease | null;
+  /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
+  acquire(context: string, options?: { groups?: (string | null)[] }): DisposableLease | null;
   acquireResource(kind: Kind, value: string, context: string): DisposableLease | null;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
   renew(lease: Lease): DisposableLease | null;
   release(lease: Lease): boolean;
-  register(kind: Kind, value: string): Promise<boolean>;
+  /** `group` (a name or null) moves a known resource; absent, its group is unchanged. */
+  register(kind: Kind, value: string, options?: { group?: string | null }): Promise<boolean>;
   deregister(kind: Kind, value: string): Promise<boolean>;
   block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
   unblock(kind: Kind, value: string): Promise<boolean>;
   importSnapshot(snapshotJson: string): Promise<void>;
   snapshot(): string;
-  resources(filter?: { context?: string; state?: State }): ResourceView[];
+  /** `group: null` keeps the resources with no group. */
+  resources(filter?: { context?: string; state?: State; group?: string | null }): ResourceView[];
   resource(kind: Kind, value: string): ResourceDetail;
   dueForRecoveryProbe(): ProbeDue[];
-  nextChangeAt(context: string): number | null;
+  nextChangeAt(context: string, options?: { groups?: (string | null)[] }): number | null;
   /** A resilient call: lease, attempt, classify, report, release, retry on another resource
    * within one deadline (README "Resilient calls"). Resolves with what the delivering attempt
    * returned; rejects with a `CallError`. */
@@ -242,6 +245,10 @@ export interface CallOptions {
   /** Bounds concurrent calls; a call that finds its queue full fails with CAPACITY_EXCEEDED, and
    * time queued counts against the deadline. */
   bulkhead?: Bulkhead;
+  /** Groups to lease from, in order (SPEC §3, groups; null: the resources with none): given to
+   * every acquire of the call — first attempt, retries, hedges — and to the `nextChangeAt`
+   * behind POOL_EXHAUSTED's `retryAfterMs`. */
+  groups?: (string | null)[];
   /** Hooks for metrics (host.call: the host's, exposed on its /metrics); a hook that throws is
    * reported to onError and never affects the call. */
   metrics?: CallMetricsHooks;

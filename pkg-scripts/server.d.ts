@@ -33,7 +33,10 @@ export interface Reply {
 }
 
 /** The HTTP API of the README as one web-standard handler; `reply` gives the same answer
- * without building a `Response` (what the Node server uses). */
+ * without building a `Response` (what the Node server uses). Groups (SPEC §3): `group` in
+ * `POST /api/resources` (a name, or null; absent: a known resource keeps its group), `groups`
+ * in `POST /api/leases` (its 409's Retry-After is for those groups), and `GET
+ * /api/resources?group=NAME`, where an empty `?group=` asks for the resources with no group. */
 export interface Handler {
   (request: Request): Promise<Response>;
   reply(request: Request): Promise<Reply>;

@@ -5,8 +5,6 @@
 //! and `config()`. A patch is validated as a whole before anything is applied, and every error
 //! names the field and its allowed range.
 
-use std::collections::BTreeMap;
-
 use serde::Deserialize;
 
 use crate::check::{float_in, int_in};
@@ -17,7 +15,7 @@ use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
 mod by_context;
 
-pub use by_context::{ByContextPatch, MAX_ENTRIES as MAX_GAP_CONTEXTS};
+pub use by_context::{ByContextPatch, ContextGaps, MAX_ENTRIES as MAX_GAP_CONTEXTS};
 
 /// A complete, validated pool configuration.
 /// The smallest `explorationFloor`: one unit of the selection index's fixed-point weights
@@ -44,7 +42,7 @@ pub struct Config {
     /// 0 is off. `min_gap_for` gives the gap in force for a context.
     pub min_gap_ms: Millis,
     /// Per-context gaps overriding `min_gap_ms`, keys in canonical (UTF-8 byte) order.
-    pub min_gap_ms_by_context: BTreeMap<String, Millis>,
+    pub min_gap_ms_by_context: ContextGaps,
     /// The cooling cap (version 2): the percentage of registered resources that may be cooling
     /// in one context; 100 is no cap.
     pub max_cooling_percent: u32,
@@ -68,7 +66,7 @@ impl Default for Config {
             max_cells: 500_000,
             event_buffer_size: 65_536,
             min_gap_ms: 0,
-            min_gap_ms_by_context: BTreeMap::new(),
+            min_gap_ms_by_context: ContextGaps::default(),
             max_cooling_percent: 100,
         }
     }
@@ -215,83 +213,96 @@ impl ConfigPatch {
     /// Applies this patch on top of `base`, validating every given field first. `prefix` is put
     /// in front of field names in errors (`"config."` inside a snapshot).
     pub fn apply(&self, base: &Config, prefix: &str) -> Result<Config, String> {
-        let p = |name: &str| format!("{prefix}{name}");
+        // Paths are formatted only for an error, in `int_at` / `float_at` (one copy of that code
+        // in the module rather than one per field).
+        let int = |name: &str, key: &str, v: f64, lo: u64, hi: u64| int_at(prefix, name, key, v, lo, hi);
         let mut c = base.clone();
         if let Some(v) = self.cool_after {
-            c.cool_after = int_in(&p("coolAfter"), v, 1, 1000)? as u32;
+            c.cool_after = int("coolAfter", "", v, 1, 1000)? as u32;
         }
         if let Some(v) = self.recover_after {
-            c.recover_after = int_in(&p("recoverAfter"), v, 1, 1000)? as u32;
+            c.recover_after = int("recoverAfter", "", v, 1, 1000)? as u32;
         }
         if let Some(v) = self.success_reward {
-            c.success_reward = float_in(&p("successReward"), v, 0.0, 200.0)?;
+            c.success_reward = float_at(prefix, "successReward", "", v)?;
         }
         if let Some(table) = &self.penalties {
             for (t, v) in table.entries() {
                 if let Some(v) = v {
-                    c.penalties[t] = float_in(&p(&format!("penalties.{t}")), v, 0.0, 200.0)?;
+                    c.penalties[t] = float_at(prefix, "penalties.", t.as_str(), v)?;
                 }
             }
         }
         if let Some(table) = &self.cooldown_base_ms {
             for (t, v) in table.entries() {
                 if let Some(v) = v {
-                    let path = p(&format!("cooldownBaseMs.{t}"));
-                    c.cooldown_base_ms[t] = int_in(&path, v, 1, MAX_MS_FIELD)?;
+                    c.cooldown_base_ms[t] = int("cooldownBaseMs.", t.as_str(), v, 1, MAX_MS_FIELD)?;
                 }
             }
         }
         if let Some(v) = self.max_backoff_exponent {
-            c.max_backoff_exponent = int_in(&p("maxBackoffExponent"), v, 0, 21)? as u32;
+            c.max_backoff_exponent = int("maxBackoffExponent", "", v, 0, 21)? as u32;
         }
         if let Some(v) = self.exploration_floor {
-            let path = p("explorationFloor");
             if !(v.is_finite() && (MIN_EXPLORATION_FLOOR..=1e6).contains(&v)) {
                 return Err(format!(
-                    "{path} must be a finite number in [2^-20, 1000000] (2^-20 = 9.5367431640625e-7)"
+                    "{prefix}explorationFloor must be a finite number in [2^-20, 1000000] (2^-20 = 9.5367431640625e-7)"
                 ));
             }
             c.exploration_floor = v;
         }
         if let Some(v) = self.lease_ttl_ms {
-            c.lease_ttl_ms = int_in(&p("leaseTtlMs"), v, 1, MAX_MS_FIELD)?;
+            c.lease_ttl_ms = int("leaseTtlMs", "", v, 1, MAX_MS_FIELD)?;
         }
         if let Some(v) = self.window_size {
-            c.window_size = int_in(&p("windowSize"), v, 1, 1024)? as u32;
+            c.window_size = int("windowSize", "", v, 1, 1024)? as u32;
         }
         if let Some(list) = &self.half_open_causes {
             let mut set = CauseSet::EMPTY;
             for (i, name) in list.iter().enumerate() {
-                let path = p(&format!("halfOpenCauses[{i}]"));
                 let t = FailureType::parse(name).ok_or_else(|| {
-                    format!("{path} must be one of BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW")
+                    format!(
+                        "{prefix}halfOpenCauses[{i}] must be one of BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW"
+                    )
                 })?;
                 if !set.insert(t) {
-                    return Err(format!("{path} repeats {t} (halfOpenCauses is a set)"));
+                    return Err(format!("{prefix}halfOpenCauses[{i}] repeats {t} (halfOpenCauses is a set)"));
                 }
             }
             c.half_open_causes = set;
         }
         if let Some(v) = self.max_resources {
-            c.max_resources = int_in(&p("maxResources"), v, 1, 10_000_000)? as u32;
+            c.max_resources = int("maxResources", "", v, 1, 10_000_000)? as u32;
         }
         if let Some(v) = self.max_cells {
-            c.max_cells = int_in(&p("maxCells"), v, 1, 100_000_000)? as u32;
+            c.max_cells = int("maxCells", "", v, 1, 100_000_000)? as u32;
         }
         if let Some(v) = self.event_buffer_size {
-            c.event_buffer_size = int_in(&p("eventBufferSize"), v, 1, 10_000_000)? as u32;
+            c.event_buffer_size = int("eventBufferSize", "", v, 1, 10_000_000)? as u32;
         }
         if let Some(v) = self.min_gap_ms {
-            c.min_gap_ms = int_in(&p("minGapMs"), v, 0, MAX_MS_FIELD)?;
+            c.min_gap_ms = int("minGapMs", "", v, 0, MAX_MS_FIELD)?;
         }
         if let Some(map) = &self.min_gap_ms_by_context {
-            c.min_gap_ms_by_context = map.to_map(&p("minGapMsByContext"), MAX_MS_FIELD)?;
+            c.min_gap_ms_by_context = map.to_map(prefix, "minGapMsByContext", MAX_MS_FIELD)?;
         }
         if let Some(v) = self.max_cooling_percent {
-            c.max_cooling_percent = int_in(&p("maxCoolingPercent"), v, 1, 100)? as u32;
+            c.max_cooling_percent = int("maxCoolingPercent", "", v, 1, 100)? as u32;
         }
         Ok(c)
     }
+}
+
+/// `int_in` for the field at `prefix` + `name` + `key`, its path formatted only for an error.
+#[inline(never)]
+fn int_at(prefix: &str, name: &str, key: &str, v: f64, lo: u64, hi: u64) -> Result<u64, String> {
+    int_in("", v, lo, hi).map_err(|e| format!("{prefix}{name}{key}{e}"))
+}
+
+/// A finite float in 0..=200 (rewards and penalties) at `prefix` + `name` + `key`.
+#[inline(never)]
+fn float_at(prefix: &str, name: &str, key: &str, v: f64) -> Result<f64, String> {
+    float_in("", v, 0.0, 200.0).map_err(|e| format!("{prefix}{name}{key}{e}"))
 }
 
 impl Config {
@@ -360,7 +371,7 @@ impl Config {
         o.uint("eventBufferSize", self.event_buffer_size.into());
         o.uint("minGapMs", self.min_gap_ms);
         let mut gaps = Obj::open(o.key("minGapMsByContext"));
-        for (context, &ms) in &self.min_gap_ms_by_context {
+        for (context, ms) in self.min_gap_ms_by_context.iter() {
             gaps.uint(context, ms);
         }
         gaps.close();
@@ -370,7 +381,7 @@ impl Config {
 
     /// The pacing gap in force for `context`: its `minGapMsByContext` entry, else `minGapMs`.
     pub fn min_gap_for(&self, context: &str) -> Millis {
-        self.min_gap_ms_by_context.get(context).copied().unwrap_or(self.min_gap_ms)
+        self.min_gap_ms_by_context.get(context).unwrap_or(self.min_gap_ms)
     }
 
     /// The cooldown for a cell that has failed `consecutive_failures` times in a row, ending on

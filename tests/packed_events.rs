@@ -1,8 +1,8 @@
 //! The packed event form the WebAssembly facade hands to JavaScript (`packed.rs`): decoded the
 //! way `pkg-scripts/lib/pool.js` decodes it, it must give exactly the JSON of `views_json::events`
 //! (same keys, same order, same values) for every event type, for redacted values, for
-//! strings outside the Basic Multilingual Plane (UTF-16 lengths) and for an empty drain; its
-//! `unmasked` field names the value as registered.
+//! strings outside the Basic Multilingual Plane (UTF-16 lengths), for a group and for no group
+//! (`null`), and for an empty drain; its `unmasked` field names the value as registered.
 
 mod common;
 
@@ -40,6 +40,11 @@ fn decode(numbers: &[f64], strings: &str) -> (String, Vec<String>) {
                 o.push(format!("\"kind\":{}", s(f[3])));
                 o.push(format!("\"value\":{}", s(f[4])));
             }
+            match f[11] {
+                -1.0 => {}
+                -2.0 => o.push("\"group\":null".into()),
+                g => o.push(format!("\"group\":{}", s(g))),
+            }
             if f[5] >= 0.0 {
                 o.push(format!("\"context\":{}", s(f[5])));
             }
@@ -63,18 +68,23 @@ fn decode(numbers: &[f64], strings: &str) -> (String, Vec<String>) {
 
 #[test]
 fn packed_events_decode_to_the_json_of_every_event_type() {
-    let mut h = Harness::with_patch(r#"{"leaseTtlMs": 1000}"#);
+    // A cooling cap of 1 % of four resources lets one cell of a context cool at once.
+    let mut h = Harness::with_patch(r#"{"leaseTtlMs": 1000, "maxCoolingPercent": 1}"#);
     let crab = "http://🦀:s3cret@proxy-é.example.net:8080";
     for v in ["a", "b", crab] {
-        h.reg(v);
+        h.reg(v); // RESOURCE_REGISTERED, group null
     }
-    h.pool.register(Kind::Session, "tab-𝄞").unwrap();
+    assert!(h.pool.register_in(Kind::Session, "tab-𝄞", Some(Some("dc-𝄞"))).unwrap()); // with a group
+    assert!(!h.pool.register_in(Kind::Proxy, "b", Some(Some("dc-𝄞"))).unwrap()); // RESOURCE_REGROUPED
+    assert!(!h.pool.register_in(Kind::Proxy, "b", Some(None)).unwrap()); // RESOURCE_REGROUPED to null
     let lease = h.pool.acquire_resource(Kind::Proxy, crab, "checkout-ü").unwrap().unwrap();
     h.pool.release(&lease).unwrap();
     h.pool.acquire_resource(Kind::Proxy, "a", "x").unwrap().unwrap();
     h.advance(1000.0); // LEASE_EXPIRED
     h.fail(crab, "checkout-ü", FailureType::Timeout);
     h.fail(crab, "checkout-ü", FailureType::Timeout); // RESOURCE_COOLED with cause and until
+    h.fail("b", "checkout-ü", FailureType::Slow);
+    h.fail("b", "checkout-ü", FailureType::Slow); // COOLDOWN_SUPPRESSED: crab is cooling there
     h.advance(120_000.0);
     h.ok(crab, "checkout-ü");
     h.ok(crab, "checkout-ü"); // RESOURCE_RECOVERED
@@ -114,7 +124,7 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     }
     assert!(format!("{events:?}").contains("Unmasked(..)") && !format!("{events:?}").contains("s3cret"));
     // Shared strings are sent once, not once per event.
-    for name in ["PROXY", "RESOURCE_BLOCKLISTED", "http://🦀:***@proxy-é.example.net:8080"] {
+    for name in ["PROXY", "RESOURCE_BLOCKLISTED", "http://🦀:***@proxy-é.example.net:8080", "dc-𝄞"] {
         assert_eq!(table.iter().filter(|s| *s == name).count(), 1, "{name}");
     }
 }

@@ -111,7 +111,18 @@ fn run(text: &str, bless: bool) -> Result<Option<String>, String> {
         ran_out: Rc::new(Cell::new(false)),
         patch,
     };
-    let mut pool = Pool::new(config, host.clock.clone(), host.random()).unwrap();
+    let first_at = sc.pointer("/steps/0/at").and_then(Value::as_f64);
+    let mut pool = match sc.get("from") {
+        None => Pool::new(config, host.clock.clone(), host.random()).unwrap(),
+        // The pool starts as a restore of `from` (a stored snapshot, of any version), with the
+        // same options; the clock reads the first step's `at`.
+        Some(from) => {
+            let from = from.as_str().ok_or("`from` must be a snapshot string")?;
+            host.clock.set(first_at.ok_or("`from` needs a first step with a numeric `at`")?);
+            Pool::restore(from, host.patch.as_ref(), host.clock.clone(), host.random())
+                .map_err(|e| format!("`from` does not restore: {e}"))?
+        }
+    };
     let steps = sc.get_mut("steps").and_then(Value::as_array_mut).ok_or("no `steps` array")?;
     for (i, step) in steps.iter_mut().enumerate() {
         let call = step.get("call").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -472,7 +483,7 @@ impl Args<'_> {
 // Blessing: writes a scenario back in the layout of the hand-written files.
 
 /// Key order for objects in blessed files (keys not listed follow in alphabetical order).
-const KEY_ORDER: &str = "name description config seed draws steps snapshot \
+const KEY_ORDER: &str = "name description config seed draws from steps snapshot \
     seq type at call args result error events \
     kind value group groups context state cause until permanent token leasedAt expiresAt ok failure \
     latencyMs seconds blocked lease cells score consecutiveFailures consecutiveSuccesses \

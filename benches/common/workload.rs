@@ -1,9 +1,10 @@
 //! The engine benchmark's workload, shared by `benches/engine.rs` and `examples/cycle_loop.rs`
 //! (included by `#[path]`): the pool of `n` resources × 10 contexts, the realistic outcome mix
 //! (85 % success, then TIMEOUT 6 %, CONNECTION_RESET 4 %, SLOW 3 %, BLOCKED 1.5 %,
-//! TLS_HANDSHAKE 0.5 %) and the acquire + report + release cycle.
+//! TLS_HANDSHAKE 0.5 %) and the acquire + report + release cycle — plain, by groups (three
+//! tiers, the first two blocked, so each acquire walks all three), or on a paced pool.
 
-use repute::{Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
 
 pub const CONTEXTS: usize = 10;
 pub const T0: f64 = 1_700_000_000_000.0;
@@ -62,27 +63,87 @@ pub fn build(n: usize, window: usize) -> (Pool, ManualClock) {
     (pool, clock)
 }
 
+/// How the cycle acquires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // each includer uses some
+pub enum Mode {
+    /// `acquire(context)`.
+    Plain,
+    /// Resources in three groups by `i % 3` (`dc`, `isp`, `res`); every resource of `dc` and
+    /// `isp` blocked; `acquire(context, { groups: [dc, isp, res] })` — the worst case of
+    /// three groups: two looked at and found empty, the pick in the third.
+    Grouped,
+    /// `minGapMs` 50 (with 1 ms per cycle and 10 contexts, each context has ~5 cells paced).
+    Paced,
+}
+
+pub const GROUPS: [&str; 3] = ["dc", "isp", "res"];
+
 pub struct CycleState {
     pub pool: Pool,
     clock: ManualClock,
     ctxs: Vec<String>,
     rng: SeededRandom,
     i: usize,
+    mode: Mode,
 }
 
 impl CycleState {
     /// A pool of `n` resources, one cell per context, ready to cycle.
     pub fn new(n: usize) -> CycleState {
-        let (pool, clock) = build(n, 1);
-        CycleState { pool, clock, ctxs: contexts(), rng: SeededRandom::new(9), i: 0 }
+        CycleState::with_mode(n, Mode::Plain)
+    }
+
+    /// `new`, acquiring as `mode` says.
+    pub fn with_mode(n: usize, mode: Mode) -> CycleState {
+        let (mut pool, clock) = build(n, 1);
+        match mode {
+            Mode::Plain => {}
+            Mode::Grouped => {
+                for i in 0..n {
+                    pool.register_in(Kind::Proxy, &value(i), Some(Some(GROUPS[i % 3]))).unwrap();
+                    if i % 3 < 2 {
+                        pool.block(Kind::Proxy, &value(i), BlockSpec::Permanent).unwrap();
+                    }
+                }
+            }
+            Mode::Paced => {
+                pool.set_config(&ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap()).unwrap();
+                // Every cell was reported at T0 while building: all are paced until T0 + 50.
+                clock.advance(50.0);
+            }
+        }
+        pool.drain_events().unwrap();
+        CycleState { pool, clock, ctxs: contexts(), rng: SeededRandom::new(9), i: 0, mode }
+    }
+
+    fn acquire(&mut self, ctx: usize) -> repute::Lease {
+        let ctx = &self.ctxs[ctx];
+        let lease = match self.mode {
+            Mode::Grouped => self.pool.acquire_in(ctx, &GROUPS.map(Some)),
+            _ => self.pool.acquire(ctx),
+        };
+        lease.unwrap().expect("a candidate")
+    }
+
+    /// One acquire + release, 1 ms after the previous one (the acquire's own cost).
+    #[allow(dead_code)]
+    pub fn acquire_release(&mut self) {
+        self.i += 1;
+        self.clock.advance(1.0);
+        let lease = self.acquire(self.i % CONTEXTS);
+        self.pool.release(&lease).unwrap();
+        if self.i.is_multiple_of(4096) {
+            self.pool.drain_events().unwrap();
+        }
     }
 
     /// One acquire + report + release, 1 ms after the previous one; events drained every 4096.
     pub fn cycle(&mut self) {
         self.i += 1;
         self.clock.advance(1.0);
+        let lease = self.acquire(self.i % CONTEXTS);
         let ctx = &self.ctxs[self.i % CONTEXTS];
-        let lease = self.pool.acquire(ctx).unwrap().expect("a candidate");
         let o = outcome(self.rng.next_u64());
         self.pool.report(lease.kind, &lease.value, ctx, o).unwrap();
         self.pool.release(&lease).unwrap();

@@ -38,6 +38,47 @@ function isPlainObject(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** An options argument: a plain object (made by `{}` or `Object.create(null)`, in any realm),
+ * holding no key but `key`; returns `options[key]`. */
+function optionOf(options, key) {
+  if (!isPlainObject(options)) throw invalid("options must be an object");
+  const proto = Object.getPrototypeOf(options);
+  if (proto !== null && Object.getPrototypeOf(proto) !== null) throw invalid("options must be a plain object");
+  for (const k in options) if (k !== key) throw invalid(`unknown option ${k} (it takes ${key})`);
+  return options[key];
+}
+
+/** A group option: `undefined` when absent, else a string or null (the engine checks the
+ * name's rules). */
+function groupOf(g, name) {
+  if (g === undefined || g === null) return g;
+  if (typeof g !== "string") throw invalid(`${name} must be a string or null`);
+  return text(name, g);
+}
+
+/** The length that stands for `null` in a groups list (src/wasm/facade.rs). */
+const NULL_GROUP = 0xffffffff;
+
+/** A `groups` option as the engine takes it: the names run together and each one's length
+ * (`NULL_GROUP` for null); `undefined` when absent. The engine checks the list's rules (1 to
+ * 16 distinct entries, each name non-blank and at most 64 bytes). */
+function groupsOf(groups) {
+  if (groups === undefined) return undefined;
+  if (!Array.isArray(groups)) throw invalid("groups must be an array of group names or null");
+  const lens = new Uint32Array(groups.length);
+  let names = "";
+  for (let i = 0; i < groups.length; i++) {
+    const g = groups[i];
+    if (g === null) lens[i] = NULL_GROUP;
+    else {
+      if (typeof g !== "string") throw invalid(`groups[${i}] must be a string or null`);
+      names += text(`groups[${i}]`, g);
+      lens[i] = g.length;
+    }
+  }
+  return [names, lens];
+}
+
 /** A latency in ms: absent (NaN to the engine) or a finite number >= 0. */
 function latency(v) {
   if (v === undefined) return NaN;
@@ -48,14 +89,14 @@ function latency(v) {
 }
 
 /** Numbers per event in a packed drain. */
-const EVENT_FIELDS = 11;
+const EVENT_FIELDS = 12;
 
 /**
  * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
  * then per event seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
- * then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
- * absent. Keys in the order of the engine's event JSON; with `resourceId`, an `id` after
- * `value`, from the unmasked value (which no event object holds).
+ * group, then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
+ * absent (-2: a group of null). Keys in the order of the engine's event JSON; with
+ * `resourceId`, an `id` after `value`, from the unmasked value (which no event object holds).
  */
 function unpackEvents(nums, text, resourceId) {
   const count = nums[0];
@@ -88,6 +129,7 @@ function unpackEvents(nums, text, resourceId) {
       e.value = table[nums[o + 4]];
       if (resourceId) e.id = resourceId(e.kind, table[nums[o + 10]]);
     }
+    if (nums[o + 11] !== -1) e.group = nums[o + 11] === -2 ? null : table[nums[o + 11]];
     if (nums[o + 5] >= 0) e.context = table[nums[o + 5]];
     if (nums[o + 6] >= 0) e.cause = table[nums[o + 6]];
     if (nums[o + 7] >= 0) e.until = nums[o + 7];
@@ -214,6 +256,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
      * kind value → handle. Every handle ends when a resource is deregistered. */
     #values = [];
     #handles = [new Map(), new Map(), new Map()];
+    /** Group names by the number the engine gives a lease's group (`leaseFields`); numbers are
+     * never taken back. */
+    #groupNames = [];
     /** The last lease's kind code, value and handle: report and release usually name it. */
     #lastKind = -1;
     #lastValue = undefined;
@@ -257,9 +302,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return id;
     }
 
-    register(kind, value) {
+    register(kind, value, options) {
       const k = kindCode(kind);
-      const h = this.#raw.register(this.#now(), k, text("value", value));
+      text("value", value);
+      const group = options === undefined ? undefined : groupOf(optionOf(options, "group"), "group");
+      const h = group === undefined
+        ? this.#raw.register(this.#now(), k, value)
+        : this.#raw.registerIn(this.#now(), k, value, group);
       if (h > 0) this.#remember(h, k, value);
       return h > 0;
     }
@@ -282,7 +331,15 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return removed;
     }
 
-    acquire(context) {
+    acquire(context, options) {
+      if (options !== undefined) {
+        const groups = groupsOf(optionOf(options, "groups"));
+        if (groups !== undefined) {
+          text("context", context);
+          const h = this.#raw.acquireIn(this.#now(), context, groups[0], groups[1]);
+          return h === 0 ? null : this.#lease(h, context);
+        }
+      }
       const id = this.#contextOf(context, "context") ?? this.#context(context);
       const t = this.#now();
       const h = id === NO_CONTEXT ? this.#raw.acquireNamed(t, context) : this.#raw.acquire(t, id);
@@ -307,22 +364,33 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const token = f[1];
       const leasedAt = f[2];
       const expiresAt = f[3];
+      const g = f[4];
       let value = this.#values[h];
       if (value === undefined) {
         value = r.leaseValue();
         this.#remember(h, kind, value);
       }
+      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g));
       this.#lastKind = kind;
       this.#lastValue = value;
       this.#lastHandle = h;
       return {
         kind: KINDS[kind],
         value,
+        group,
         context,
         token,
         leasedAt,
         expiresAt,
       };
+    }
+
+    /** The last lease's group name, learnt once per number (`g` -1: not numbered, read each
+     * time). Calls into the module: the lease's numbers are read first. */
+    #groupName(g) {
+      const name = this.#raw.leaseGroup() ?? null;
+      if (g > 0) this.#groupNames[g] = name;
+      return name;
     }
 
     report(kind, value, context, outcome) {
@@ -347,8 +415,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
       let renewed = id === NO_CONTEXT ? -1 : this.#raw.renewHandle(t, h, id, token);
       if (renewed < 0) renewed = this.#raw.renew(t, k, value, context, token) ? 1 : 0;
       if (renewed === 0) return null;
-      const r = this.#raw;
-      return { kind: lease.kind, value, context, token, leasedAt: r.leaseLeasedAt(), expiresAt: r.leaseExpiresAt() };
+      let f = this.#fields;
+      if (f.length === 0) f = this.#fields = this.#raw.leaseFields();
+      const leasedAt = f[2];
+      const expiresAt = f[3];
+      const g = f[4];
+      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g));
+      return { kind: lease.kind, value, group, context, token, leasedAt, expiresAt };
     }
 
     release(lease) {
@@ -438,13 +511,14 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     resources(filter) {
-      if (filter === undefined) return JSON.parse(this.#raw.resources(this.#now(), undefined, undefined));
+      if (filter === undefined) return JSON.parse(this.#raw.resources(this.#now(), undefined, undefined, false, undefined));
       if (!isPlainObject(filter)) throw invalid("filter must be an object");
-      for (const k in filter) if (k !== "context" && k !== "state") throw invalid(`unknown filter ${k}`);
+      for (const k in filter) if (k !== "context" && k !== "state" && k !== "group") throw invalid(`unknown filter ${k}`);
       const { context, state } = filter;
       if (context !== undefined) text("filter.context", context);
       if (state !== undefined) text("filter.state", state);
-      return JSON.parse(this.#raw.resources(this.#now(), context, state));
+      const group = groupOf(filter.group, "filter.group");
+      return JSON.parse(this.#raw.resources(this.#now(), context, state, group !== undefined, group ?? undefined));
     }
 
     /** One resource with every cell and its `window` (recent outcomes, oldest first). */
@@ -456,8 +530,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return JSON.parse(this.#raw.dueForRecoveryProbe(this.#now()));
     }
 
-    nextChangeAt(context) {
-      const t = this.#raw.nextChangeAt(this.#now(), text("context", context));
+    nextChangeAt(context, options) {
+      text("context", context);
+      const groups = options === undefined ? undefined : groupsOf(optionOf(options, "groups"));
+      const t = groups === undefined
+        ? this.#raw.nextChangeAt(this.#now(), context)
+        : this.#raw.nextChangeAtIn(this.#now(), context, groups[0], groups[1]);
       return t < 0 ? null : t;
     }
 

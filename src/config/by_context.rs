@@ -5,18 +5,54 @@
 //! [`MAX_ENTRIES`] entries, each key a valid context, each value an integer in 0..=2^31 ms. A patch replaces the whole map: nothing here merges. What a gap means for a
 //! cell (pacing) is the engine's business, not this file's.
 
-use std::collections::BTreeMap;
 use std::fmt;
+use std::rc::Rc;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 
 use crate::check::{context_text, int_in};
-use crate::json::string;
 use crate::types::Millis;
 
 /// The most entries `minGapMsByContext` may hold.
 pub const MAX_ENTRIES: usize = 4096;
+
+/// The checked map: context → gap, in canonical key order (UTF-8 bytes), each key once. A
+/// shared sorted list rather than a `BTreeMap`: it holds at most 4096 entries, is looked up by
+/// binary search, and brings no tree code into the WebAssembly module; shared, so a config is
+/// cloned and dropped without a loop over its entries (each early return of a config check
+/// drops one); `None` when empty, so a default config allocates nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextGaps(Option<Rc<[Entry]>>);
+
+/// A context and its gap.
+type Entry = (Box<str>, Millis);
+
+impl ContextGaps {
+    /// The gap for `context`, if it has an entry.
+    pub fn get(&self, context: &str) -> Option<Millis> {
+        let entries = self.entries();
+        let i = entries.binary_search_by(|(k, _)| k.as_bytes().cmp(context.as_bytes())).ok()?;
+        Some(entries[i].1)
+    }
+
+    fn entries(&self) -> &[Entry] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    /// The entries in canonical key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Millis)> {
+        self.entries().iter().map(|(k, v)| (&**k, *v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
 
 /// The map as read: its entries in document order, values not yet checked.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,28 +81,30 @@ impl<'de> Deserialize<'de> for ByContextPatch {
 
 impl ByContextPatch {
     /// The patch that gives `map` back (to re-check a config built by hand).
-    pub fn of(map: &BTreeMap<String, Millis>) -> ByContextPatch {
-        ByContextPatch(map.iter().map(|(k, &v)| (k.clone(), v as f64)).collect())
+    pub fn of(map: &ContextGaps) -> ByContextPatch {
+        ByContextPatch(map.iter().map(|(k, v)| (k.to_owned(), v as f64)).collect())
     }
 
-    /// The checked map, in canonical key order (UTF-8 bytes). `path` names the field in errors;
-    /// a valid key is quoted as a JSON string (`minGapMsByContext["checkout-us"]`), an invalid
-    /// one is not quoted at all.
-    pub fn to_map(&self, path: &str, max_ms: u64) -> Result<BTreeMap<String, Millis>, String> {
+    /// The checked map, in canonical key order (UTF-8 bytes). `prefix` + `name` names the field
+    /// in errors, followed by the key once it is known to be a valid context
+    /// (`minGapMsByContext.checkout-us must be …`); an invalid key is not quoted.
+    pub fn to_map(&self, prefix: &str, name: &str, max_ms: u64) -> Result<ContextGaps, String> {
         if self.0.len() > MAX_ENTRIES {
-            return Err(format!("{path} must have at most {MAX_ENTRIES} entries (got {})", self.0.len()));
+            let n = self.0.len();
+            return Err(format!("{prefix}{name} must have at most {MAX_ENTRIES} entries (got {n})"));
         }
-        let mut out = BTreeMap::new();
+        // Sorted by insertion: a written config is already in order, so each entry goes last.
+        let mut out: Vec<Entry> = Vec::with_capacity(self.0.len());
         for (key, v) in &self.0 {
-            context_text("a key", key).map_err(|e| format!("{path}: {e}"))?;
-            let mut at = format!("{path}[");
-            string(&mut at, key);
-            at.push(']');
-            let ms = int_in(&at, *v, 0, max_ms)?;
-            if out.insert(key.clone(), ms).is_some() {
-                return Err(format!("{at} repeats a context (keys must be distinct)"));
+            context_text("a key", key).map_err(|e| format!("{prefix}{name}: {e}"))?;
+            let ms = int_in("", *v, 0, max_ms).map_err(|e| format!("{prefix}{name}.{key}{e}"))?;
+            match out.binary_search_by(|(k, _)| k.as_bytes().cmp(key.as_bytes())) {
+                Ok(_) => {
+                    return Err(format!("{prefix}{name}.{key} repeats a context (keys must be distinct)"));
+                }
+                Err(at) => out.insert(at, (key.as_str().into(), ms)),
             }
         }
-        Ok(out)
+        Ok(ContextGaps((!out.is_empty()).then(|| out.into())))
     }
 }

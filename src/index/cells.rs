@@ -377,7 +377,7 @@ pub(crate) fn index_in_run(target: u64, base: u64, unit: u64, len: u32) -> u32 {
 /// Sets every entry's gap and `counted` flag from the (synced) resource order; returns the
 /// tail. Dense contexts walk the order once (O(resources)); sparse ones ask for ranks
 /// (O(cells × log resources)).
-fn fill_gaps<U: Universe>(entries: &mut [CellItem], reg: &U) -> u32 {
+fn fill_gaps(entries: &mut [CellItem], reg: &dyn Universe) -> u32 {
     let mut covered = 0u32; // available resources up to and including the previous cell
     let mut place = |e: &mut CellItem, rank: u32, avail: bool| {
         e.set_gap(rank - covered);
@@ -406,7 +406,7 @@ fn fill_gaps<U: Universe>(entries: &mut [CellItem], reg: &U) -> u32 {
 }
 
 impl Context {
-    pub fn new<U: Universe>(name: Rc<str>, reg: &U, log: &AvailLog, sub: bool) -> Context {
+    pub fn new(name: Rc<str>, reg: &dyn Universe, log: &AvailLog, sub: bool) -> Context {
         Context {
             name,
             list: ChunkList::default(),
@@ -425,7 +425,7 @@ impl Context {
     }
 
     /// Brings gaps and `counted` flags up to date with the availability log.
-    pub fn sync<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, log: &AvailLog, me: u32) {
+    pub fn sync(&mut self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog, me: u32) {
         if self.cursor == log.end() {
             return;
         }
@@ -452,15 +452,15 @@ impl Context {
     }
 
     /// Recomputes every gap and flag from the resource order.
-    pub fn rebuild<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, log: &AvailLog) {
+    pub fn rebuild(&mut self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog) {
         let entries: Vec<CellItem> = self.list.iter().copied().collect();
         self.build_from(cells, reg, log, entries);
     }
 
-    fn build_from<U: Universe>(
+    fn build_from(
         &mut self,
         cells: &mut CellStore,
-        reg: &U,
+        reg: &dyn Universe,
         log: &AvailLog,
         mut entries: Vec<CellItem>,
     ) {
@@ -472,7 +472,7 @@ impl Context {
 
     /// A group's sub-index of this (synced) context: the entries of `reg`'s members, as
     /// indexed here.
-    pub fn sub_index<U: Universe>(&self, cells: &mut CellStore, reg: &U, log: &AvailLog) -> Context {
+    pub fn sub_index(&self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog) -> Context {
         let entries: Vec<CellItem> = self.list.iter().filter(|e| reg.member(e.res)).copied().collect();
         let mut sub = Context::new(Rc::clone(&self.name), reg, log, true);
         sub.build_from(cells, reg, log, entries);
@@ -480,10 +480,10 @@ impl Context {
     }
 
     /// Builds the sequence from cells given in canonical order (restore).
-    pub fn build<U: Universe>(
+    pub fn build(
         &mut self,
         cells: &mut CellStore,
-        reg: &U,
+        reg: &dyn Universe,
         log: &AvailLog,
         sorted: &[(u32, bool)],
     ) {
@@ -498,7 +498,7 @@ impl Context {
     }
 
     /// The first cell whose resource comes after resource `slot`, or `None`.
-    fn successor<U: Universe>(&self, reg: &U, slot: u32) -> Option<Loc> {
+    fn successor(&self, reg: &dyn Universe, slot: u32) -> Option<Loc> {
         let at = self.list.lower_bound(|e| reg.order_cmp(e.res, slot) == Ordering::Less);
         self.list.at_or_next(at)
     }
@@ -511,7 +511,7 @@ impl Context {
     }
 
     /// Adds stored cell `id` to this (synced) context, splitting the gap it lands in.
-    pub fn insert<U: Universe>(&mut self, cells: &mut CellStore, reg: &U, id: u32, eligible: bool) {
+    pub fn insert(&mut self, cells: &mut CellStore, reg: &dyn Universe, id: u32, eligible: bool) {
         let c = cells.get(id);
         let res = c.res;
         let avail = reg.is_avail(res);
@@ -591,7 +591,7 @@ impl Context {
     }
 
     /// The candidate whose running weight, in canonical order, first exceeds `target`.
-    pub fn pick<U: Universe>(&self, reg: &U, sum: &Candidates, target: u64) -> Picked {
+    pub fn pick(&self, reg: &dyn Universe, sum: &Candidates, target: u64) -> Picked {
         debug_assert!(sum.count > 0);
         let unit = sum.unit;
         let mut base = 0;
@@ -632,7 +632,7 @@ impl Context {
     }
 
     /// The last candidate in canonical order (absorbs floating-point drift).
-    fn last_candidate<U: Universe>(&self, reg: &U) -> Picked {
+    fn last_candidate(&self, reg: &dyn Universe) -> Picked {
         for pos in (0..self.list.chunks()).rev() {
             for e in self.list.chunk_at(pos).entries.iter().rev() {
                 if e.candidate() {
@@ -647,7 +647,7 @@ impl Context {
     }
 
     /// Checks every gap, flag and summary against a from-scratch recomputation (tests).
-    pub fn verify<U: Universe>(&self, cells: &CellStore, reg: &U, log: &AvailLog) -> Result<(), String> {
+    pub fn verify(&self, cells: &CellStore, reg: &dyn Universe, log: &AvailLog) -> Result<(), String> {
         if self.cursor != log.end() {
             return Err("context not synced".into());
         }

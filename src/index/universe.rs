@@ -1,7 +1,10 @@
 //! The resources a context index places fresh candidates among: the whole pool (for an
 //! ungrouped `acquire`) or one group's members (for each group a grouped `acquire` lists).
 //! Both answer the same questions from an order with availability counts (`registry/order.rs`,
-//! `registry/groups.rs`); the index (`cells.rs`) is written once against this trait.
+//! `registry/groups.rs`); the index (`cells.rs`) is written once against this trait, and
+//! compiled once (it takes `&dyn Universe`: a second monomorphised copy of the index cost the
+//! WebAssembly module kilobytes, and the calls it makes through the trait are off the
+//! acquire → report → release path).
 
 use std::cmp::Ordering;
 
@@ -29,7 +32,7 @@ pub trait Universe {
     /// Order between two members.
     fn order_cmp(&self, a: u32, b: u32) -> Ordering;
     /// Every member in order with whether the order counts it available.
-    fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_;
+    fn order_iter(&self) -> Box<dyn Iterator<Item = (u32, bool)> + '_>;
 }
 
 impl Universe for Registry {
@@ -59,8 +62,8 @@ impl Universe for Registry {
     fn order_cmp(&self, a: u32, b: u32) -> Ordering {
         Registry::order_cmp(self, a, b)
     }
-    fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
-        Registry::order_iter(self)
+    fn order_iter(&self) -> Box<dyn Iterator<Item = (u32, bool)> + '_> {
+        Box::new(Registry::order_iter(self))
     }
 }
 
@@ -101,7 +104,7 @@ impl Universe for GroupUni<'_> {
     fn order_cmp(&self, a: u32, b: u32) -> Ordering {
         self.seq.order_cmp(self.loc, a, b)
     }
-    fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
-        self.seq.order_iter()
+    fn order_iter(&self) -> Box<dyn Iterator<Item = (u32, bool)> + '_> {
+        Box::new(self.seq.order_iter())
     }
 }

@@ -112,6 +112,7 @@ impl Core {
         // otherwise replay the log from its start, and after a restore (whose resources have
         // no entries there) miss the moved one's return.
         self.reg.sync_group(g, Some(&mut std::iter::empty()), self.log.observe());
+        self.reg.group_ensure(g);
         for (ctx, id) in cells {
             if self.ctxs.get(ctx).subs.contains_key(&g) {
                 let eligible = self.eligible(id, now);

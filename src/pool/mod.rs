@@ -320,6 +320,9 @@ impl Pool {
         if let Some(ctx) = &filter.context {
             check::context_arg(ctx)?;
         }
+        if let Some(group) = &filter.group {
+            check::group_arg(group.as_deref())?;
+        }
         self.read(t, |c, _| c.resources(filter))
     }
 

@@ -288,25 +288,15 @@ impl Registry {
     /// Puts a stored slot into the order, unavailable until `set_order_avail`.
     pub fn order_insert(&mut self, slot: u32) {
         let Registry { order, slots, .. } = self;
-        let key = |s: u32| {
-            let r = slots.get(s);
-            (r.kind, r.value.as_bytes())
-        };
-        let mine = key(slot);
-        order.seq.insert(&mut order.loc, slot, |other| key(other) < mine);
+        insert_by_key(&mut order.seq, &mut order.loc, slots, slot);
         self.group_insert(slot);
     }
 
     /// Puts a slot into its group's order (unavailable there until the group syncs).
     fn group_insert(&mut self, slot: u32) {
         let Registry { groups, slots, .. } = self;
-        let key = |s: u32| {
-            let r = slots.get(s);
-            (r.kind, r.value.as_bytes())
-        };
-        let mine = key(slot);
         let (seq, loc) = groups.order_mut(slots.get(slot).group);
-        seq.insert(loc, slot, |other| key(other) < mine);
+        insert_by_key(seq, loc, slots, slot);
     }
 
     /// Takes a slot out of its group's order (forgetting the group if it empties; true then).
@@ -488,4 +478,21 @@ impl Registry {
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
         self.slots.heap_bytes() + strings + maps + self.order.heap_bytes()
     }
+}
+
+/// Inserts `slot` into an order by its key (kind, then value bytes): one copy for the pool's
+/// order and every group's.
+#[inline(never)]
+fn insert_by_key(
+    seq: &mut order::OrderSeq,
+    loc: &mut Vec<crate::seq::chunks::Loc>,
+    slots: &Slab<Resource>,
+    slot: u32,
+) {
+    let key = |s: u32| {
+        let r = slots.get(s);
+        (r.kind, r.value.as_bytes())
+    };
+    let mine = key(slot);
+    seq.insert(loc, slot, |other| key(other) < mine);
 }

@@ -10,7 +10,10 @@
 //!
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
 //! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
-//! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A resource handle is the
+//! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A `groups` list (SPEC §3,
+//! groups) crosses as its names run together in one string and each name's length in UTF-16
+//! code units (what JavaScript's `length` counts), `NULL_GROUP` for `null`; a lease's group as
+//! a small number the JS side caches the name of (`leaseFields`). A resource handle is the
 //! engine's `resource_handle`: a small number (its registry slot plus one, so the JS side keeps
 //! its values in a dense array) that names the resource until any resource is deregistered,
 //! when the JS side forgets every handle; 0 means "no lease".
@@ -38,6 +41,10 @@ type JsResult<T> = Result<T, JsValue>;
 const MAX_CONTEXT_IDS: usize = 4096;
 /// `context()` when the table is full.
 const NO_CONTEXT: u32 = u32::MAX;
+/// Group names numbered for leases, at most; beyond that, a lease's group is read by name.
+const MAX_GROUP_IDS: usize = 4096;
+/// The length that stands for `null` in a `groups` list.
+const NULL_GROUP: u32 = u32::MAX;
 
 fn kind(code: u8) -> Result<Kind, Error> {
     Kind::ALL.get(usize::from(code)).copied().ok_or_else(|| invalid_argument("unknown kind"))
@@ -71,6 +78,22 @@ fn random(random: Option<Function>, seed: Option<f64>) -> Result<HostRandom, Err
     }
 }
 
+/// A `groups` list from its names run together and their UTF-16 lengths (`NULL_GROUP`: null).
+fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
+    let mut cut = |units: u32| {
+        let mut left = units as usize;
+        let end = names.char_indices().find_map(|(i, c)| {
+            let here = left == 0;
+            left = left.saturating_sub(c.len_utf16());
+            here.then_some(i)
+        });
+        let (name, rest) = names.split_at(end.unwrap_or(names.len()));
+        names = rest;
+        name
+    };
+    lens.iter().map(|&n| (n != NULL_GROUP).then(|| cut(n))).collect()
+}
+
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
@@ -89,9 +112,11 @@ pub struct RawPool {
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
     numbers: Vec<f64>,
-    /// The last lease's kind code, token, leasedAt and expiresAt, at a fixed address
-    /// (`leaseFields` hands out a view of them).
-    fields: Box<[f64; 4]>,
+    /// The last lease's kind code, token, leasedAt, expiresAt and group number, at a fixed
+    /// address (`leaseFields` hands out a view of them).
+    fields: Box<[f64; 5]>,
+    /// Group names a lease has carried, numbered from 1 in order of first sight (0: no group).
+    group_ids: FxHashMap<Rc<str>, u32>,
 }
 
 impl RawPool {
@@ -104,7 +129,8 @@ impl RawPool {
             context_ids: FxHashMap::default(),
             drained: String::new(),
             numbers: Vec::new(),
-            fields: Box::new([0.0; 4]),
+            fields: Box::new([0.0; 5]),
+            group_ids: FxHashMap::default(),
         }
     }
 
@@ -122,14 +148,34 @@ impl RawPool {
         };
         // The lease's resource is registered: it was just granted or renewed.
         let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
+        let group = match &lease.group {
+            None => 0.0,
+            Some(g) => self.group_number(g),
+        };
         *self.fields = [
             f64::from(lease.kind as u8),
             lease.token as f64,
             lease.leased_at as f64,
             lease.expires_at as f64,
+            group,
         ];
         self.last = Some(lease);
         f64::from(handle)
+    }
+
+    /// The number of a lease's group name (never reused for another name), or -1 once the
+    /// table is full: the JS side then reads the name (`leaseGroup`).
+    #[inline(never)]
+    fn group_number(&mut self, g: &Rc<str>) -> f64 {
+        if let Some(&id) = self.group_ids.get(g) {
+            return f64::from(id);
+        }
+        if self.group_ids.len() >= MAX_GROUP_IDS {
+            return -1.0;
+        }
+        let id = self.group_ids.len() as u32 + 1;
+        self.group_ids.insert(Rc::clone(g), id);
+        f64::from(id)
     }
 
     /// The resource a handle names, if it is still registered.
@@ -241,6 +287,22 @@ impl RawPool {
         Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
     }
 
+    /// `register` with a `group` key (`None`: `null`, no group): returns as `register` does.
+    #[wasm_bindgen(js_name = registerIn)]
+    pub fn register_in(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: &str,
+        group: Option<String>,
+    ) -> JsResult<f64> {
+        let k = kind(kind_code).map_err(js_error)?;
+        if !self.at(now).register_in(k, value, Some(group.as_deref())).map_err(js_error)? {
+            return Ok(0.0);
+        }
+        Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
+    }
+
     /// Removing a resource ends every handle (its slot may name the next resource registered):
     /// the JS side forgets its cached handles when this returns true.
     pub fn deregister(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
@@ -259,6 +321,13 @@ impl RawPool {
     #[wasm_bindgen(js_name = acquireNamed)]
     pub fn acquire_named(&mut self, now: f64, context: &str) -> JsResult<f64> {
         let lease = self.at(now).acquire(context).map_err(js_error)?;
+        Ok(self.keep(lease))
+    }
+
+    /// `acquire` with a `groups` list (see the header for `names` and `lens`).
+    #[wasm_bindgen(js_name = acquireIn)]
+    pub fn acquire_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
+        let lease = self.at(now).acquire_in(context, &groups(names, lens)).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
@@ -394,18 +463,21 @@ impl RawPool {
         std::mem::take(&mut self.drained)
     }
 
-    /// The dashboard as a JSON array; `state` is a view state name.
+    /// The dashboard as a JSON array; `state` is a view state name; `by_group` filters by
+    /// `group` (`None`: the resources with no group).
     pub fn resources(
         &mut self,
         now: f64,
         context: Option<String>,
         state: Option<String>,
+        by_group: bool,
+        group: Option<String>,
     ) -> JsResult<String> {
         let state = match state.as_deref() {
             None => None,
             Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
         };
-        let filter = Filter { context, state, group: None };
+        let filter = Filter { context, state, group: by_group.then_some(group) };
         self.at(now).resources(&filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
@@ -427,6 +499,13 @@ impl RawPool {
         self.at(now).next_change_at(context).map(|t| t.map_or(-1.0, |t| t as f64)).map_err(js_error)
     }
 
+    /// `nextChangeAt` for a `groups` list (see the header for `names` and `lens`).
+    #[wasm_bindgen(js_name = nextChangeAtIn)]
+    pub fn next_change_at_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
+        let at = self.at(now).next_change_at_in(context, &groups(names, lens)).map_err(js_error)?;
+        Ok(at.map_or(-1.0, |t| t as f64))
+    }
+
     pub fn stats(&mut self, now: f64) -> JsResult<String> {
         self.at(now).stats().map(|s| views_json::stats(&s)).map_err(js_error)
     }
@@ -442,7 +521,9 @@ impl RawPool {
         self.at(now).set_config(&p).map_err(js_error)
     }
 
-    /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt]`,
+    /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt,
+    /// group]` (group: 0 none, n > 0 a number that names one group name for the pool's life,
+    /// -1 read `leaseGroup`),
     /// at a fixed address for the pool's life: the JS side keeps it and reads each lease's
     /// numbers with no call. The module's memory growing detaches it (its length reads 0):
     /// the JS side asks again then.
@@ -461,6 +542,12 @@ impl RawPool {
     #[wasm_bindgen(js_name = leaseValue)]
     pub fn lease_value(&self) -> String {
         self.lease().value.to_string()
+    }
+
+    /// The lease's group name, `undefined` for none (the JS side caches it by its number).
+    #[wasm_bindgen(js_name = leaseGroup)]
+    pub fn lease_group(&self) -> Option<String> {
+        self.lease().group.as_deref().map(str::to_owned)
     }
 
     #[wasm_bindgen(js_name = leaseToken)]

@@ -3,10 +3,11 @@
 //! cost it about a quarter of an acquire + report + release cycle).
 //!
 //! Layout of `numbers`: `[events, strings, then FIELDS per event, then len_0 … len_{strings−1}]`,
-//! each event `seq, at, type, kind, value, context, cause, until, permanent, token, unmasked`.
-//! `type`, `kind`, `value` (masked), `context`, `cause` and `unmasked` (the value as registered,
-//! for a host that names resources by an id of its own; the same index as `value` when nothing
-//! is masked) are indexes into the string table (`-1`: absent);
+//! each event `seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
+//! group`. `type`, `kind`, `value` (masked), `context`, `cause`, `unmasked` (the value as
+//! registered, for a host that names resources by an id of its own; the same index as `value`
+//! when nothing is masked) and `group` are indexes into the string table (`-1`: absent; for
+//! `group`, `-2`: `null`, no group);
 //! `until` and `token` are `-1` when absent, `permanent` is 0 or 1. The string table is
 //! `strings` cut at the given lengths, counted in UTF-16 code units (what JavaScript's `slice`
 //! counts). Keys present in an event are those of `views_json::write_event`, in the same order.
@@ -19,7 +20,7 @@ use crate::events::{EventType, PoolEvent};
 use crate::types::{FailureType, Kind};
 
 /// Numbers per event.
-pub const FIELDS: usize = 11;
+pub const FIELDS: usize = 12;
 
 /// Drained events in the layout above.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -112,6 +113,11 @@ pub fn pack_events_into(numbers: &mut Vec<f64>, events: &[PoolEvent]) -> String 
             f64::from(u8::from(e.permanent)),
             or_none(e.token.map(|t| t as f64)),
             unmasked,
+            match &e.group {
+                None => -1.0,
+                Some(None) => -2.0,
+                Some(Some(g)) => table.shared(g),
+            },
         ]);
     }
     numbers[1] = table.order.len() as f64;

@@ -9,15 +9,24 @@
 use std::fmt::Write;
 
 use crate::events::PoolEvent;
-use crate::json::{Obj, array, opt_float, opt_uint};
+use crate::json::{Obj, array, opt_float, opt_uint, string};
 use crate::pool::{CellView, Lease, ProbeDue, ResourceDetail, ResourceView, Stats};
 use crate::registry::blocklist::Block;
 use crate::window::Window;
+
+/// A group name, or `null` for none.
+fn write_group(out: &mut String, g: Option<&str>) {
+    match g {
+        Some(g) => string(out, g),
+        None => out.push_str("null"),
+    }
+}
 
 pub fn write_lease(out: &mut String, l: &Lease) {
     let mut o = Obj::open(out);
     o.str("kind", l.kind.as_str());
     o.str("value", &l.value);
+    write_group(o.key("group"), l.group.as_deref());
     o.str("context", &l.context);
     o.uint("token", l.token);
     o.uint("leasedAt", l.leased_at);
@@ -33,6 +42,9 @@ pub fn write_event(out: &mut String, e: &PoolEvent) {
     if let Some((kind, value)) = &e.resource {
         o.str("kind", kind.as_str());
         o.str("value", value);
+    }
+    if let Some(g) = &e.group {
+        write_group(o.key("group"), g.as_deref());
     }
     if let Some(c) = &e.context {
         o.str("context", c);
@@ -87,6 +99,8 @@ fn write_cell_fields(o: &mut Obj, c: &CellView) {
         None => o.raw("cooldownCause", "null"),
     }
     o.uint("updatedAt", c.updated_at);
+    opt_uint(o.key("pacedUntil"), c.paced_until);
+    o.raw("held", if c.held { "true" } else { "false" });
     opt_float(o.key("p50LatencyMs"), c.p50_latency_ms);
     opt_float(o.key("p95LatencyMs"), c.p95_latency_ms);
 }
@@ -95,6 +109,7 @@ fn write_cell_fields(o: &mut Obj, c: &CellView) {
 fn write_resource_head(o: &mut Obj, r: &ResourceView) {
     o.str("kind", r.kind.as_str());
     o.str("value", &r.value);
+    write_group(o.key("group"), r.group.as_deref());
     write_block(o.key("blocked"), r.blocked);
     match &r.lease {
         Some(l) => write_lease(o.key("lease"), l),
@@ -160,6 +175,7 @@ pub fn probe_due(list: &[ProbeDue]) -> String {
         let mut o = Obj::open(out);
         o.str("kind", p.kind.as_str());
         o.str("value", &p.value);
+        write_group(o.key("group"), p.group.as_deref());
         o.str("context", &p.context);
         o.uint("cooldownUntil", p.cooldown_until);
         o.close();

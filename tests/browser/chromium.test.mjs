@@ -1,7 +1,8 @@
 // The WebAssembly build in real headless Chromium (Debian's, driven by playwright-core; no
 // browser is downloaded): every golden scenario gives the same results, events and
-// byte-identical snapshots as the native run, and snapshots move between Node and the browser
-// in both directions. Files are served from 127.0.0.1 by a throwaway static server.
+// byte-identical snapshots as the native run, the version 2 checks of tests/js/groups-checks.mjs
+// pass as they do in Node, and snapshots move between Node and the browser in both directions.
+// Files are served from 127.0.0.1 by a throwaway static server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -10,6 +11,7 @@ import { extname, normalize, join } from "node:path";
 import { chromium } from "playwright-core";
 import { Pool } from "repute";
 import { history } from "../js/history.mjs";
+import { groupChecks } from "../js/groups-checks.mjs";
 
 const root = new URL("../../", import.meta.url).pathname;
 const scenarioDir = join(root, "tests/scenarios");
@@ -58,6 +60,21 @@ for (const file of files) {
     const scenario = JSON.parse(readFileSync(join(scenarioDir, file), "utf8"));
     const failures = await page.evaluate((s) => window.repute.runScenario(window.repute.Pool, s), scenario);
     assert.deepEqual(failures, []);
+  });
+}
+
+for (const [i, [name]] of groupChecks.entries()) {
+  test(`${name} (in Chromium)`, async () => {
+    const failure = await page.evaluate((n) => {
+      const { Pool: P, groupChecks: checks } = window.repute;
+      try {
+        checks[n][1](P);
+        return null;
+      } catch (e) {
+        return String(e?.stack ?? e);
+      }
+    }, i);
+    assert.equal(failure, null);
   });
 }
 

@@ -347,3 +347,58 @@ test("a throwing event consumer or metrics hook does not affect the call", async
   assert.ok(errors.every((e) => /broke/.test(e.message)));
   assert.equal(host.stats().leased, 0);
 });
+
+test("groups on a call reach every acquire: past a cooling first group to the second, retries and hedges too; POOL_EXHAUSTED's retryAfterMs is for those groups", async () => {
+  await open({ n: 4, virtual: true, config: { coolAfter: 1 } });
+  const [cheap, pricey1, pricey2, other] = proxies;
+  await host.register("PROXY", cheap.url(), { group: "cheap" });
+  for (const p of [pricey1, pricey2]) await host.register("PROXY", p.url(), { group: "pricey" });
+  const pricey = [pricey1.url(), pricey2.url()];
+  const groups = ["cheap", "pricey"];
+  // baseDelayMs 0: retries need no timer; the hedge's delay is virtual.
+  const tiered = (context, options = {}) => call(context, get(), { readOnly: true, groups, retry: { baseDelayMs: 0 }, ...options });
+
+  // The first attempt goes to the cheap tier; the site refuses it (403: BLOCKED, and with
+  // coolAfter 1 it cools in "shop"); the retry's acquire takes the groups too: pricey.
+  let n = 0;
+  origin.handle = (req, res) => ((res.statusCode = n++ === 0 ? 403 : 200), res.end("ok"));
+  const first = await tiered("shop");
+  assert.equal(first.status, 200);
+  assert.ok(pricey.includes(first.via), "the retry went to the second group");
+  assert.equal(cheap.seen.length, 1);
+  assert.equal(cell(cheap.url()).state, "COOLING");
+  // Now the first group is cooling in "shop": the call starts in the second.
+  const second = await tiered("shop");
+  assert.ok(pricey.includes(second.via));
+  assert.equal(cheap.seen.length, 1, "the cooling tier was not tried");
+
+  // A hedge in "search" (the cheap tier is fine there): the primary hangs on cheap; the hedge's
+  // acquire, given the groups, escalates to pricey — never to the ungrouped proxy.
+  const before = origin.requests.length;
+  origin.handle = (req, res) => (origin.requests.length === before + 1 ? undefined : res.end("fast"));
+  const hedged = tiered("search", { hedge: { delayMs: 150, budget: new HedgeBudget() } });
+  await until(() => origin.requests.length === before + 1, "the primary at the origin");
+  assert.equal(cheap.seen.length, 2, "the primary went through the cheap tier");
+  await timers.advance(150);
+  const won = await hedged;
+  assert.deepEqual([won.text, pricey.includes(won.via)], ["fast", true]);
+
+  // Nothing left in the listed groups: the cheap tier cools for an hour, the pricey one is
+  // blocked for 90 s. The ungrouped proxy is free, yet the call is exhausted, and its
+  // retryAfterMs is the pricey block's end — not 0, which the whole pool would say.
+  for (const v of pricey) await host.block("PROXY", v, { seconds: 90 });
+  const e = await tiered("shop", { retry: { maxAttempts: 1 } }).catch((x) => x);
+  assert.equal(e.code, "POOL_EXHAUSTED", e.message);
+  assert.ok(e.retryAfterMs > 89_000 && e.retryAfterMs <= 90_000, `retryAfterMs ${e.retryAfterMs}`);
+  assert.equal(host.nextChangeAt("shop") <= Date.now(), true, "without groups, the pool has a candidate now");
+  assert.equal(other.seen.length, 0, "the ungrouped proxy was never used");
+
+  // A groups option that is not a list of names is refused before anything is leased.
+  for (const bad of ["cheap", [1], null]) {
+    const refused = await call("shop", get(), { groups: bad }).catch((x) => x);
+    assert.deepEqual([refused.code, /groups must be an array/.test(refused.message)], ["INVALID_ARGUMENT", true], String(bad));
+  }
+  const engine = await call("shop", get(), { groups: [] }).catch((x) => x);
+  assert.equal(engine.code, "INVALID_ARGUMENT", "the pool refuses an empty list");
+  assert.equal(host.stats().leased, 0);
+});

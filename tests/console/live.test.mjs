@@ -3,8 +3,9 @@
 // the console is in the server's state and in the event list, for 1 h, a chosen time or
 // permanently, and Unblock lifts it; a viewer's block is refused with the server's message
 // shown and nothing changes; the grid shows `contexts: 0` for a resource nobody reported on,
-// filters by context, state and kind, searches and sorts, and is driven by the keyboard; the
-// detail shows every cell's window; Download snapshot gives the server's snapshot byte for
+// filters by context, state and kind, searches and sorts, and is driven by the keyboard (the
+// group column reads "no group" in a pool without groups: live-groups.test.mjs has the rest);
+// the detail shows every cell's window; Download snapshot gives the server's snapshot byte for
 // byte; events pause, resume, filter and page back; the CSP stops inline script. Every test
 // fails on a console error, a page error, a failed request or an HTTP status ≥ 400 it did not
 // provoke, and saves screenshots of its screens to tests/console/artifacts/.
@@ -149,9 +150,10 @@ liveTest("viewer: Block is refused with the server's message shown, and nothing 
 liveTest("the grid: contexts: 0, filters, search, sorting and the keyboard", "viewer", async (page, w) => {
   const count = page.getByText(/ of 31 resources$/);
   await page.getByText("31 of 31 resources").waitFor();
-  assert.equal(await rowOf(page, "never-reported.example:8080").getByRole("gridcell").nth(1).innerText(), "contexts: 0");
+  assert.equal(await rowOf(page, "never-reported.example:8080").getByRole("gridcell").nth(2).innerText(), "contexts: 0");
+  assert.equal(await rowOf(page, "never-reported.example:8080").getByRole("gridcell").nth(1).innerText(), "no group");
   const headers = await grid(page).getByRole("columnheader").allInnerTexts();
-  assert.deepEqual(headers, ["Resource", "Contexts", ...CONTEXTS]);
+  assert.deepEqual(headers, ["Resource", "Group", "Contexts", ...CONTEXTS]);
 
   await page.getByLabel("State", { exact: true }).selectOption("COOLING");
   await page.getByText("5 of 31 resources").waitFor();
@@ -167,7 +169,7 @@ liveTest("the grid: contexts: 0, filters, search, sorting and the keyboard", "vi
 
   await page.getByLabel("Context", { exact: true }).selectOption("search-eu");
   await page.getByText("0 of 31 resources").waitFor(); // nothing cools in search-eu
-  assert.deepEqual(await grid(page).getByRole("columnheader").allInnerTexts(), ["Resource", "Contexts", "search-eu"]);
+  assert.deepEqual(await grid(page).getByRole("columnheader").allInnerTexts(), ["Resource", "Group", "Contexts", "search-eu"]);
   await page.getByLabel("State", { exact: true }).selectOption("");
   await page.getByLabel("Kind", { exact: true }).selectOption("ACCOUNT");
   await page.getByText("10 of 31 resources").waitFor();
@@ -208,8 +210,8 @@ liveTest("the detail shows every cell with p50/p95 and its recent outcomes; cont
   const detail = await openDetail(page, kind(4), value(4));
   const rows = await detail.getByRole("row").allInnerTexts();
   assert.equal(rows.length, 1 + CONTEXTS.length);
-  assert.match(rows[1], /^checkout-us\s+COOLING\s+-35\s+2 \/ 0\s+BLOCKED, (1:5\d:\d\d|2:00:00).*\s+900 ms\s+900 ms\s+TIMEOUT 900 ms\s*BLOCKED$/s);
-  assert.match(rows[2], /^search-eu\s+HEALTHY\s+-5\s+1 \/ 0\s+–\s+900 ms\s+900 ms\s+TIMEOUT 900 ms$/s);
+  assert.match(rows[1], /^checkout-us\s+COOLING\s+-35\s+2 \/ 0\s+BLOCKED, (1:5\d:\d\d|2:00:00) \([^)]*\)\s+–\s+no\s+900 ms\s+900 ms\s+TIMEOUT 900 ms\s*BLOCKED$/s);
+  assert.match(rows[2], /^search-eu\s+HEALTHY\s+-5\s+1 \/ 0\s+–\s+–\s+no\s+900 ms\s+900 ms\s+TIMEOUT 900 ms$/s);
   await screenshot(page, "live-detail-cells");
   const fresh = await openDetail(page, "PROXY", "never-reported.example:8080");
   await fresh.getByText(/^contexts: 0/).waitFor();

@@ -11,7 +11,7 @@ import { outcomeOf, TIMEOUT_MS } from "../../www/sim/core/world.js";
 import { fieldsOf, fieldOfError, checkPolicy, plainRotation, parseText, withField, policyFile, diffConfigs } from "../../www/sim/core/policies.js";
 import { summaryRows, winnerOf, formatValue } from "../../www/sim/core/compare.js";
 import { seriesCsv, summaryCsv } from "../../www/sim/core/csv.js";
-import { CHARTS } from "../../www/sim/core/chart-data.js";
+import { chartsFor } from "../../www/sim/core/chart-data.js";
 import { maskSnapshot } from "../../www/sim/core/snapshot.js";
 import { newWorkspace, readWorkspace, workspaceFile } from "../../www/sim/core/workspace.js";
 
@@ -136,8 +136,8 @@ test("policy fields come from the engine's config; the engine's errors are put b
   for (const key of Object.keys(defaults)) assert.ok(paths.some((p) => p === key || p.startsWith(`${key}.`)), key);
   assert.ok(paths.includes("penalties.BLOCKED") && paths.includes("halfOpenCauses"));
   // A field the engine adds later appears by itself, typed by its value.
-  const later = fieldsOf({ ...defaults, minGapMs: 0, minGapMsByContext: {}, flag: true });
-  assert.deepEqual(later.slice(-3).map((f) => [f.path, f.type]), [["minGapMs", "number"], ["minGapMsByContext", "json"], ["flag", "boolean"]]);
+  const later = fieldsOf({ ...defaults, laterGapMs: 0, laterByContext: {}, flag: true });
+  assert.deepEqual(later.slice(-3).map((f) => [f.path, f.type]), [["laterGapMs", "number"], ["laterByContext", "json"], ["flag", "boolean"]]);
   const cases = [
     [{ coolAfter: 0 }, "coolAfter"],
     [{ penalties: { BLOCKED: -1 } }, "penalties.BLOCKED"],
@@ -199,7 +199,7 @@ test("the summary table and the winner of a pair", () => {
 test("every chart has data to draw, for every scenario", () => {
   for (const id of Object.keys(SCENARIOS)) {
     const r = simulate(id);
-    for (const chart of CHARTS) {
+    for (const chart of chartsFor([r])) {
       const series = chart.series(r.series);
       assert.ok(series.length > 0, `${id} ${chart.id}`);
       for (const [, values] of series) assert.equal(values.length, r.series.startS.length);

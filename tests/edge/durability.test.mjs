@@ -1,7 +1,8 @@
 // The edge worker's own promises, in real workerd (Miniflare) with its Durable Objects' SQLite
 // storage in a temporary folder: regions are isolated; a restart (Miniflare disposed, a new one
 // on the same folder) keeps cells, blocklist and the fencing high-water mark, and hands out
-// larger tokens than before; reports reach storage by the alarm; a 100k-cell pool round-trips
+// larger tokens than before; groups and held cells survive it, and grouped acquires pick as
+// before; reports reach storage by the alarm; a 100k-cell pool round-trips
 // through storage byte for byte; a checkpoint after one report writes a few rows; a storage
 // failure midway through a checkpoint leaves the previous state readable and the next
 // checkpoint completes it; an operator action that cannot be stored is refused and changes
@@ -107,6 +108,62 @@ test("a restart keeps cells, blocklist and the fencing high-water mark; the alar
     assert.equal(old.length, before.nextEventSeq - 1, "every event before the restart is in the audit log");
     assert.equal(events.at(-1).type, "RESOURCE_LEASED");
     assert.ok(events.every((ev, i) => i === 0 || ev.seq > events[i - 1].seq));
+  } finally {
+    await e.close();
+  }
+});
+
+test("a restart keeps groups and held cells (checkpoint, then restore from storage); a grouped acquire picks as before", async () => {
+  const dir = await folder();
+  let e = await edge(dir);
+  const group = [["a1", "cheap"], ["a2", "cheap"], ["b1", "pricey"], ["b2", "pricey"], ["u1", "pricey"]];
+  const acquireIn = async (groups) => {
+    const l = await call(e, "eu", "POST", "/api/leases", { context: "shop", groups });
+    assert.equal(l.status, 201, l.text);
+    assert.equal((await call(e, "eu", "DELETE", `/api/leases/${l.json.leaseId}`)).status, 204);
+    return [l.json.group, l.json.value];
+  };
+  /** What grouped acquires give: cheap's only candidate (a2) is held, so [cheap, pricey]
+   * escalates to pricey; [cheap] alone still gets a2; [null] gets u1. */
+  const picks = async () => {
+    const escalated = await acquireIn(["cheap", "pricey"]);
+    assert.equal(escalated[0], "pricey");
+    assert.ok(["b1", "b2"].includes(escalated[1]), escalated[1]);
+    assert.deepEqual(await acquireIn(["cheap"]), ["cheap", "a2"]);
+    assert.deepEqual(await acquireIn([null]), [null, "u1"]);
+  };
+  let before;
+  try {
+    assert.equal((await call(e, "eu", "PUT", "/api/config", { maxCoolingPercent: 40 })).status, 200);
+    for (const [v, g] of group) assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: v, group: g })).status, 201);
+    assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "u1", group: null })).json.group, null, "moved out");
+    // 5 resources at 40 % → 2 may cool in "shop": a1 and b1 cool; a2's cooldown is suppressed.
+    for (const v of ["a1", "a1", "b1", "b1", "a2", "a2"]) assert.equal((await report(e, "eu", v, "shop", { ok: false, failure: "TIMEOUT" })).status, 204);
+    await picks();
+    assert.equal((await call(e, "eu", "GET", "/__test/checkpoint")).status, 200);
+    const live = (await call(e, "eu", "GET", "/api/snapshot")).text;
+    before = JSON.parse(live);
+    assert.equal((await call(e, "eu", "GET", "/__test/stored?full=1")).json.snapshot, live, "the rows join into the live snapshot");
+    assert.deepEqual(before.registered.map((r) => [r.value, r.group ?? null]), [...group.slice(0, 4), ["u1", null]]);
+    assert.deepEqual(before.cells.filter((c) => c.held).map((c) => [c.value, c.context]), [["a2", "shop"]]);
+  } finally {
+    await e.close();
+  }
+  e = await edge(dir);
+  try {
+    const after = await snapshotOf(e, "eu");
+    assert.deepEqual(after.registered, before.registered, "groups intact");
+    assert.deepEqual(after.cells, before.cells, "the held cell intact");
+    assert.equal(after.config.maxCoolingPercent, 40);
+    const views = (await call(e, "eu", "GET", "/api/resources?context=shop")).json.resources;
+    assert.deepEqual(views.map((r) => [r.value, r.group]), [...group.slice(0, 4), ["u1", null]]);
+    const a2 = views.find((r) => r.value === "a2").cells[0];
+    assert.deepEqual([a2.state, a2.held], ["HEALTHY", true]);
+    assert.deepEqual((await call(e, "eu", "GET", "/api/resources?group=")).json.resources.map((r) => r.value), ["u1"]);
+    await picks();
+    const types = (await call(e, "eu", "GET", "/api/events?limit=1000")).json.events.map((ev) => ev.type);
+    assert.equal(types.filter((t) => t === "RESOURCE_REGROUPED").length, 1, "the audit log kept the move");
+    assert.equal(types.filter((t) => t === "COOLDOWN_SUPPRESSED").length, 1, "and the suppression");
   } finally {
     await e.close();
   }

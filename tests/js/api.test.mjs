@@ -41,16 +41,18 @@ const DEFAULT_CONFIG = {
   maxCoolingPercent: 100,
 };
 
-const LEASE_KEYS = ["context", "expiresAt", "kind", "leasedAt", "token", "value"];
-const VIEW_KEYS = ["blocked", "cells", "kind", "lease", "value"];
+const LEASE_KEYS = ["context", "expiresAt", "group", "kind", "leasedAt", "token", "value"];
+const VIEW_KEYS = ["blocked", "cells", "group", "kind", "lease", "value"];
 const CELL_KEYS = [
   "consecutiveFailures",
   "consecutiveSuccesses",
   "context",
   "cooldownCause",
   "cooldownUntil",
+  "held",
   "p50LatencyMs",
   "p95LatencyMs",
+  "pacedUntil",
   "score",
   "state",
   "updatedAt",
@@ -69,7 +71,7 @@ const STATS_KEYS = [
   "registered",
   "revision",
 ];
-const EVENT_KEYS = new Set(["seq", "type", "at", "kind", "value", "context", "until", "permanent", "cause", "token"]);
+const EVENT_KEYS = new Set(["seq", "type", "at", "kind", "value", "group", "context", "until", "permanent", "cause", "token"]);
 
 /** A clock that stays where it is put and counts its readings. */
 function clock(t = T) {
@@ -238,6 +240,25 @@ test("a partial config fills the rest from the defaults, nested maps too", () =>
   assert.equal(new Pool({ seed: 1, config: { maxBackoffExponent: 0 } }).config().maxBackoffExponent, 0);
 });
 
+test("version 2 config: pacing gaps and the cooling cap at their bounds; the map is replaced whole", () => {
+  const gaps = { "shop-us": 2 ** 31, "a b": 0, é: 5 };
+  const pool = new Pool({ seed: 1, config: { minGapMs: 2 ** 31, minGapMsByContext: gaps, maxCoolingPercent: 1 } });
+  const c = pool.config();
+  assert.equal(c.minGapMs, 2 ** 31);
+  assert.equal(c.maxCoolingPercent, 1);
+  assert.deepEqual(Object.keys(c.minGapMsByContext), ["a b", "shop-us", "é"], "keys in UTF-8 byte order");
+  assert.deepEqual(c.minGapMsByContext, gaps);
+  const many = Object.fromEntries(Array.from({ length: 4096 }, (_, i) => [`c${i}`, i]));
+  assert.equal(Object.keys(new Pool({ seed: 1, config: { minGapMsByContext: many } }).config().minGapMsByContext).length, 4096);
+  assert.equal(new Pool({ seed: 1, config: { maxCoolingPercent: 100, minGapMs: 0 } }).config().maxCoolingPercent, 100);
+  // setConfig and a restore override replace the map; they never merge it.
+  assert.equal(pool.setConfig({ minGapMsByContext: { other: 7 } }), true);
+  assert.deepEqual(pool.config().minGapMsByContext, { other: 7 });
+  const restored = Pool.restore(pool.snapshot(), { seed: 1, config: { minGapMsByContext: { third: 9 } } });
+  assert.deepEqual(restored.config().minGapMsByContext, { third: 9 });
+  assert.equal(restored.config().minGapMs, 2 ** 31, "fields left out keep the snapshot's");
+});
+
 test("acquire returns a Lease with exactly the documented fields; tokens increase", () => {
   const c = clock(T + 0.75); // fractional milliseconds are floored
   const pool = new Pool({ seed: 3, now: c.now, config: { leaseTtlMs: 1234 } });
@@ -345,6 +366,8 @@ test("resources() returns ResourceView and CellView shapes, with the BLOCKLISTED
       cooldownUntil: T + 2 * DEFAULT_CONFIG.cooldownBaseMs.TIMEOUT,
       cooldownCause: "TIMEOUT",
       updatedAt: T,
+      pacedUntil: null,
+      held: false,
       p50LatencyMs: 40,
       p95LatencyMs: 40,
     },
@@ -374,7 +397,7 @@ test("resources() returns ResourceView and CellView shapes, with the BLOCKLISTED
   assert.deepEqual(pool.resources({}), pool.resources(), "an empty filter filters nothing");
 });
 
-test("dueForRecoveryProbe() lists {kind, value, context, cooldownUntil}", () => {
+test("dueForRecoveryProbe() lists {kind, value, group, context, cooldownUntil}", () => {
   const c = clock();
   const pool = new Pool({ seed: 1, now: c.now, config: { halfOpenCauses: ["BLOCKED"] } });
   pool.register("SESSION", "s");
@@ -383,7 +406,7 @@ test("dueForRecoveryProbe() lists {kind, value, context, cooldownUntil}", () => 
   assert.deepEqual(pool.dueForRecoveryProbe(), [], "still cooling");
   const until = T + 120_000;
   c.t = until;
-  assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "SESSION", value: "s", context: "ctx", cooldownUntil: until }]);
+  assert.deepEqual(pool.dueForRecoveryProbe(), [{ kind: "SESSION", value: "s", group: null, context: "ctx", cooldownUntil: until }]);
 });
 
 test("nextChangeAt() returns now, a future instant, or null", () => {
@@ -436,8 +459,8 @@ test("drainEvents() objects print as the engine's event JSON: key order, redacti
   assert.deepEqual(
     pool.drainEvents().map((e) => JSON.stringify(e)),
     [
-      `{"seq":1,"type":"RESOURCE_REGISTERED","at":${T},"kind":"PROXY","value":"${shown}"}`,
-      `{"seq":2,"type":"RESOURCE_REGISTERED","at":${T},"kind":"SESSION","value":"***"}`,
+      `{"seq":1,"type":"RESOURCE_REGISTERED","at":${T},"kind":"PROXY","value":"${shown}","group":null}`,
+      `{"seq":2,"type":"RESOURCE_REGISTERED","at":${T},"kind":"SESSION","value":"***","group":null}`,
       `{"seq":3,"type":"RESOURCE_LEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","until":${T + 30_000},"token":1}`,
       `{"seq":4,"type":"RESOURCE_COOLED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","cause":"TIMEOUT","until":${T + 120_000}}`,
       `{"seq":5,"type":"LEASE_RELEASED","at":${T},"kind":"PROXY","value":"${shown}","context":"checkout-ü","token":1}`,
@@ -836,7 +859,9 @@ test("block with a bad spec → INVALID_ARGUMENT, and nothing changes", () => {
 test("renew and release with a tampered lease → INVALID_ARGUMENT, and nothing changes", () => {
   const { pool, lease } = fixture();
   const tampered = [];
-  for (const f of LEASE_KEYS) {
+  // `group` is what the lease says, not what names it: a lease without one (kept by a host from
+  // before groups) still names its resource.
+  for (const f of LEASE_KEYS.filter((k) => k !== "group")) {
     const copy = { ...lease };
     delete copy[f];
     tampered.push([`without ${f}`, copy]);
@@ -853,6 +878,9 @@ test("renew and release with a tampered lease → INVALID_ARGUMENT, and nothing 
     expectUnchanged(pool, () => pool.release(bad), "INVALID_ARGUMENT", undefined, `release ${label}`);
   }
   // The real lease is untouched by all that.
+  const { group, ...withoutGroup } = lease;
+  assert.equal(group, null);
+  assert.equal(pool.renew(withoutGroup)?.token, lease.token, "a lease without group renews");
   assert.equal(pool.release(lease), true);
 });
 
@@ -982,6 +1010,15 @@ test("config with an unknown key or an out-of-range value → INVALID_CONFIG nam
     [{ maxCells: 1e8 + 1 }, /maxCells/],
     [{ eventBufferSize: 0 }, /eventBufferSize/],
     [{ eventBufferSize: 1e7 + 1 }, /eventBufferSize/],
+    [{ minGapMs: -1 }, /minGapMs/],
+    [{ minGapMs: 2 ** 31 + 1 }, /minGapMs/],
+    [{ minGapMs: 0.5 }, /minGapMs/],
+    [{ minGapMsByContext: { shop: 2 ** 31 + 1 } }, /minGapMsByContext\.shop/],
+    [{ minGapMsByContext: { " ": 1 } }, /minGapMsByContext/],
+    [{ minGapMsByContext: Object.fromEntries(Array.from({ length: 4097 }, (_, i) => [`c${i}`, 1])) }, /minGapMsByContext/],
+    [{ minGapMsByContext: [] }, /minGapMsByContext/],
+    [{ maxCoolingPercent: 0 }, /maxCoolingPercent/],
+    [{ maxCoolingPercent: 101 }, /maxCoolingPercent/],
   ];
   for (const [config, field] of cases) {
     const label = JSON.stringify(config);

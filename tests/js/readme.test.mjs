@@ -21,8 +21,8 @@ function run(code) {
   }
 }
 
-test("the README has its three JavaScript examples", () => {
-  assert.equal(blocks.length, 3);
+test("the README has its four JavaScript examples", () => {
+  assert.equal(blocks.length, 4);
   for (const b of blocks) assert.ok(b.includes('from "repute"'));
 });
 
@@ -32,13 +32,18 @@ test("the Pool example runs and prints the new cell", () => {
   assert.match(out, /state: 'HEALTHY'/);
 });
 
+test("the tiers example escalates on the banned site only, and the cap holds one resource", () => {
+  const { out } = run(blocks[1]);
+  assert.equal(out, "residential dc COOLING, HEALTHY (held)\n");
+});
+
 test("the openPool example runs and leaves a snapshot in ./data", () => {
-  const { dataWritten } = run(blocks[1]);
+  const { dataWritten } = run(blocks[2]);
   assert.ok(dataWritten, "a snapshot on disk after close()");
 });
 
 test("the resilient-call example gets its page through the working proxy", () => {
-  const { out } = run(blocks[2]);
+  const { out } = run(blocks[3]);
   assert.equal(out, "200 200 for http://shop.example/item/7\n");
 });
 

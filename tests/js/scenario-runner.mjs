@@ -15,7 +15,9 @@ export function same(a, b) {
 
 const show = (v) => (v === undefined ? "nothing" : JSON.stringify(v));
 
-/** Calls `call` on `pool` with the step's JSON arguments; returns the JSON-shaped result. */
+/** Calls `call` on `pool` with the step's JSON arguments, as they are (so `register`'s
+ * `{group}`, `acquire`'s and `nextChangeAt`'s `{groups}` and `resources`' `{group}` reach the
+ * API unchanged); returns the JSON-shaped result. */
 function invoke(pool, call, args) {
   switch (call) {
     case "register":
@@ -62,7 +64,19 @@ export function runScenario(Pool, scenario) {
     now,
     ...(seeded ? { seed: scenario.seed } : { random }),
   });
-  let pool = new Pool(options());
+  // With `from`, the pool starts as a restore of that stored snapshot (of any version), the
+  // clock reading the first step's `at`.
+  let pool;
+  if (scenario.from === undefined) {
+    pool = new Pool(options());
+  } else {
+    reading = scenario.steps[0]?.at ?? 0;
+    try {
+      pool = Pool.restore(scenario.from, options());
+    } catch (e) {
+      return [`\`from\` does not restore: ${e.code}: ${e.message}`];
+    }
+  }
   for (const [i, step] of scenario.steps.entries()) {
     const where = `steps[${i}] (${step.call} at ${step.at})`;
     reading = step.at;

@@ -77,7 +77,7 @@ test("drainEvents({resourceId}) names each resource by its value as registered; 
   assert.ok(events.some((e) => e.type === "ACQUISITION_REJECTED"));
   // Without the option, no id and no other change.
   pool.register("PROXY", "third.example:3");
-  assert.deepEqual(Object.keys(pool.drainEvents()[0]), ["seq", "type", "at", "kind", "value"]);
+  assert.deepEqual(Object.keys(pool.drainEvents()[0]), ["seq", "type", "at", "kind", "value", "group"]);
   assert.throws(() => pool.drainEvents({ resourceId: 1 }), { code: "INVALID_ARGUMENT" });
   assert.throws(() => pool.drainEvents({ other: 1 }), { code: "INVALID_ARGUMENT" });
 });

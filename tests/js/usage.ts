@@ -16,13 +16,17 @@ import type {
   ErrorCode,
   EventType,
   FailureType,
+  Group,
+  GroupsOptions,
   Kind,
   Lease,
   Outcome,
   PoolEvent,
   PoolOptions,
   ProbeDue,
+  RegisterOptions,
   ReputeError,
+  ResourceFilter,
   ResourceDetail,
   ResourceView,
   State,
@@ -89,6 +93,32 @@ for (const kind of kinds) {
   void added, removed;
 }
 
+// ----- groups (SPEC version 2) ----------------------------------------------------------------
+
+const inTier: boolean = pool.register("PROXY", "dc-1", { group: "dc-us" });
+pool.register("PROXY", "dc-1", { group: null }); // moves it out of its group
+pool.register("PROXY", "dc-1", {}); // leaves its group as it is
+const registerOptions: RegisterOptions = { group: "residential-de" };
+pool.register("PROXY", "resi-1", registerOptions);
+void inTier;
+// @ts-expect-error a group is a string or null
+pool.register("PROXY", "x", { group: 5 });
+// @ts-expect-error register takes group, not groups
+pool.register("PROXY", "x", { groups: ["dc-us"] });
+const tiers: GroupsOptions = { groups: ["dc-us", "residential-de", null] };
+const tiered: Lease | null = pool.acquire("checkout-us", tiers);
+const tieredGroup: Group | undefined = tiered?.group;
+const nextInTiers: number | null = pool.nextChangeAt("checkout-us", { groups: ["dc-us"] });
+void tieredGroup, nextInTiers;
+// @ts-expect-error groups is a list
+pool.acquire("checkout-us", { groups: "dc-us" });
+// @ts-expect-error a list of names or null
+pool.nextChangeAt("checkout-us", { groups: [1] });
+const byGroup: ResourceFilter = { group: null, state: "HEALTHY" };
+const ungrouped: ResourceView[] = pool.resources(byGroup);
+const inDc: ResourceView[] = pool.resources({ group: "dc-us" });
+void ungrouped, inDc;
+
 const lease: Lease | null = pool.acquire("checkout-us");
 if (lease !== null) {
   const kind: Kind = lease.kind;
@@ -97,7 +127,8 @@ if (lease !== null) {
   const token: number = lease.token;
   const leasedAt: number = lease.leasedAt;
   const expiresAt: number = lease.expiresAt;
-  void kind, value, context, token, leasedAt, expiresAt;
+  const group: string | null = lease.group;
+  void kind, value, context, token, leasedAt, expiresAt, group;
 
   const renewed: Lease | null = pool.renew(lease);
   const copy: Lease = JSON.parse(JSON.stringify(lease)) as Lease;
@@ -110,6 +141,8 @@ if (lease !== null) {
   pool.renew({ ...lease, token: "1" });
   // @ts-expect-error a lease has all its fields
   pool.release({ kind: lease.kind, value: lease.value, context: lease.context, token: lease.token });
+  // @ts-expect-error a lease's group is a string or null
+  pool.release({ ...lease, group: 1 });
 }
 // @ts-expect-error acquire may return null: a Lease must be checked first
 const unchecked: Lease = pool.acquire("checkout-us");
@@ -188,6 +221,7 @@ void filtered;
 for (const view of [...views, ...pool.resources({ state: "BLOCKLISTED" })]) {
   const k: Kind = view.kind;
   const v: string = view.value;
+  const g: string | null = view.group;
   const held: Lease | null = view.lease;
   const blocked = view.blocked;
   let blockedUntil: number | "permanent" | "no" = "no";
@@ -204,11 +238,13 @@ for (const view of [...views, ...pool.resources({ state: "BLOCKLISTED" })]) {
     const updatedAt: number = cell.updatedAt;
     const p50: number | null = cell.p50LatencyMs;
     const p95: number | null = cell.p95LatencyMs;
-    void context, state, score, failures, successes, until, cause, updatedAt, p50, p95;
+    const pacedUntil: number | null = cell.pacedUntil;
+    const isHeld: boolean = cell.held;
+    void context, state, score, failures, successes, until, cause, updatedAt, p50, p95, pacedUntil, isHeld;
     // @ts-expect-error a cell's cooldown may be null
     const sure: number = cell.cooldownUntil;
   }
-  void k, v, held, blockedUntil;
+  void k, v, g, held, blockedUntil;
 }
 const detail: ResourceDetail = pool.resource("PROXY", "proxy-1");
 for (const cell of detail.cells) {
@@ -229,7 +265,8 @@ const due: ProbeDue[] = pool.dueForRecoveryProbe();
 for (const d of due) {
   const target: Lease | null = pool.acquireResource(d.kind, d.value, d.context);
   const until: number = d.cooldownUntil;
-  void target, until;
+  const dueGroup: string | null = d.group;
+  void target, until, dueGroup;
 }
 
 const next: number | null = pool.nextChangeAt("checkout-us");
@@ -275,7 +312,11 @@ for (const e of events) {
   const permanent: boolean | undefined = e.permanent;
   const cause: FailureType | undefined = e.cause;
   const token: number | undefined = e.token;
+  const eventGroup: string | null | undefined = e.group;
+  void eventGroup;
   switch (e.type) {
+    case "RESOURCE_REGROUPED":
+    case "COOLDOWN_SUPPRESSED":
     case "RESOURCE_COOLED":
     case "RESOURCE_BLOCKLISTED":
     case "ACQUISITION_REJECTED":
@@ -336,6 +377,14 @@ export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
   const added: boolean = await host.register("PROXY", "proxy-9");
   void added;
+  // Groups (SPEC §3): register into one, move, acquire from a list in order, filter by one.
+  await host.register("PROXY", "proxy-9", { group: "dc-us" });
+  await host.register("PROXY", "proxy-9", { group: null });
+  const tiered: DisposableLease | null = host.acquire("checkout-us", { groups: ["dc-us", null] });
+  void tiered?.group;
+  void host.nextChangeAt("checkout-us", { groups: ["dc-us"] }), host.resources({ group: null });
+  // @ts-expect-error groups is a list
+  host.acquire("checkout-us", { groups: "dc-us" });
   let virtual = 0;
   const timers: HostTimers = { monotonicMs: () => virtual, setTimeout, clearTimeout, setInterval, clearInterval };
   const stepped: PoolHost = await openPool({ dir: "./data-2", timers });
@@ -437,6 +486,9 @@ export async function callUsage(): Promise<void> {
   const bulkhead = new Bulkhead({ maxConcurrent: 50, maxQueue: 5 });
   await host.call("shop", () => 1, { bulkhead });
   void bulkhead.stats().rejected;
+  await host.call("shop", () => 1, { groups: ["dc-us", "residential-us", null] });
+  // @ts-expect-error groups holds names or null
+  await host.call("shop", () => 1, { groups: [1] });
   // @ts-expect-error maxConcurrent is required
   new Bulkhead({});
   void hedgeBudget.stats().cost;

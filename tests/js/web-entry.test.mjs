@@ -45,7 +45,7 @@ test("after init(WebAssembly.Module) a Pool registers, leases, reports, releases
   assert.equal(pool.register("PROXY", "a"), true);
   assert.equal(pool.register("PROXY", "a"), false);
   const lease = pool.acquire("checkout");
-  assert.deepEqual(lease, { kind: "PROXY", value: "a", context: "checkout", token: 1, leasedAt: T, expiresAt: T + 30_000 });
+  assert.deepEqual(lease, { kind: "PROXY", value: "a", group: null, context: "checkout", token: 1, leasedAt: T, expiresAt: T + 30_000 });
   pool.report("PROXY", "a", "checkout", { ok: false, failure: "BLOCKED", latencyMs: 20 });
   now += 1_000;
   assert.equal(pool.renew(lease).expiresAt, T + 31_000);
@@ -133,7 +133,7 @@ test("init with the module's bytes works too (fresh process)", () => {
     process.stdout.write(JSON.stringify({ lease, released: pool.release(lease) }));
   `);
   assert.deepEqual(result, {
-    lease: { kind: "ACCOUNT", value: "x", context: "c", token: 1, leasedAt: T, expiresAt: T + 30_000 },
+    lease: { kind: "ACCOUNT", value: "x", group: null, context: "c", token: 1, leasedAt: T, expiresAt: T + 30_000 },
     released: true,
   });
 });

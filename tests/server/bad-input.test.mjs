@@ -116,6 +116,17 @@ const CORPUS = [
   ["context whitespace", lease({ context: " \n " }), 400, "invalid-argument"],
   ["context of 257 bytes", lease({ context: "c".repeat(257) }), 400, "invalid-argument"],
   ["acquire with an unknown field", lease({ context: "c", ttl: 5 }), 400, "bad-request"],
+  // --- groups (SPEC v2): each refused naming its field, nothing changed
+  ["group a number", reg({ kind: "PROXY", value: "p1", group: 7 }), 400, "bad-request"],
+  ["group an array", reg({ kind: "PROXY", value: "p1", group: ["A"] }), 400, "bad-request"],
+  ["group blank", reg({ kind: "PROXY", value: "p1", group: " " }), 400, "invalid-argument"],
+  ["group of 65 bytes", reg({ kind: "PROXY", value: "p1", group: "g".repeat(65) }), 400, "invalid-argument"],
+  ["groups not an array", lease({ context: "c", groups: "A" }), 400, "bad-request"],
+  ["groups empty", lease({ context: "c", groups: [] }), 400, "invalid-argument"],
+  ["groups of 17", lease({ context: "c", groups: Array.from({ length: 17 }, (_, i) => `g${i}`) }), 400, "invalid-argument"],
+  ["groups with a number", lease({ context: "c", groups: ["A", 2] }), 400, "bad-request"],
+  ["groups with a repeat", lease({ context: "c", groups: ["A", null, null] }), 400, "invalid-argument"],
+  ["groups with a blank name", lease({ context: "c", groups: [""] }), 400, "invalid-argument"],
   // --- report
   ["outcome missing", { method: "POST", path: "/api/outcomes", body: { kind: "PROXY", value: "p1", context: "c" } }, 400, "bad-request"],
   ["outcome a string", out("ok"), 400, "invalid-argument"],
@@ -181,6 +192,8 @@ const CORPUS = [
   ["state filter unknown", get("/api/resources?state=DEAD"), 400, "invalid-argument"],
   ["state filter lower case", get("/api/resources?state=healthy"), 400, "invalid-argument"],
   ["context filter blank", get("/api/resources?context=%20"), 400, "invalid-argument"],
+  ["group filter blank", get("/api/resources?group=%20%20"), 400, "invalid-argument"],
+  ["group filter given twice", get("/api/resources?group=A&group="), 400, "bad-request"],
   ["unknown resources parameter", get("/api/resources?kind=PROXY"), 400, "bad-request"],
   // --- lease ids
   ["renew a garbage id", { method: "POST", path: "/api/leases/not-a-lease/renewal" }, 409, "lease-not-renewed"],

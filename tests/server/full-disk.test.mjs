@@ -13,8 +13,8 @@
 //   failing reservation is reported long before the edge, and every event is delivered exactly
 //   once, in order.
 // - Out of inodes (free bytes, so the action is admitted, but the write's temporary file cannot
-//   be created): each operator action is rolled back — register, block, unblock by their
-//   inverse; deregister and import are written ahead and so never applied — and answers 503;
+//   be created): each operator action is rolled back — register, block, unblock (and a move
+//   to another group) by their inverse; deregister and import are written ahead and so never applied — and answers 503;
 //   two changes of one resource waiting for the same failed write are undone newest first.
 //
 // Mounting needs root: without it these tests are skipped with a message (CI runs as root).
@@ -103,6 +103,7 @@ function assertRefused(res, what) {
  * p3 blocked permanently. */
 const OPERATOR_ACTIONS = [
   ["register p4", (url) => call(url, "POST", "/api/resources", { body: { kind: "PROXY", value: "p4" } })],
+  ["move p2 into a group", (url) => call(url, "POST", "/api/resources", { body: { kind: "PROXY", value: "p2", group: "dc-us" } })],
   ["deregister p1", (url) => call(url, "DELETE", resourcePath("PROXY", "p1"))],
   ["block p1", (url) => call(url, "POST", resourcePath("PROXY", "p1", "/block?seconds=60"))],
   ["block p3 for a minute (was permanent)", (url) => call(url, "POST", resourcePath("PROXY", "p3", "/block?seconds=60"))],

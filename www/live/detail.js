@@ -1,10 +1,11 @@
 // One resource in detail (`GET /api/resources/{id}`, or `{kind}/{value}` before ids): its
-// block and lease, and every cell with its score, streaks, cooldown, p50/p95 latency and
-// recent outcomes (the cell's window, oldest first). Block (1 h, a chosen time, permanently)
+// group, block and lease, and every cell with its score, streaks, cooldown, pacing end, whether
+// the cooling cap holds it, p50/p95 latency and recent outcomes (the cell's window, oldest
+// first). Block (1 h, a chosen time, permanently)
 // and Unblock, each confirmed in a dialog (confirm.js); `onChanged()` after either succeeds.
 
 import { h, fill, when } from "./dom.js";
-import { blockText, countdown, nameOf, resourcePath, scoreText } from "./model.js";
+import { blockText, clockTime, countdown, isPaced, nameOf, resourcePath, scoreText } from "./model.js";
 import { confirmAction } from "./confirm.js";
 
 const UNITS = { minutes: 60, hours: 3600, days: 86400 };
@@ -121,7 +122,7 @@ export class ResourceDetail {
           "table",
           { class: "cells" },
           h("caption", {}, `contexts: ${d.cells.length}`),
-          h("thead", {}, h("tr", {}, ...["Context", "State", "Score", "Failures / successes in a row", "Cooldown", "p50", "p95", "Recent outcomes (oldest first)"].map((t) => h("th", { scope: "col" }, t)))),
+          h("thead", {}, h("tr", {}, ...["Context", "State", "Score", "Failures / successes in a row", "Cooldown", "Paced until", "Held", "p50", "p95", "Recent outcomes (oldest first)"].map((t) => h("th", { scope: "col" }, t)))),
           h("tbody", {}, ...d.cells.map((c) => h(
             "tr",
             {},
@@ -130,13 +131,16 @@ export class ResourceDetail {
             h("td", {}, scoreText(c.score)),
             h("td", {}, `${c.consecutiveFailures} / ${c.consecutiveSuccesses}`),
             h("td", {}, c.cooldownUntil === null ? "–" : `${c.cooldownCause}, ${countdown(c.cooldownUntil, now) || "over"} (${when(c.cooldownUntil)})`),
+            h("td", {}, isPaced(c, now) ? `${clockTime(c.pacedUntil)} (${countdown(c.pacedUntil, now)} more)` : "–"),
+            h("td", {}, c.held ? h("span", { class: "flag held", title: "the cooling cap suppressed its cooldown: it stays in rotation" }, "held") : "no"),
             h("td", {}, ms(c.p50LatencyMs)),
             h("td", {}, ms(c.p95LatencyMs)),
             h("td", {}, h("ol", { class: "window" }, ...(c.window ?? []).map(([o, lat]) =>
               h("li", { class: o === "OK" ? "ok" : "fail" }, lat === null ? o : `${o} ${ms(lat)}`)))),
           ))),
         );
-    fill(this.#body, h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, cells);
+    const group = typeof d.group === "string" ? `group: ${d.group}` : "group: none";
+    fill(this.#body, h("p", { class: "group" }, group), h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, cells);
   }
 
   #block(r) {

@@ -1,27 +1,16 @@
 // Live mode's event list: the latest events from the audit log (`GET /api/events`), then live
 // ones from the stream (event-feed.js), newest first; Pause holds new events back (counted)
 // until Resume; a filter on type, resource and context; "Load older events" pages back through
-// the audit log. Tells its owner when an event may have changed the pool (`onChange`).
+// the audit log. Tells its owner when an event may have changed the pool (`onChange`). How an
+// event reads is event-text.js's.
 
 import { h, fill, labelled, when } from "./dom.js";
 import { EventFeed } from "./event-feed.js";
+import { describe, searchable } from "./event-text.js";
 
 const PAGE = 50;
 /** Events kept in the list; beyond this the oldest live ones leave it. */
 const KEEP = 2000;
-
-function describe(e) {
-  const parts = [];
-  if (e.kind) parts.push(`${e.kind}/${e.value}`);
-  if (e.context !== undefined) parts.push(`in ${e.context}`);
-  if (e.cause) parts.push(`cause ${e.cause}`);
-  if (e.permanent) parts.push("permanently");
-  if (e.until !== undefined) parts.push(`until ${when(e.until)}`);
-  if (e.token !== undefined) parts.push(`token ${e.token}`);
-  return parts.join(" · ");
-}
-
-const searchable = (e) => `${e.type} ${e.kind ?? ""}/${e.value ?? ""} ${e.context ?? ""} ${e.cause ?? ""}`.toLowerCase();
 
 export class EventsPanel {
   #connection;
@@ -46,7 +35,7 @@ export class EventsPanel {
       onEvent: (e) => this.#live(e),
       onStatus: (text, error) => this.#say(text, error),
     });
-    const filter = h("input", { type: "search", placeholder: "type, resource or context" });
+    const filter = h("input", { type: "search", placeholder: "type, resource, context or group" });
     filter.addEventListener("input", () => {
       this.#filter = filter.value.trim().toLowerCase();
       this.#render();

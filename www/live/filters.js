@@ -1,9 +1,10 @@
-// The grid's filter bar: context, state and kind, a search on the value, and the sort order.
-// Each control has a visible label; a change calls `onChange(filter)` with
-// `{context, state, kind, search, sort}` (empty strings mean "any").
+// The grid's filter bar: context, state, kind, group (or "no group") and paced / held cells, a
+// search on the value, and the sort order. Each control has a visible label; a change calls
+// `onChange(filter)` with `{context, state, kind, group, flag, search, sort}` (empty strings
+// mean "any").
 
 import { h, labelled } from "./dom.js";
-import { KINDS, SORTS, STATES } from "./model.js";
+import { FLAGS, KINDS, NO_GROUP, SORTS, STATES } from "./model.js";
 
 const options = (select, entries) =>
   select.replaceChildren(...entries.map(([value, text]) => h("option", { value }, text)));
@@ -12,6 +13,8 @@ export class Filters {
   #context = h("select", { name: "context" });
   #state = h("select", { name: "state" });
   #kind = h("select", { name: "kind" });
+  #group = h("select", { name: "group" });
+  #flag = h("select", { name: "flag" });
   #search = h("input", { type: "search", name: "search", placeholder: "part of a value" });
   #sort = h("select", { name: "sort" });
   element;
@@ -19,9 +22,11 @@ export class Filters {
   constructor({ onChange }) {
     options(this.#state, [["", "any"], ...STATES.map((s) => [s, s])]);
     options(this.#kind, [["", "any"], ...KINDS.map((k) => [k, k])]);
+    options(this.#flag, [["", "any"], ...Object.entries(FLAGS).map(([value, text]) => [value, `${text} cells`])]);
     options(this.#sort, Object.entries(SORTS));
     this.contexts([]);
-    for (const control of [this.#context, this.#state, this.#kind, this.#sort]) {
+    this.groups([], false);
+    for (const control of [this.#context, this.#state, this.#kind, this.#group, this.#flag, this.#sort]) {
       control.addEventListener("change", () => onChange(this.value()));
     }
     this.#search.addEventListener("input", () => onChange(this.value()));
@@ -31,6 +36,8 @@ export class Filters {
       labelled("Context", this.#context),
       labelled("State", this.#state),
       labelled("Kind", this.#kind),
+      labelled("Group", this.#group),
+      labelled("Paced / held", this.#flag),
       labelled("Search", this.#search),
       labelled("Sort by", this.#sort),
     );
@@ -43,11 +50,21 @@ export class Filters {
     this.#context.value = list.includes(chosen) ? chosen : "";
   }
 
+  /** Offers these groups, and "no group" when `ungrouped` (keeping the one chosen, if still there). */
+  groups(list, ungrouped) {
+    const chosen = this.#group.value;
+    const entries = [["", "any"], ...(ungrouped ? [[NO_GROUP, "no group"]] : []), ...list.map((g) => [g, g])];
+    options(this.#group, entries);
+    this.#group.value = entries.some(([value]) => value === chosen) ? chosen : "";
+  }
+
   value() {
     return {
       context: this.#context.value,
       state: this.#state.value,
       kind: this.#kind.value,
+      group: this.#group.value,
+      flag: this.#flag.value,
       search: this.#search.value,
       sort: this.#sort.value,
     };

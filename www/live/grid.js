@@ -1,18 +1,22 @@
-// The resource × context grid: one row per resource, one column per context; each cell shows
-// its state as a colour *and* a text label, its score and its cooldown countdown; a resource
-// nobody has reported on reads `contexts: 0`. Rows are virtualised: only the rows in view (plus
+// The resource × context grid: one row per resource (its group in a column of its own), one
+// column per context; each cell shows its state as a colour *and* a text label, its score, its
+// cooldown countdown, "paced until hh:mm:ss" while pacing keeps it out of acquire, and "held"
+// while the cooling cap keeps it in rotation; a resource nobody has reported on reads
+// `contexts: 0`. Rows are virtualised: only the rows in view (plus
 // a margin) exist, recycled as the list scrolls, so 10,000 resources stay fluid. A WAI-ARIA
 // grid with one tab stop: arrows, Page Up/Down, Home/End and Ctrl+Home/End move between cells,
 // Enter or Space opens the row's resource.
 
 import { h } from "./dom.js";
-import { countdown, scoreText } from "./model.js";
+import { clockTime, countdown, groupText, isPaced, scoreText } from "./model.js";
 
 const ROW_HEIGHT = 32;
 const OVERSCAN = 8;
 /** Column widths in px; live.css gives the cells the same (flex rows of fixed cells lay out
  * faster than a CSS grid per row). */
-const COLUMN = { resource: 300, count: 110, context: 160 };
+const COLUMN = { resource: 300, group: 130, count: 110, context: 240 };
+/** Columns before the first context's. */
+const FIXED = 3;
 
 export class ResourceGrid {
   #rows = [];
@@ -20,7 +24,7 @@ export class ResourceGrid {
   #now;
   #onOpen;
   /** Recycled row elements, each `{el, cells: [...], index, counting}` (`counting`: it shows a
-   * cooldown countdown). */
+   * cooldown countdown or a pacing end, which the clock changes). */
   #pool = [];
   #active = { row: 0, col: 0 };
   /** The cell that has tabindex 0 (every other has -1). */
@@ -79,7 +83,7 @@ export class ResourceGrid {
     this.#grid.querySelector('.grid-body [tabindex="0"]')?.focus({ preventScroll: true });
   }
 
-  /** Redraws the rows in view that show a cooldown countdown (they move with the clock). */
+  /** Redraws the rows in view that show a cooldown countdown or pacing (they move with the clock). */
   tick() {
     const now = this.#now();
     for (const slot of this.#pool) if (slot.counting && slot.index >= 0) this.#bind(slot, slot.index, now);
@@ -87,14 +91,15 @@ export class ResourceGrid {
 
   #columns() {
     const n = this.#contexts.length;
-    this.#grid.style.width = `${COLUMN.resource + COLUMN.count + n * COLUMN.context}px`;
-    this.#grid.setAttribute("aria-colcount", String(n + 2));
-    const header = (text, i) => h("div", { role: "columnheader", "aria-colindex": i + 1, class: "grid-cell" }, text);
-    this.#head.replaceChildren(header("Resource", 0), header("Contexts", 1), ...this.#contexts.map((c, i) => header(c, i + 2)));
+    this.#grid.style.width = `${COLUMN.resource + COLUMN.group + COLUMN.count + n * COLUMN.context}px`;
+    this.#grid.setAttribute("aria-colcount", String(n + FIXED));
+    const header = (text, i, cls = "") => h("div", { role: "columnheader", "aria-colindex": i + 1, class: `grid-cell ${cls}`.trim() }, text);
+    this.#head.replaceChildren(header("Resource", 0, "res"), header("Group", 1, "grp"), header("Contexts", 2, "count"),
+      ...this.#contexts.map((c, i) => header(c, i + FIXED, "ctx")));
     for (const r of this.#pool) r.el.remove();
     this.#pool = [];
     this.#stop = null;
-    this.#active.col = Math.min(this.#active.col, n + 1);
+    this.#active.col = Math.min(this.#active.col, n + FIXED - 1);
   }
 
   #newRow() {
@@ -102,10 +107,11 @@ export class ResourceGrid {
     const el = h("div", { role: "row", class: "grid-row", hidden: true });
     const resource = h("div", { role: "gridcell", "aria-colindex": "1", class: "grid-cell res", tabindex: "-1" },
       h("span", { class: "kind" }), h("span", { class: "value" }), h("span", { class: "badges" }));
-    const count = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell count", tabindex: "-1" });
-    cells.push(resource, count);
+    const group = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell grp", tabindex: "-1" });
+    const count = h("div", { role: "gridcell", "aria-colindex": "3", class: "grid-cell count", tabindex: "-1" });
+    cells.push(resource, group, count);
     for (let i = 0; i < this.#contexts.length; i++) {
-      cells.push(h("div", { role: "gridcell", "aria-colindex": i + 3, class: "grid-cell ctx", tabindex: "-1" },
+      cells.push(h("div", { role: "gridcell", "aria-colindex": i + FIXED + 1, class: "grid-cell ctx", tabindex: "-1" },
         h("span", { class: "state" }), h("span", { class: "score" })));
     }
     el.append(...cells);
@@ -154,30 +160,54 @@ export class ResourceGrid {
     slot.el.hidden = false;
     slot.el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
     slot.el.setAttribute("aria-rowindex", String(index + 2));
-    const [res, count, ...ctx] = slot.cells;
+    const [res, group, count, ...ctx] = slot.cells;
     res.children[0].textContent = r.kind;
     res.children[1].textContent = r.value;
     res.children[1].title = r.value;
     res.children[2].textContent = [r.blocked ? "blocked" : "", r.lease ? "leased" : ""].filter(Boolean).join(" ");
+    group.textContent = groupText(r.group);
+    group.classList.toggle("none", typeof r.group !== "string");
     count.textContent = `contexts: ${row.cells.size}`;
     slot.counting = false;
     for (let i = 0; i < ctx.length; i++) {
       const cell = row.cells.get(this.#contexts[i]);
       const el = ctx[i];
-      const [state, score] = el.children;
+      const state = el.firstElementChild;
+      const score = el.lastElementChild;
       if (!cell) {
         el.className = "grid-cell ctx s-none";
         state.textContent = "no cell";
+        this.#flags(el, null);
         score.textContent = "";
         continue;
       }
       el.className = `grid-cell ctx s-${cell.state.toLowerCase()}`;
       state.textContent = cell.state;
+      const paced = isPaced(cell, now);
+      if (paced) slot.counting = true;
+      this.#flags(el, cell.held === true || paced ? [
+        cell.held === true ? h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held") : null,
+        paced ? h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`) : null,
+      ] : null);
       // The score, and while cooling the time left (one text: fewer boxes to lay out).
       const left = cell.state === "COOLING" ? countdown(cell.cooldownUntil, now) : "";
       if (left) slot.counting = true;
       score.textContent = left ? `${scoreText(cell.score)} · ${left}` : scoreText(cell.score);
     }
+  }
+
+  /** Shows `badges` (nodes; null: none) between a context cell's state and score. The box
+   * that holds them exists only while there are some: most cells have none, and every box in a
+   * scrolled row costs layout. */
+  #flags(el, badges) {
+    const box = el.children.length === 3 ? el.children[1] : null;
+    if (!badges) {
+      box?.remove();
+      return;
+    }
+    const shown = badges.filter(Boolean);
+    if (box) box.replaceChildren(...shown);
+    else el.lastElementChild.before(h("span", { class: "flags" }, ...shown));
   }
 
   /** One tab stop: the active cell if it is in view, else the same column of the first row in view. */
@@ -210,7 +240,7 @@ export class ResourceGrid {
   #key(e) {
     const rows = this.#rows.length;
     if (rows === 0) return;
-    const cols = this.#contexts.length + 2;
+    const cols = this.#contexts.length + FIXED;
     const page = Math.max(1, Math.floor(this.#scroller.clientHeight / ROW_HEIGHT) - 1);
     let { row, col } = this.#active;
     switch (e.key) {

@@ -1,6 +1,7 @@
 // Live mode: watch and steer a pool server. Connect (server URL and token: the token stays in
 // sessionStorage, never in a URL), then tiles (stats), the resource × context grid with its
-// filters, one resource in detail with Block / Unblock, live events, and Download snapshot.
+// filters (group, paced / held among them), one resource in detail with Block / Unblock, live
+// events, and Download snapshot.
 // What changes the pool arrives as events; the grid and tiles reload shortly after and every
 // POLL_MS anyway; cooldown countdowns move every second. A large pool's resource list is tens
 // of megabytes of JSON: reloads are spaced to at least LOAD_SHARE times the last one's
@@ -22,7 +23,7 @@ class LiveView {
   #connection;
   /** Server clock minus ours, from the last stats (the pool's clock drives cooldowns). */
   #offset = 0;
-  #table = { rows: [], contexts: [] };
+  #table = { rows: [], contexts: [], groups: [], ungrouped: false };
   #timers = [];
   #loading = null;
   #again = false;
@@ -38,9 +39,12 @@ class LiveView {
   #events;
   #count = h("p", { class: "muted", "aria-live": "polite" });
 
+  /** The server's clock (ms), as far as the last stats tell. */
+  #now = () => Date.now() + this.#offset;
+
   constructor(element, connection) {
     this.#connection = connection;
-    const now = () => Date.now() + this.#offset;
+    const now = this.#now;
     this.#filters = new Filters({ onChange: () => this.#apply() });
     this.#grid = new ResourceGrid({ now, onOpen: (row) => row && this.#detail.show(row.resource) });
     this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus() });
@@ -142,9 +146,12 @@ class LiveView {
         ]);
         this.#offset = stats.now - (sent + Date.now()) / 2;
         this.#tiles.show(stats);
-        const before = this.#table.contexts;
+        const before = this.#table;
         this.#table = table(list.resources);
-        if (before.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
+        if (before.contexts.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
+        if (before.groups.join("\n") !== this.#table.groups.join("\n") || before.ungrouped !== this.#table.ungrouped) {
+          this.#filters.groups(this.#table.groups, this.#table.ungrouped);
+        }
         this.#apply();
         this.#lastLoadMs = Date.now() - sent;
         if (this.#detail.open) await this.#detail.refresh();
@@ -165,7 +172,7 @@ class LiveView {
 
   #apply() {
     const filter = this.#filters.value();
-    const rows = visibleRows(this.#table.rows, filter);
+    const rows = visibleRows(this.#table.rows, filter, this.#now());
     this.#grid.show(rows, filter.context ? [filter.context] : this.#table.contexts);
     this.#count.textContent = `${rows.length} of ${this.#table.rows.length} resources`;
   }

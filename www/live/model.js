@@ -1,11 +1,16 @@
 // Live mode's data, without the DOM: the resource × context table built from `GET
-// /api/resources`, its filters (context, state, kind, search) and sort orders (the server's
-// canonical order, severity, score), a cell's label and cooldown countdown, and the API path of
-// a resource. Pure functions over plain objects, so they are cheap to run on every refresh.
+// /api/resources`, its filters (context, state, kind, group, paced / held, search) and sort
+// orders (the server's canonical order, severity, score), a cell's label, cooldown countdown and
+// pacing, and the API path of a resource. Pure functions over plain objects, so they are cheap
+// to run on every refresh.
 
 /** Worst first. A resource's severity is its worst cell's (or BLOCKLISTED when blocked). */
 export const SEVERITY = { BLOCKLISTED: 4, COOLING: 3, RECOVERING: 2, HEALTHY: 1 };
 export { VIEW_STATES as STATES, KINDS } from "../vendor/repute/lib/vocabulary.js";
+/** The group filter's value for "resources without a group": a blank name, which no group has. */
+export const NO_GROUP = " ";
+/** The paced / held filter's choices. */
+export const FLAGS = { paced: "paced", held: "held" };
 export const SORTS = { canonical: "server order", severity: "severity (worst first)", "score-asc": "score (lowest first)", "score-desc": "score (highest first)" };
 
 /**
@@ -20,21 +25,36 @@ export function resourcePath(r, suffix = "") {
 /** `{kind}/{value}` as people read it. */
 export const nameOf = (r) => `${r.kind}/${r.value}`;
 
+/** A resource's group as people read it ("no group" when it has none). */
+export const groupText = (group) => group ?? "no group";
+
+/** Whether a cell is paced at server time `now` (`pacedUntil` is in the future). */
+export const isPaced = (cell, now) => cell.pacedUntil !== null && cell.pacedUntil !== undefined && now < cell.pacedUntil;
+
+/** An instant as `hh:mm:ss` local time (24 h): a pacing end is seconds to minutes away. */
+export const clockTime = (ms) => new Date(ms).toLocaleTimeString("en-GB", { hour12: false });
+
 /**
  * A table of the resources: `rows` (one per resource, in server order) each with `cells` as a
- * Map context → CellView, and `contexts`, every context that has a cell, sorted.
+ * Map context → CellView; `contexts`, every context that has a cell, sorted; `groups`, every
+ * group a resource is in, sorted, and `ungrouped`, whether some resource has none.
  */
 export function table(resources) {
   const contexts = new Set();
+  const groups = new Set();
+  let ungrouped = false;
   const rows = resources.map((r, order) => {
     const cells = new Map();
     for (const c of r.cells) {
       cells.set(c.context, c);
       contexts.add(c.context);
     }
+    // A server before groups sends no `group`: every resource is then ungrouped.
+    if (typeof r.group === "string") groups.add(r.group);
+    else ungrouped = true;
     return { resource: r, cells, order };
   });
-  return { rows, contexts: [...contexts].sort(byCodePoint) };
+  return { rows, contexts: [...contexts].sort(byCodePoint), groups: [...groups].sort(byCodePoint), ungrouped };
 }
 
 function byCodePoint(a, b) {
@@ -62,16 +82,21 @@ function lowest(row, context) {
 }
 
 /**
- * The rows that pass `filter` — `{context, state, kind, search}`, each optional — in `sort`
- * order (a key of SORTS). `state` keeps resources with a shown cell in that state
- * (BLOCKLISTED: blocked resources); `search` matches the value (case-insensitive).
+ * The rows that pass `filter` — `{context, state, kind, group, flag, search}`, each optional —
+ * in `sort` order (a key of SORTS). `state` keeps resources with a shown cell in that state
+ * (BLOCKLISTED: blocked resources); `group` keeps one group's resources (NO_GROUP: those with
+ * none); `flag` keeps resources with a shown cell that is paced at server time `now` or held;
+ * `search` matches the value (case-insensitive).
  */
-export function visibleRows(rows, { context = "", state = "", kind = "", search = "", sort = "canonical" } = {}) {
+export function visibleRows(rows, { context = "", state = "", kind = "", group = "", flag = "", search = "", sort = "canonical" } = {}, now = Date.now()) {
   const needle = search.trim().toLowerCase();
   const out = rows.filter((row) => {
     const r = row.resource;
     if (kind && r.kind !== kind) return false;
+    if (group === NO_GROUP ? typeof r.group === "string" : group && r.group !== group) return false;
     if (needle && !r.value.toLowerCase().includes(needle)) return false;
+    if (flag === FLAGS.paced && !shown(row, context).some((c) => isPaced(c, now))) return false;
+    if (flag === FLAGS.held && !shown(row, context).some((c) => c.held === true)) return false;
     if (state === "BLOCKLISTED") return Boolean(r.blocked);
     if (state) return shown(row, context).some((c) => c.state === state);
     return true;

@@ -15,6 +15,7 @@ import { checkScenario } from "./core/scenario.js";
 import { maskSnapshot } from "./core/snapshot.js";
 import { winnerOf } from "./core/compare.js";
 import { newWorkspace, readWorkspace, workspaceFile } from "./core/workspace.js";
+import { POLICIES } from "./core/policies.js";
 
 /** Adds a stylesheet of this mode to the page once (the CSP allows sheets from 'self' only). */
 function stylesheet(href) {
@@ -67,7 +68,14 @@ export async function mount(element, { connection }) {
 
   // --- editors -------------------------------------------------------------------------------
   const liveConfig = () => connection.request("GET", "/api/config");
-  const scenario = scenarioForm(ws, changed);
+  /** A ready-made scenario meant as an A/B pair sets both policies (ids of POLICIES). */
+  const loadPolicies = (ids) => {
+    for (const [i, key] of ["A", "B"].entries()) {
+      ws.policies[key] = POLICIES[ids[key]].make(defaults);
+      policies[i].render();
+    }
+  };
+  const scenario = scenarioForm(ws, changed, { loadPolicies });
   const policies = ["A", "B"].map((key) => policyForm(ws, key, { Pool, defaults, changed, liveConfig }));
   const status = h("p", { class: "status", role: "status" });
   const alert = h("p", { class: "problem", role: "alert" });
@@ -225,7 +233,7 @@ export async function mount(element, { connection }) {
 
   /** Rebuilds the editors on a workspace loaded from a file. */
   function remount() {
-    Object.assign(scenario, scenarioForm(ws, changed));
+    Object.assign(scenario, scenarioForm(ws, changed, { loadPolicies }));
     policies.forEach((p, i) => Object.assign(p, policyForm(ws, i === 0 ? "A" : "B", { Pool, defaults, changed, liveConfig })));
     draw();
   }

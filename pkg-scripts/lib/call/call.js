@@ -7,7 +7,8 @@
 // (or the server's `Retry-After`). Read-only calls may be hedged: a second attempt on another
 // resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js) bounds
 // concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
-// Options: options.js. Owns the retry and hedge loop.
+// `groups` goes to every acquire and to the nextChangeAt of POOL_EXHAUSTED. Options:
+// options.js. Owns the retry and hedge loop.
 
 import { discard, runAttempt } from "./attempt.js";
 import { Deadline } from "./deadline.js";
@@ -108,7 +109,7 @@ export async function call(host, context, attempt, options = {}) {
     }
     let lease = null;
     try {
-      lease = leaseOther(host, context, tried, guard);
+      lease = leaseOther(host, context, tried, guard, s.acquire);
     } catch (e) {
       s.onError(e); // the pool refused (storage): no hedge, the primary goes on
     }
@@ -150,9 +151,9 @@ export async function call(host, context, attempt, options = {}) {
       const reserve = number < s.maxAttempts && (number > 1 || deadline.remaining() > s.reserveMs) ? s.reserveMs : 0;
       const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, reserve);
       if (timeoutMs <= 0) throw ended();
-      const lease = leaseOther(host, context, tried, guard);
+      const lease = leaseOther(host, context, tried, guard, s.acquire);
       if (lease === null) {
-        const next = guard(() => host.nextChangeAt?.(context)) ?? null;
+        const next = guard(() => (s.acquire ? host.nextChangeAt?.(context, s.acquire) : host.nextChangeAt?.(context))) ?? null;
         const retryAfterMs = next === null ? undefined : Math.max(0, next - guard(() => host.now?.()) || 0);
         const why = tried.size === 0 ? "no resource is available" : "no resource the call has not tried is available";
         throw stop("POOL_EXHAUSTED", `${why} in context ${JSON.stringify(context)}`, {
@@ -250,12 +251,13 @@ function contextP95(host, context, guard) {
 }
 
 /** Leases a resource in `context` that is not in `tried`: one that was tried is kept leased
- * while asking again (so acquire cannot return it), and all of those are released after. */
-function leaseOther(host, context, tried, guard) {
+ * while asking again (so acquire cannot return it), and all of those are released after.
+ * `options`: the call's `{ groups }`, or undefined. */
+function leaseOther(host, context, tried, guard, options) {
   const held = [];
   try {
     for (let i = 0; i <= tried.size; i++) {
-      const lease = host.acquire(context);
+      const lease = options ? host.acquire(context, options) : host.acquire(context);
       if (lease === null || lease === undefined) return null;
       if (!tried.has(keyOf(lease))) return lease;
       held.push(lease);

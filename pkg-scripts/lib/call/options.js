@@ -17,6 +17,7 @@ const bounded = (timers) => ({
 const OPTION_KEYS = new Set([
   "deadlineMs", "signal", "attemptTimeoutMs", "idempotent", "idempotencyKey", "readOnly", "retry", "classify",
   "isBlocked", "slowThresholdMs", "budget", "now", "wallNow", "timers", "random", "onError", "hedge", "bulkhead", "metrics",
+  "groups",
 ]);
 const RETRY_KEYS = new Set(["maxAttempts", "baseDelayMs", "maxDelayMs", "maxRetryAfterMs", "reserveMs"]);
 
@@ -54,6 +55,13 @@ export function settings(options) {
     onError: options.onError ?? (() => {}),
   };
   s.metrics = options.metrics ?? null;
+  // Every acquire of the call (first attempt, retries, hedges) and its nextChangeAt take the
+  // groups; the pool checks the names, their count and repeats at the first acquire.
+  if (options.groups !== undefined) {
+    const g = options.groups;
+    if (!Array.isArray(g) || g.some((x) => x !== null && typeof x !== "string")) throw invalidOption("groups must be an array of group names (strings) or nulls");
+    s.acquire = { groups: [...g] };
+  } else s.acquire = undefined;
   if (options.bulkhead !== undefined && !(options.bulkhead instanceof Bulkhead)) throw invalidOption("bulkhead must be a Bulkhead");
   s.bulkhead = options.bulkhead ?? null;
   if (options.hedge !== undefined && options.hedge !== false) {

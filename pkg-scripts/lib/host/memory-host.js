@@ -151,10 +151,11 @@ export class MemoryHost {
     return this.#poolOptions.now();
   }
 
-  acquire(context) {
+  /** `options`: `{ groups }` (SPEC §3, groups), or none. */
+  acquire(context, options) {
     this._admitToken();
-    const lease = this.#pool.acquire(context);
-    this.#metrics.acquired(context, lease !== null);
+    const lease = options === undefined ? this.#pool.acquire(context) : this.#pool.acquire(context, options);
+    this.#metrics.acquired(context, lease);
     if (lease && lease.token > this.#fencing) this.#fencing = lease.token;
     this.#after();
     return lease;
@@ -180,8 +181,9 @@ export class MemoryHost {
 
   // --- operator actions: applied, then `_persist`ed before they resolve --------------------
 
-  async register(kind, value) {
-    const added = this.#pool.register(kind, value);
+  /** `options`: `{ group }` moves a known resource (SPEC §3, groups), or none. */
+  async register(kind, value, options) {
+    const added = options === undefined ? this.#pool.register(kind, value) : this.#pool.register(kind, value, options);
     this._touched(kind, value);
     this.#after();
     await this._persist();
@@ -271,8 +273,8 @@ export class MemoryHost {
     return this.#pool.resource(kind, value);
   }
 
-  nextChangeAt(context) {
-    return this.#pool.nextChangeAt(context);
+  nextChangeAt(context, options) {
+    return options === undefined ? this.#pool.nextChangeAt(context) : this.#pool.nextChangeAt(context, options);
   }
 
   resourceId(kind, value) {

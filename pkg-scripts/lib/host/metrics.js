@@ -1,19 +1,27 @@
 // The host's Prometheus metrics, exposed in the text format by `prom-client` (a registry per
 // host, so several pools in one process do not mix). Counters are bumped as things happen;
 // gauges are read from the pool when scraped. Context labels are capped: past 1000 distinct
-// contexts the rest are counted as "_other" (Prometheus labels must stay bounded).
+// contexts the rest are counted as "_other" (Prometheus labels must stay bounded). Group labels
+// (operator-defined names of at most 64 bytes) are capped the same way at 100; `group=""` is a
+// resource with no group (a group name is never blank). Groups get a counter of their own,
+// granted acquires by group, rather than a label on repute_acquisitions_total: a label there
+// would multiply its 1000 contexts by the groups.
 
 import client from "prom-client";
 import { CallMetrics } from "../call/metrics.js";
 
 const MAX_CONTEXT_LABELS = 1000;
+const MAX_GROUP_LABELS = 100;
 
 export class HostMetrics {
   #host;
   #monotonicMs;
   #registry = new client.Registry();
   #contexts = new Set();
+  #groups = new Set();
   #acquisitions;
+  #groupAcquisitions;
+  #suppressed;
   #events;
   #checkpoints;
   #checkpointFailures;
@@ -30,6 +38,18 @@ export class HostMetrics {
       name: "repute_acquisitions_total",
       help: "Acquire calls by context and result (granted or rejected).",
       labelNames: ["context", "result"],
+      registers,
+    });
+    this.#groupAcquisitions = new client.Counter({
+      name: "repute_acquisitions_by_group_total",
+      help: 'Granted acquires by the group of the resource leased (group="": none).',
+      labelNames: ["group"],
+      registers,
+    });
+    this.#suppressed = new client.Counter({
+      name: "repute_cooldowns_suppressed_total",
+      help: "Cooldowns the cooling cap suppressed (COOLDOWN_SUPPRESSED events), by context.",
+      labelNames: ["context"],
       registers,
     });
     this.#events = new client.Counter({ name: "repute_events_total", help: "Pool events by type.", labelNames: ["type"], registers });
@@ -80,12 +100,26 @@ export class HostMetrics {
     return context;
   }
 
-  acquired(context, granted) {
-    this.#acquisitions.inc({ context: this.#context(context), result: granted ? "granted" : "rejected" });
+  /** The label of a lease's group ("" for none), capped like contexts. */
+  #group(group) {
+    const g = group ?? "";
+    if (this.#groups.has(g)) return g;
+    if (this.#groups.size >= MAX_GROUP_LABELS) return "_other";
+    this.#groups.add(g);
+    return g;
+  }
+
+  /** An acquire: `lease` granted, or null. */
+  acquired(context, lease) {
+    this.#acquisitions.inc({ context: this.#context(context), result: lease ? "granted" : "rejected" });
+    if (lease) this.#groupAcquisitions.inc({ group: this.#group(lease.group) });
   }
 
   events(list) {
-    for (const e of list) this.#events.inc({ type: e.type });
+    for (const e of list) {
+      this.#events.inc({ type: e.type });
+      if (e.type === "COOLDOWN_SUPPRESSED") this.#suppressed.inc({ context: this.#context(e.context) });
+    }
   }
 
   checkpointed(ms) {

@@ -321,10 +321,11 @@ export class PoolHost extends EventTarget {
     return lease;
   }
 
-  acquire(context) {
+  /** `options`: `{ groups }` (SPEC §3, groups), or none. */
+  acquire(context, options) {
     this.#admitHot(true);
-    const lease = this.#pool.acquire(context);
-    this.#metrics.acquired(context, lease !== null);
+    const lease = options === undefined ? this.#pool.acquire(context) : this.#pool.acquire(context, options);
+    this.#metrics.acquired(context, lease);
     this.#mutated();
     return this.#leased(lease);
   }
@@ -396,11 +397,31 @@ export class PoolHost extends EventTarget {
     return saved;
   }
 
-  async register(kind, value) {
+  /** `options`: `{ group }` (SPEC §3, groups). A known resource that moves to another group
+   * moves back if the write fails. */
+  async register(kind, value, options) {
     this.#admit();
-    const added = this.#pool.register(kind, value);
-    await this.#saved(added ? () => this.#pool.deregister(kind, value) : null);
+    if (options?.group === undefined) {
+      const added = options === undefined ? this.#pool.register(kind, value) : this.#pool.register(kind, value, options);
+      await this.#saved(added ? () => this.#pool.deregister(kind, value) : null);
+      return added;
+    }
+    const before = this.#groupOf(kind, value);
+    const added = this.#pool.register(kind, value, options);
+    const moved = !added && before !== undefined && before !== options.group;
+    const undo = added ? () => this.#pool.deregister(kind, value) : moved ? () => this.#pool.register(kind, value, { group: before }) : null;
+    await this.#saved(undo);
     return added;
+  }
+
+  /** The resource's group now (null: none), or undefined when it is not registered (or the
+   * call is refused: `register` then refuses it the same way). */
+  #groupOf(kind, value) {
+    try {
+      return this.#pool.resource(kind, value).group;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Written ahead (see the header): settles once a snapshot without the resource is stored,
@@ -533,8 +554,8 @@ export class PoolHost extends EventTarget {
     return this.#pool.dueForRecoveryProbe();
   }
 
-  nextChangeAt(context) {
-    return this.#pool.nextChangeAt(context);
+  nextChangeAt(context, options) {
+    return options === undefined ? this.#pool.nextChangeAt(context) : this.#pool.nextChangeAt(context, options);
   }
 
   stats() {

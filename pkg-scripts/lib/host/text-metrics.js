@@ -2,9 +2,11 @@
 // names, labels and histogram buckets as metrics.js, written as text by hand, for the hosts
 // that run anywhere (memory-host.js, the edge worker's durable-host.js). Counters are bumped as
 // things happen; gauges are read from the host's `stats()` when scraped. Context labels are
-// capped like metrics.js's: past 1000 distinct contexts the rest count as "_other".
+// capped like metrics.js's: past 1000 distinct contexts the rest count as "_other", past 100
+// distinct groups likewise.
 
 const MAX_CONTEXT_LABELS = 1000;
+const MAX_GROUP_LABELS = 100;
 const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 /** A label value as the text format spells it. */
@@ -16,6 +18,11 @@ export class TextMetrics {
   #contexts = new Set();
   /** "context\0result" → count */
   #acquisitions = new Map();
+  #groups = new Set();
+  /** group label → granted acquires */
+  #groupAcquisitions = new Map();
+  /** context label → COOLDOWN_SUPPRESSED events */
+  #suppressed = new Map();
   #events = new Map();
   #checkpoints = 0;
   #checkpointFailures = 0;
@@ -29,15 +36,32 @@ export class TextMetrics {
     this.#host = host;
   }
 
-  acquired(context, granted) {
+  #context(context) {
     const c = this.#contexts.has(context) || this.#contexts.size < MAX_CONTEXT_LABELS ? context : "_other";
     this.#contexts.add(c);
-    const k = `${c}\0${granted ? "granted" : "rejected"}`;
+    return c;
+  }
+
+  /** An acquire: `lease` granted, or null. */
+  acquired(context, lease) {
+    const k = `${this.#context(context)}\0${lease ? "granted" : "rejected"}`;
     this.#acquisitions.set(k, (this.#acquisitions.get(k) ?? 0) + 1);
+    if (lease) {
+      const group = lease.group ?? "";
+      const g = this.#groups.has(group) || this.#groups.size < MAX_GROUP_LABELS ? group : "_other";
+      this.#groups.add(g);
+      this.#groupAcquisitions.set(g, (this.#groupAcquisitions.get(g) ?? 0) + 1);
+    }
   }
 
   events(list) {
-    for (const e of list) this.#events.set(e.type, (this.#events.get(e.type) ?? 0) + 1);
+    for (const e of list) {
+      this.#events.set(e.type, (this.#events.get(e.type) ?? 0) + 1);
+      if (e.type === "COOLDOWN_SUPPRESSED") {
+        const c = this.#context(e.context);
+        this.#suppressed.set(c, (this.#suppressed.get(c) ?? 0) + 1);
+      }
+    }
   }
 
   checkpointed(ms) {
@@ -80,6 +104,10 @@ export class TextMetrics {
         const [context, result] = k.split("\0");
         return [labels({ context, result }), v];
       }));
+    family("repute_acquisitions_by_group_total", "counter", 'Granted acquires by the group of the resource leased (group="": none).',
+      [...this.#groupAcquisitions].map(([group, v]) => [labels({ group }), v]));
+    family("repute_cooldowns_suppressed_total", "counter", "Cooldowns the cooling cap suppressed (COOLDOWN_SUPPRESSED events), by context.",
+      [...this.#suppressed].map(([context, v]) => [labels({ context }), v]));
     family("repute_events_total", "counter", "Pool events by type.", [...this.#events].map(([type, v]) => [labels({ type }), v]));
     family("repute_checkpoints_total", "counter", "Checkpoints written.", [["", this.#checkpoints]]);
     family("repute_checkpoint_failures_total", "counter", "Checkpoint writes that failed or were refused.", [["", this.#checkpointFailures]]);

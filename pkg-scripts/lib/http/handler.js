@@ -6,8 +6,9 @@
 // (see the `host` contract below) and, underneath, the engine's.
 //
 // host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), stats(),
-// register, deregister, block, unblock, setConfig, importSnapshot (async, on disk before they
-// resolve), acquire, renew, release, report, resources, resource, nextChangeAt, snapshot
+// register(kind, value, {group}?), deregister, block, unblock, setConfig, importSnapshot
+// (async, on disk before they resolve), acquire(context, {groups}?), renew, release, report,
+// resources({context, state, group}?), resource, nextChangeAt(context, {groups}?), snapshot
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
@@ -119,11 +120,14 @@ async function jsonObject(request, limit) {
   return value;
 }
 
-/** Reads a JSON object body of at most `limit` bytes with exactly the fields allowed. */
-async function body(request, limit, fields) {
+/** Reads a JSON object body of at most `limit` bytes with the `fields` required and the
+ * `optional` ones allowed, nothing else. */
+async function body(request, limit, fields, optional = []) {
   const value = await jsonObject(request, limit);
   // An unknown key is not quoted: it may be a value that went astray.
-  for (const k of Object.keys(value)) if (!fields.includes(k)) throw bad(`unknown field (the fields are ${fields.join(", ")})`);
+  for (const k of Object.keys(value)) {
+    if (!fields.includes(k) && !optional.includes(k)) throw bad(`unknown field (the fields are ${fields.concat(optional).join(", ")})`);
+  }
   for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
   return value;
 }
@@ -140,6 +144,20 @@ function concat(chunks, size) {
 
 function text(name, v) {
   if (typeof v !== "string") throw bad(`${name} must be a string`);
+  return v;
+}
+
+/** A `group` (SPEC §3, groups): a string or null; the engine checks the string. */
+function groupOf(name, v) {
+  if (v !== null && typeof v !== "string") throw bad(`${name} must be a group name (a string) or null`);
+  return v;
+}
+
+/** A `groups` list: an array of group names or nulls; the engine checks its length, the
+ * names and repeats, naming the entry (`groups[2]`). */
+function groupsOf(v) {
+  if (!Array.isArray(v)) throw bad("groups must be an array of group names (strings) or nulls");
+  v.forEach((g, i) => groupOf(`groups[${i}]`, g));
   return v;
 }
 
@@ -221,6 +239,17 @@ export async function createHandler(
     await host.block(kind, value, how);
     return json(204);
   };
+  /** The group a just-registered resource has: the one asked for; else (the key absent) none
+   * for a new resource, the one it kept for a known one. */
+  const groupNow = (kind, value, b, created) => {
+    if ("group" in b) return b.group;
+    if (created) return null;
+    try {
+      return host.resource(kind, value).group ?? null;
+    } catch {
+      return null; // removed meanwhile by a concurrent deregister
+    }
+  };
   const unblock = async (url, { kind, value }) => {
     query(url, []);
     return json(200, { unblocked: await host.unblock(kind, value) });
@@ -238,15 +267,20 @@ export async function createHandler(
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
-      const b = await body(req, bodyLimit, ["kind", "value"]);
-      const created = await host.register(kindOf(b.kind), text("value", b.value));
-      return json(created ? 201 : 200, { kind: b.kind, value: b.value, id: host.resourceId(b.kind, b.value), created });
+      // `group` absent: a known resource keeps its group; given (a name or null): it moves.
+      const b = await body(req, bodyLimit, ["kind", "value"], ["group"]);
+      const kind = kindOf(b.kind);
+      const value = text("value", b.value);
+      const created = "group" in b ? await host.register(kind, value, { group: groupOf("group", b.group) }) : await host.register(kind, value);
+      return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, group: groupNow(kind, value, b, created) });
     }],
     ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
-      const q = query(url, ["context", "state"]);
+      const q = query(url, ["context", "state", "group"]);
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
+      // `?group=` (empty) asks for the resources with no group: a group name is never blank.
+      if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
       return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
@@ -258,12 +292,16 @@ export async function createHandler(
     ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
     ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
     ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
-      const b = await body(req, bodyLimit, ["context"]);
-      const lease = host.acquire(text("context", b.context));
+      const b = await body(req, bodyLimit, ["context"], ["groups"]);
+      const context = text("context", b.context);
+      // With `groups`, the listed groups in order (SPEC §3); Retry-After is for them alone.
+      const options = "groups" in b ? { groups: groupsOf(b.groups) } : undefined;
+      const lease = options ? host.acquire(context, options) : host.acquire(context);
       if (lease) return json(201, await withId(lease));
-      const at = host.nextChangeAt(b.context);
+      const at = options ? host.nextChangeAt(context, options) : host.nextChangeAt(context);
       const headers = at === null ? {} : { "retry-after": String(Math.max(1, Math.ceil((at - host.now()) / 1000))) };
-      const detail = at === null ? "no resource is eligible, and none will become eligible by time alone" : "no resource is eligible now";
+      const which = options ? "of the listed groups " : "";
+      const detail = at === null ? `no resource ${which}is eligible, and none will become eligible by time alone` : `no resource ${which}is eligible now`;
       throw new HttpProblem(409, "nothing-eligible", detail, headers);
     }],
     ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", async (req, url, [, , id]) => {

@@ -157,7 +157,9 @@ fn instant(path: &str, v: f64) -> Result<Millis> {
 /// Parses and validates a snapshot; returns a complete state or an error, never half of one.
 pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     let snap = parse(json)?;
-    // Every section that may hold a key version 2 added is read knowing `version`.
+    // `version` goes to every section that may hold a key version 2 added: the config here;
+    // `restore_resources` (a resource's `group`) and `validate_cells` (a cell's `held`) are to
+    // take it when they read those keys, refusing them in a version 1 document.
     let version = check_format_version(Some(&snap.format), Some(snap.version))?;
     let stored_cfg = stored_config(&snap.config, version)?;
     let cfg = match overrides {

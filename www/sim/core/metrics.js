@@ -1,20 +1,25 @@
 // What a simulation run measures, bucket by bucket of simulated time, and the summary made of
-// it. `Recorder` counts (acquires, rejections, leases per set, outcomes, cooldowns, cells by
-// state); `summarize` turns its series into the numbers of the summary table: success rate
-// (overall and per context), rejections, time to recover after each incident, share served by
-// each set. Owns no engine and no world: simulate.js feeds it.
+// it. `Recorder` counts (acquires, rejections, leases per set and — when groups are in play —
+// per context and group, outcomes, cooldowns started and suppressed by the cooling cap, cells
+// by state, cells cooling with their cooldown running, held and paced cells); `summarize` turns its series into the numbers of the summary
+// table: success rate (overall and per context), rejections, time to recover after each
+// incident, share served by each set and by each group per context, cooling and held cells at
+// their peak. Owns no engine and no world: simulate.js feeds it.
 import { FAILURES, profileOf } from "./scenario.js";
 
 /** Cell states counted in the "cells by state" chart, in the order of their severity. */
 export const STATES = ["HEALTHY", "RECOVERING", "COOLING", "BLOCKLISTED"];
+/** How a lease of a resource without a group is counted in the by-group series. */
+export const NO_GROUP_LABEL = "no group";
 /** Within this many points of its usual success rate a context counts as recovered. */
 export const RECOVERY_TOLERANCE = 0.05;
 
 const zeros = (n) => new Array(n).fill(0);
 
 export class Recorder {
-  /** @param {{contexts: string[], sets: string[], bucketMs: number, buckets: number}} shape */
-  constructor({ contexts, sets, bucketMs, buckets }) {
+  /** @param {{contexts: string[], sets: string[], bucketMs: number, buckets: number, grouped?: boolean}} shape
+   * `grouped`: count leases per context and group (`byGroup`, groups in order of first lease). */
+  constructor({ contexts, sets, bucketMs, buckets, grouped = false }) {
     this.bucketMs = bucketMs;
     this.buckets = buckets;
     this.contexts = contexts.map((name) => ({
@@ -24,11 +29,17 @@ export class Recorder {
       successes: zeros(buckets),
       failures: Object.fromEntries(FAILURES.map((f) => [f, zeros(buckets)])),
       cooldowns: zeros(buckets),
+      suppressed: zeros(buckets),
       recoveries: zeros(buckets),
+      ...(grouped ? { byGroup: {} } : {}),
     }));
     this.contextIndex = new Map(contexts.map((c, i) => [c, i]));
     this.sets = sets.map((name) => ({ name, leases: zeros(buckets) }));
     this.states = Object.fromEntries(STATES.map((s) => [s, zeros(buckets)]));
+    this.cooling = zeros(buckets);
+    this.held = zeros(buckets);
+    this.paced = zeros(buckets);
+    this.grouped = grouped;
     this.leaseExpiries = 0;
   }
 
@@ -37,11 +48,17 @@ export class Recorder {
     return Math.min(this.buckets - 1, Math.max(0, Math.floor(ms / this.bucketMs)));
   }
 
-  /** An acquire in context `c` (index) in bucket `b`: leased through set `s`, or rejected (s < 0). */
-  acquired(c, b, s) {
-    this.contexts[c].attempts[b]++;
-    if (s < 0) this.contexts[c].rejected[b]++;
-    else this.sets[s].leases[b]++;
+  /** An acquire in context `c` (index) in bucket `b`: leased through set `s` (a resource in
+   * `group`, null for none), or rejected (s < 0). */
+  acquired(c, b, s, group = null) {
+    const ctx = this.contexts[c];
+    ctx.attempts[b]++;
+    if (s < 0) {
+      ctx.rejected[b]++;
+      return;
+    }
+    this.sets[s].leases[b]++;
+    if (this.grouped) (ctx.byGroup[group ?? NO_GROUP_LABEL] ??= zeros(this.buckets))[b]++;
   }
 
   /** The outcome of a request acquired in bucket `b` of context `c`. */
@@ -53,10 +70,11 @@ export class Recorder {
   /** Drained engine events (`at` in epoch ms; the run started at `t0`). */
   events(list, t0) {
     for (const e of list) {
-      if (e.type === "RESOURCE_COOLED" || e.type === "RESOURCE_RECOVERED") {
+      if (e.type === "RESOURCE_COOLED" || e.type === "RESOURCE_RECOVERED" || e.type === "COOLDOWN_SUPPRESSED") {
         const c = this.contextIndex.get(e.context);
         if (c === undefined) continue; // a context of a snapshot the workload does not use
-        const series = e.type === "RESOURCE_COOLED" ? this.contexts[c].cooldowns : this.contexts[c].recoveries;
+        const ctx = this.contexts[c];
+        const series = e.type === "RESOURCE_COOLED" ? ctx.cooldowns : e.type === "RESOURCE_RECOVERED" ? ctx.recoveries : ctx.suppressed;
         series[this.bucketOf(e.at - t0)]++;
       } else if (e.type === "LEASE_EXPIRED") {
         this.leaseExpiries++;
@@ -64,9 +82,18 @@ export class Recorder {
     }
   }
 
-  /** Cells by state at the end of bucket `b`, from `pool.resources()`. */
-  sampleStates(b, resources) {
-    for (const r of resources) for (const cell of r.cells) this.states[cell.state][b]++;
+  /** Cells by state, those cooling with their cooldown still running (not yet a half-open
+   * candidate), and those held or paced, at pool time `now`, the end of bucket `b`, from
+   * `pool.resources()`. */
+  sampleStates(b, resources, now) {
+    for (const r of resources) {
+      for (const cell of r.cells) {
+        this.states[cell.state][b]++;
+        if (cell.state === "COOLING" && cell.cooldownUntil > now) this.cooling[b]++;
+        if (cell.held === true) this.held[b]++;
+        if (cell.pacedUntil !== null && cell.pacedUntil !== undefined) this.paced[b]++;
+      }
+    }
   }
 
   /** The series as plain JSON (what a run's result carries and the charts draw). */
@@ -77,6 +104,10 @@ export class Recorder {
       contexts: this.contexts,
       sets: this.sets,
       states: this.states,
+      cooling: this.cooling,
+      held: this.held,
+      paced: this.paced,
+      grouped: this.grouped,
       leaseExpiries: this.leaseExpiries,
     };
   }
@@ -100,16 +131,22 @@ export function summarize(series, scenario) {
   let rejected = 0;
   let successes = 0;
   let cooldowns = 0;
+  let suppressed = 0;
   const failures = Object.fromEntries(FAILURES.map((f) => [f, 0]));
   for (const c of series.contexts) {
     const a = sum(c.attempts);
     const s = sum(c.successes);
     const r = sum(c.rejected);
     perContext[c.name] = { attempts: a, successRate: ratio(s, a), rejected: r };
+    if (c.byGroup) {
+      const served = a - r;
+      perContext[c.name].groupShare = Object.fromEntries(Object.entries(c.byGroup).map(([g, v]) => [g, ratio(sum(v), served)]));
+    }
     attempts += a;
     rejected += r;
     successes += s;
     cooldowns += sum(c.cooldowns);
+    suppressed += sum(c.suppressed);
     for (const f of FAILURES) failures[f] += sum(c.failures[f]);
   }
   const leases = series.sets.map((s) => sum(s.leases));
@@ -126,6 +163,9 @@ export function summarize(series, scenario) {
     successRate: ratio(successes, attempts),
     failures,
     cooldowns,
+    suppressed,
+    peakCooling: Math.max(0, ...(series.cooling ?? [])),
+    peakHeld: Math.max(0, ...series.held),
     perContext,
     setShare,
     incidents,

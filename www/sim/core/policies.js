@@ -2,7 +2,7 @@
 // the engine reports (`pool.config()`), never from a list kept here, so fields the engine adds
 // later appear by themselves; text typed in a field becomes a config value; the engine's
 // INVALID_CONFIG message is matched to the field it names. Also the ready-made policies
-// (engine defaults, plain rotation) and the file a policy is exported as.
+// (engine defaults, plain rotation, a cooling cap) and the file a policy is exported as.
 
 /**
  * The form fields of a config, in the engine's order: `{ path, type, value }` where type is
@@ -80,11 +80,12 @@ function splitPath(path) {
 
 /**
  * The field an engine error names: its message starts with the field's path (`coolAfter must
- * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `coolAfter: invalid
- * type…`). Returns the matching path of `paths`, or null (the error is about the whole policy).
+ * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `minGapMsByContext["shop"]
+ * must be…`, `coolAfter: invalid type…`). Returns the matching path of `paths`, or null (the
+ * error is about the whole policy).
  */
 export function fieldOfError(message, paths) {
-  const m = /^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(?:\[\d+\])?[: ]/.exec(message ?? "");
+  const m = /^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(?:\[(?:\d+|"(?:[^"\\]|\\.)*")\])?[: ]/.exec(message ?? "");
   if (!m) return null;
   if (paths.includes(m[1])) return m[1];
   const key = m[1].split(".")[0];
@@ -93,14 +94,19 @@ export function fieldOfError(message, paths) {
 
 /**
  * Checks a policy with the engine: `null` when it takes it, else `{ message, path }` with the
- * engine's message and the form field it names (null: none). `Pool` is the engine's class.
+ * engine's message and the form field it names (null: none). `Pool` is the engine's class. The
+ * fields are those of the engine's default config, as the form shows them: a map whose keys
+ * the user chooses (`minGapMsByContext`) is one field, whatever keys the policy gives it.
  */
 export function checkPolicy(Pool, config) {
   try {
     new Pool({ config, seed: 0 }).free();
     return null;
   } catch (e) {
-    return { message: e.message, path: fieldOfError(e.message, fieldsOf(config).map((f) => f.path)) };
+    const probe = new Pool({ seed: 0 });
+    const defaults = probe.config();
+    probe.free();
+    return { message: e.message, path: fieldOfError(e.message, fieldsOf(defaults).map((f) => f.path)) };
   }
 }
 
@@ -121,10 +127,17 @@ export function plainRotation(defaults) {
   };
 }
 
+/** The cooling cap in the ready-made "cooling cap" policy (percent of the pool). */
+export const COOLING_CAP_PERCENT = 10;
+
 /** The ready-made policies, by id: `{ title, make(defaults) }` (`defaults`: the engine's config). */
 export const POLICIES = {
   defaults: { title: "Engine defaults", make: (defaults) => structuredClone(defaults) },
   "plain-rotation": { title: "Plain rotation (baseline: uniform picks, nothing cools)", make: plainRotation },
+  "cooling-cap": {
+    title: `Cooling cap: at most ${COOLING_CAP_PERCENT} % of the pool cools per context (a site outage keeps the rest in rotation)`,
+    make: (defaults) => ({ ...structuredClone(defaults), maxCoolingPercent: COOLING_CAP_PERCENT }),
+  },
 };
 
 /** The fields whose values differ between two configs: `{ path, a, b }[]`. */

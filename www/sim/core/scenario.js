@@ -1,8 +1,10 @@
-// The simulated world as data: resources in named sets, contexts with their workload, a failure
-// profile per set × context (probability per failure type, a latency distribution, incidents:
-// an outage or a ban from one time to another), the run's length and chart resolution; its
-// checks (each problem names the field, as the engine's config errors do) and the ready-made
-// scenarios. Owns no behaviour: world.js turns a profile into outcomes, simulate.js runs it.
+// The simulated world as data: resources in named sets (each set optionally in an engine group:
+// a tier or a place), contexts with their workload (acquires per second and, optionally, the
+// groups an acquire prefers, in order), a failure profile per set × context (probability per
+// failure type, a latency distribution, incidents: an outage or a ban from one time to
+// another), the run's length and chart resolution; its checks (each problem names the field, as
+// the engine's config errors do) and the ready-made scenarios. Owns no behaviour: world.js
+// turns a profile into outcomes, simulate.js runs it.
 
 import { FAILURE_TYPES as FAILURES, KINDS } from "../../vendor/repute/lib/vocabulary.js";
 
@@ -10,7 +12,7 @@ export { FAILURES, KINDS };
 /** What each incident type does to every request it covers. */
 export const INCIDENTS = { outage: "TIMEOUT", ban: "BLOCKED" };
 
-const LIMITS = { sets: 32, contexts: 32, resources: 100_000, rate: 10_000, durationS: 7 * 86_400, buckets: 10_000, incidents: 16, requests: 50_000_000 };
+const LIMITS = { sets: 32, contexts: 32, resources: 100_000, rate: 10_000, durationS: 7 * 86_400, buckets: 10_000, incidents: 16, requests: 50_000_000, groups: 16, groupBytes: 64 };
 
 /** A profile with no failures and a 200 ms median latency. */
 export function defaultProfile() {
@@ -32,6 +34,27 @@ export const clone = (v) => JSON.parse(JSON.stringify(v));
 const isInt = (v) => Number.isSafeInteger(v);
 const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 const blank = (v) => typeof v !== "string" || v.trim() === "";
+const bytes = (v) => new TextEncoder().encode(v).length;
+/** A group name as the engine takes it: a non-blank string of at most 64 UTF-8 bytes. */
+const isGroup = (v) => !blank(v) && bytes(v) <= LIMITS.groupBytes;
+
+/** How a form writes `null` (the resources without a group) in a preference list. */
+export const NO_GROUP_TOKEN = "(none)";
+
+/** A preference list as a form shows it: `datacenter, residential, (none)`; "" when absent. */
+export const groupsText = (groups) => (Array.isArray(groups) ? groups.map((g) => (g === null ? NO_GROUP_TOKEN : g)).join(", ") : "");
+
+/** The preference list typed as `text` (comma-separated; "(none)" is null); undefined when blank. */
+export function parseGroupsText(text) {
+  if (text.trim() === "") return undefined;
+  return text.split(",").map((t) => t.trim()).map((t) => (t === NO_GROUP_TOKEN ? null : t));
+}
+
+/**
+ * A context's group preference as the engine's `acquire(context, { groups })` takes it, or
+ * null when the context acquires from the whole pool (`groups` absent).
+ */
+export const groupsOf = (context) => (Array.isArray(context.groups) ? context.groups : null);
 
 /**
  * Checks a scenario; returns its problems as `{ path, message }` (none: it can run). Paths are
@@ -56,6 +79,7 @@ export function checkScenario(s) {
     if (!KINDS.includes(set?.kind)) bad(`sets[${i}].kind`, `must be one of ${KINDS.join(", ")}`);
     if (!isInt(set?.count) || set.count < 1 || set.count > LIMITS.resources) bad(`sets[${i}].count`, `must be an integer in 1..=${LIMITS.resources}`);
     else total += set.count;
+    if (set?.group !== undefined && set.group !== null && !isGroup(set.group)) bad(`sets[${i}].group`, `must be null (no group) or a non-blank group name of at most ${LIMITS.groupBytes} bytes`);
   });
   if (total > LIMITS.resources) bad("sets", `hold ${total} resources; at most ${LIMITS.resources}`);
   const contexts = Array.isArray(s.contexts) ? s.contexts : [];
@@ -66,6 +90,7 @@ export function checkScenario(s) {
     else if (ctxNames.has(c.name)) bad(`contexts[${i}].name`, `repeats the context ${c.name}`);
     else ctxNames.add(c.name);
     if (!isNum(c?.rate) || c.rate < 0 || c.rate > LIMITS.rate) bad(`contexts[${i}].rate`, `must be a number of acquires per second in 0..=${LIMITS.rate}`);
+    if (c?.groups !== undefined && c.groups !== null) checkGroups(c.groups, `contexts[${i}].groups`, bad);
   });
   const expected = contexts.reduce((sum, c) => sum + (isNum(c?.rate) ? c.rate : 0), 0) * (isInt(s.durationS) ? s.durationS : 0);
   if (expected > LIMITS.requests) bad("durationS", `with these rates asks for about ${Math.round(expected)} acquires; at most ${LIMITS.requests} per run`);
@@ -79,6 +104,21 @@ export function checkScenario(s) {
     }
   }
   return out;
+}
+
+/** A preference list: 1 to 16 distinct entries, each a group name or null (no group). */
+function checkGroups(groups, path, bad) {
+  if (!Array.isArray(groups) || groups.length < 1 || groups.length > LIMITS.groups) {
+    bad(path, `must list 1 to ${LIMITS.groups} groups (a name, or null for the resources without one), or be left out`);
+    return;
+  }
+  const seen = new Set();
+  // Problems of an entry are the list's (its form field is the list), naming the entry.
+  groups.forEach((g, j) => {
+    if (g !== null && !isGroup(g)) bad(path, `entry ${j + 1} must be null (no group) or a non-blank group name of at most ${LIMITS.groupBytes} bytes`);
+    else if (seen.has(g)) bad(path, `entry ${j + 1} repeats ${g === null ? "null (no group)" : `the group ${g}`}`);
+    else seen.add(g);
+  });
 }
 
 function checkProfile(p, path, durationS, bad) {
@@ -128,20 +168,27 @@ function fill(sets, contexts, fn) {
 const NOISE = { TIMEOUT: 0.01, CONNECTION_RESET: 0.005 };
 
 /**
- * A ready-made scenario: one simulated hour in 30 s points, PROXY sets `[name, count]`,
- * contexts `[name, acquires per second]`, and `profileOf(set, context)` for each pair.
+ * A ready-made scenario: by default one simulated hour in 30 s points; PROXY sets `[name,
+ * count]` or `[name, count, group]`, contexts `[name, acquires per second]` or `[name, rate,
+ * groups]`, and `profileOf(set, context)` for each pair. `extra`: `durationS`, `bucketS`, and
+ * `policies` (`{ A, B }`, ids of policies.js's POLICIES) when the scenario is meant as that A/B
+ * pair — loading it loads those policies too.
  */
-function preset(title, description, sets, contexts, profileFn) {
+function preset(title, description, sets, contexts, profileFn, { durationS = 3600, bucketS = 30, policies = null } = {}) {
   return {
     title,
     description,
+    policies,
     make() {
-      const s = sets.map(([name, count]) => ({ name, kind: "PROXY", count }));
-      const c = contexts.map(([name, rate]) => ({ name, rate }));
-      return { name: title, durationS: 3600, bucketS: 30, sets: s, contexts: c, profiles: fill(s, c, profileFn) };
+      const s = sets.map(([name, count, group]) => ({ name, kind: "PROXY", count, ...(group === undefined ? {} : { group }) }));
+      const c = contexts.map(([name, rate, groups]) => ({ name, rate, ...(groups === undefined ? {} : { groups: [...groups] }) }));
+      return { name: title, durationS, bucketS, sets: s, contexts: c, profiles: fill(s, c, profileFn) };
     },
   };
 }
+
+/** The tiered fleet's preference: datacenter first, residential where datacenter has nothing. */
+const TIERS = ["datacenter", "residential"];
 
 /** The ready-made scenarios, by id: `{ title, description, make() }`. */
 export const SCENARIOS = {
@@ -158,6 +205,23 @@ export const SCENARIOS = {
   "flaky-set": preset("A flaky set among good ones", "One set in five fails a third of its requests everywhere; the others are good.",
     [["good-1", 20], ["good-2", 20], ["flaky", 10]], [["shop-us", 8], ["search-eu", 4]],
     (set) => (set === "flaky" ? profile({ CONNECTION_RESET: 0.15, TIMEOUT: 0.15, TLS_HANDSHAKE: 0.05 }, 400, 2000) : profile(NOISE))),
+  "tiered-fleet": preset("A tiered fleet: datacenter first, residential as fallback",
+    "Every acquire prefers the datacenter group and falls back to residential. shop-us bans every datacenter address " +
+    "from 10 to 30 minutes: its acquires escalate to residential, search-eu stays on datacenter. The banned cells cool " +
+    "for 2 h (BLOCKED, twice in a row); when that ends, half-open trials find the ban over and shop-us returns to datacenter.",
+    [["dc-a", 30, "datacenter"], ["dc-b", 30, "datacenter"], ["residential", 20, "residential"]],
+    [["shop-us", 8, TIERS], ["search-eu", 4, TIERS]],
+    (set, ctx) => (set === "residential"
+      ? profile(NOISE, 700, 2000)
+      : profile(NOISE, 200, 600, ctx === "shop-us" ? [{ type: "ban", startS: 600, endS: 1800 }] : [])),
+    { durationS: 3 * 3600, bucketS: 60 }),
+  "outage-cooling-cap": preset("Site-wide outage, with and without the cooling cap (A/B)",
+    "shop-us is down for everyone from 10 to 20 minutes. Loads policy A without a cap and policy B with a 10 % cooling cap: " +
+    "without it the whole pool cools and is parked; with it at most 10 % cools and the rest stays in rotation, held, " +
+    "ready when the site comes back.",
+    [["dc-a", 20], ["dc-b", 20], ["residential", 10]], [["shop-us", 8], ["search-eu", 8]],
+    (set, ctx) => profile(NOISE, 200, 600, ctx === "shop-us" ? [{ type: "outage", startS: 600, endS: 1200 }] : []),
+    { policies: { A: "defaults", B: "cooling-cap" } }),
 };
 
 /** The scenario a new workspace starts with. */

@@ -4,12 +4,13 @@
 // context and counter-based draws per request (draws.js); time moves only when the run says so.
 //
 // Requests arrive per context as a Poisson process at the context's rate. Each one acquires
-// (`now` = its arrival), and a leased one reports its outcome and releases when the world's
-// latency has passed; the lease is held meanwhile, as a worker would hold it. At each chart
+// (`now` = its arrival; with the context's `groups` preference when it has one), and a leased
+// one reports its outcome and releases when the world's latency has passed; the lease is held
+// meanwhile, as a worker would hold it. Resources are registered in their set's group. At each chart
 // bucket's end the cells are counted by state. `advance()` runs a slice of simulated time, so a
 // caller can show progress and stop between slices.
 import { stream } from "./draws.js";
-import { checkScenario, profileOf, defaultProfile } from "./scenario.js";
+import { checkScenario, profileOf, defaultProfile, groupsOf } from "./scenario.js";
 import { outcomeOf } from "./world.js";
 import { Recorder, summarize } from "./metrics.js";
 import { Queue } from "./queue.js";
@@ -88,6 +89,8 @@ class Run {
   #requests = 0;
   #ops = 0;
   #setNames;
+  /** Per context index: the `acquire` options (`{ groups }`), or null for a plain acquire. */
+  #acquireOptions;
 
   constructor(Pool, scenario, config, seed, snapshot) {
     this.#scenario = scenario;
@@ -109,7 +112,8 @@ class Run {
         const width = String(set.count).length;
         for (let k = 1; k <= set.count; k++) {
           const value = `${set.name}-${String(k).padStart(width, "0")}`;
-          pool.register(set.kind, value);
+          if (typeof set.group === "string") pool.register(set.kind, value, { group: set.group });
+          else pool.register(set.kind, value);
           this.#setOf.set(`${set.kind} ${value}`, i);
         }
       });
@@ -120,11 +124,15 @@ class Run {
     this.#durationMs = scenario.durationS * 1000;
     this.#bucketMs = scenario.bucketS * 1000;
     this.#nextBoundary = Math.min(this.#bucketMs, this.#durationMs);
+    this.#acquireOptions = scenario.contexts.map((c) => (groupsOf(c) ? { groups: groupsOf(c) } : null));
+    // Leases are counted by group when groups are in play: a resource has one, or an acquire prefers some.
+    const grouped = this.#acquireOptions.some(Boolean) || pool.resources().some((r) => typeof r.group === "string");
     this.#rec = new Recorder({
       contexts,
       sets: this.#setNames,
       bucketMs: this.#bucketMs,
       buckets: Math.ceil(this.#durationMs / this.#bucketMs),
+      grouped,
     });
     this.#rec.events(pool.drainEvents(), this.#t0);
     this.#arrivals = scenario.contexts.map((c, i) => ({ rng: stream(seed, i), rate: c.rate }));
@@ -177,7 +185,7 @@ class Run {
     const end = this.#nextBoundary;
     this.#now = this.#t0 + end;
     const b = this.#rec.bucketOf(end - 1);
-    this.#rec.sampleStates(b, this.#pool.resources());
+    this.#rec.sampleStates(b, this.#pool.resources(), this.#now);
     this.#rec.events(this.#pool.drainEvents(), this.#t0);
     this.#nextBoundary = end === this.#durationMs ? Infinity : Math.min(end + this.#bucketMs, this.#durationMs);
   }
@@ -187,13 +195,14 @@ class Run {
     const n = this.#requests++;
     const b = this.#rec.bucketOf(t);
     const ctx = this.#scenario.contexts[c].name;
-    const lease = this.#pool.acquire(ctx);
+    const options = this.#acquireOptions[c];
+    const lease = options ? this.#pool.acquire(ctx, options) : this.#pool.acquire(ctx);
     if (lease === null) {
       this.#rec.acquired(c, b, -1);
       return;
     }
     const s = this.#setOf.get(`${lease.kind} ${lease.value}`);
-    this.#rec.acquired(c, b, s);
+    this.#rec.acquired(c, b, s, lease.group ?? null);
     const outcome = outcomeOf(this.#profiles[s][c], t / 1000, this.#seed, n);
     this.#queue.push({ t: Math.floor(t) + outcome.latencyMs, type: 1, c, b, lease, outcome });
   }

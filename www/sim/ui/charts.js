@@ -3,7 +3,7 @@
 // figure with a caption; the summary table carries the same findings as text.
 import uPlot from "../../vendor/uplot/uPlot.esm.js";
 import { h, fill, clockText } from "./dom.js";
-import { CHARTS, chartMax } from "../core/chart-data.js";
+import { chartsFor, chartMax } from "../core/chart-data.js";
 
 const PALETTE = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#4e342e", "#ad1457"];
 const STATE_VARS = { HEALTHY: "--healthy", RECOVERING: "--recovering", COOLING: "--cooling", BLOCKLISTED: "--blocked" };
@@ -18,7 +18,7 @@ export function drawCharts(container, runs, labels) {
   observer?.disconnect();
   const css = getComputedStyle(document.documentElement);
   const colour = (chart, label, i) => (chart.id === "states" ? css.getPropertyValue(STATE_VARS[label]).trim() : PALETTE[i % PALETTE.length]);
-  const figures = CHARTS.map((chart) => {
+  const figures = chartsFor(runs).map((chart) => {
     const max = chartMax(chart, runs);
     const cells = runs.map((r, ri) => {
       const el = h("div", { class: "chart", role: "img", "aria-label": `${chart.title}, ${labels[ri]}` });

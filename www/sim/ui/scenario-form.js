@@ -1,14 +1,17 @@
-// The scenario editor of simulation mode: the ready-made scenarios, the run's length, chart
-// resolution and seed, the resource sets, the contexts with their workload, and the failure
-// profile of one set × context at a time (probabilities, latency, incidents). Edits change the
-// workspace's scenario in place and call `changed()`; `showProblems` puts each problem of
-// `checkScenario` beside the field it names (the rest in a list at the top).
+// The scenario editor of simulation mode: the ready-made scenarios (one that is meant as an A/B
+// pair loads its two policies too, through `loadPolicies`), the run's length, chart resolution
+// and seed, the resource sets with their group, the contexts with their workload and group
+// preference, and the failure profile of one set × context at a time (probabilities, latency,
+// incidents). Edits change the workspace's scenario in place and call `changed()`;
+// `showProblems` puts each problem of `checkScenario` beside the field it names (the rest in a
+// list at the top).
 import { h, fill, field, select, showProblem } from "./dom.js";
-import { SCENARIOS, KINDS, FAILURES, INCIDENTS, defaultProfile, clone } from "../core/scenario.js";
+import { SCENARIOS, KINDS, FAILURES, INCIDENTS, NO_GROUP_TOKEN, defaultProfile, clone, groupsText, parseGroupsText } from "../core/scenario.js";
 
 const num = (input) => (input.value.trim() === "" ? NaN : Number(input.value));
 
-export function scenarioForm(ws, changed) {
+/** `loadPolicies({ A, B })` (ids of ready-made policies) for a scenario meant as an A/B pair. */
+export function scenarioForm(ws, changed, { loadPolicies = () => {} } = {}) {
   const fields = new Map(); // path → field
   const general = h("ul", { class: "problems", "aria-live": "polite" });
   const body = h("div");
@@ -32,15 +35,20 @@ export function scenarioForm(ws, changed) {
     const s = ws.scenario;
     const presets = select(Object.entries(SCENARIOS).map(([id, p]) => [id, p.title]), null);
     const note = h("p", { class: "hint", "aria-live": "polite" });
-    const describe = () => (note.textContent = SCENARIOS[presets.value].description);
+    const describe = () => {
+      const p = SCENARIOS[presets.value];
+      note.textContent = p.policies ? `${p.description} (Loading it sets policies A and B.)` : p.description;
+    };
     const presetField = field("Ready-made scenario", { control: presets, onchange: describe });
     describe();
     fill(body,
       h("div", { class: "row" }, presetField.wrap,
         h("button", { type: "button", onclick: () => {
-          ws.scenario = SCENARIOS[presets.value].make();
+          const p = SCENARIOS[presets.value];
+          ws.scenario = p.make();
           chosen = { set: null, context: null };
           render();
+          if (p.policies) loadPolicies(p.policies);
           changed();
         } }, "Load scenario")),
       note,
@@ -57,6 +65,10 @@ export function scenarioForm(ws, changed) {
         bound(`sets[${i}].name`, `Set ${i + 1} name`, { type: "text", get: () => set.name, set: (v) => rename(s.profiles, set.name, v, () => (set.name = v)) }),
         kindField(set, i),
         bound(`sets[${i}].count`, `Set ${i + 1} resources`, { get: () => set.count, set: (v) => (set.count = v), attrs: { min: 1, step: 1 } }),
+        bound(`sets[${i}].group`, `Set ${i + 1} group`, { type: "text", get: () => set.group ?? "", attrs: { placeholder: "no group" }, set: (v) => {
+          if (v === "") delete set.group;
+          else set.group = v;
+        } }),
         h("button", { type: "button", "aria-label": `Remove set ${set.name}`, onclick: () => {
           s.sets.splice(i, 1);
           delete s.profiles[set.name];
@@ -81,12 +93,18 @@ export function scenarioForm(ws, changed) {
 
   function contextsTable(s) {
     return h("fieldset", {}, h("legend", {}, "Contexts and workload"),
+      h("p", { class: "hint" }, `Groups preferred: tried in order by each acquire (e.g. "datacenter, residential"; ${NO_GROUP_TOKEN} for the resources without a group); empty: the whole pool.`),
       s.contexts.map((c, i) => h("div", { class: "row" },
         bound(`contexts[${i}].name`, `Context ${i + 1}`, { type: "text", get: () => c.name, set: (v) => {
           for (const byContext of Object.values(s.profiles)) rename(byContext, c.name, v, () => {});
           c.name = v;
         } }),
         bound(`contexts[${i}].rate`, `Acquires per second in context ${i + 1}`, { get: () => c.rate, set: (v) => (c.rate = v), attrs: { min: 0 } }),
+        bound(`contexts[${i}].groups`, `Groups preferred in context ${i + 1}`, { type: "text", get: () => groupsText(c.groups), attrs: { placeholder: "any (whole pool)" }, set: (v) => {
+          const groups = parseGroupsText(v);
+          if (groups === undefined) delete c.groups;
+          else c.groups = groups;
+        } }),
         h("button", { type: "button", "aria-label": `Remove context ${c.name}`, onclick: () => {
           s.contexts.splice(i, 1);
           for (const byContext of Object.values(s.profiles)) delete byContext[c.name];

@@ -1,0 +1,162 @@
+//! Snapshot versions (SPEC §6): the engine writes version 2 and restores versions 1 and 2. A
+//! version 1 document restores with `minGapMs`, `minGapMsByContext` and `maxCoolingPercent` at
+//! their defaults and may not hold any of them; a version 2 document must hold all three; any
+//! other version is `UNSUPPORTED_SNAPSHOT_VERSION`. Errors name the JSON path.
+
+mod common;
+
+use common::{Draws, Harness, T0};
+use repute::{ConfigPatch, Error, ManualClock, Pool};
+
+const V2_DEFAULTS: &str = r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":100}"#;
+
+/// A version 2 snapshot with two resources (one blocked), a cooling cell and a healthy one, the
+/// three version 2 fields at their defaults.
+fn v2_snapshot() -> String {
+    let mut h = Harness::with_patch(r#"{"recoverAfter":3,"halfOpenCauses":["BLOCKED"]}"#);
+    h.reg("p");
+    h.reg("q");
+    h.fail("p", "c", repute::FailureType::Timeout);
+    h.fail("p", "c", repute::FailureType::Timeout);
+    h.ok("q", "c");
+    h.block_secs("q", 60.0);
+    h.snapshot()
+}
+
+/// The same state as written by a version 1 engine: no version 2 config fields.
+fn as_version_1(v2: &str) -> String {
+    assert!(v2.contains(r#""version":2,"#) && v2.contains(V2_DEFAULTS), "{v2}");
+    v2.replacen(r#""version":2,"#, r#""version":1,"#, 1).replacen(V2_DEFAULTS, "}", 1)
+}
+
+fn restore(json: &str) -> Result<Pool, Error> {
+    Pool::restore(json, None, ManualClock::new(T0), Draws::default().source())
+}
+
+fn invalid_snapshot(json: &str) -> String {
+    match restore(json) {
+        Err(Error::InvalidSnapshot(msg)) => msg,
+        other => panic!("expected INVALID_SNAPSHOT, got {:?}", other.map(|_| "a pool")),
+    }
+}
+
+#[test]
+fn the_engine_writes_version_2() {
+    let json = Harness::new().snapshot();
+    assert!(json.starts_with(r#"{"format":"repute-snapshot","version":2,"revision":"#), "{json}");
+}
+
+#[test]
+fn a_version_1_snapshot_restores_with_the_defaults_and_is_written_back_as_version_2() {
+    let v2 = v2_snapshot();
+    let v1 = as_version_1(&v2);
+    let mut pool = restore(&v1).unwrap();
+    let cfg = pool.config().clone();
+    assert_eq!((cfg.min_gap_ms, cfg.min_gap_ms_by_context.len(), cfg.max_cooling_percent), (0, 0, 100));
+    assert_eq!(
+        (cfg.recover_after, cfg.half_open_causes.iter().count()),
+        (3, 1),
+        "the rest of the config is the file's"
+    );
+    assert_eq!(pool.snapshot().unwrap(), v2, "byte for byte the version 2 document of the same state");
+}
+
+#[test]
+fn a_version_1_snapshot_takes_a_restore_override_of_the_new_fields() {
+    let v1 = as_version_1(&v2_snapshot());
+    let patch =
+        ConfigPatch::from_json(r#"{"minGapMs":250,"minGapMsByContext":{"c":9},"maxCoolingPercent":30}"#)
+            .unwrap();
+    let pool = Pool::restore(&v1, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let cfg = pool.config();
+    assert_eq!((cfg.min_gap_for("c"), cfg.min_gap_for("d"), cfg.max_cooling_percent), (9, 250, 30));
+}
+
+#[test]
+fn a_version_1_snapshot_holding_a_version_2_config_field_is_invalid_snapshot() {
+    let v1 = as_version_1(&v2_snapshot());
+    for (field, value) in [("minGapMs", "0"), ("minGapMsByContext", "{}"), ("maxCoolingPercent", "100")] {
+        let doc = v1.replacen(
+            r#""eventBufferSize":65536}"#,
+            &format!(r#""eventBufferSize":65536,"{field}":{value}}}"#),
+            1,
+        );
+        assert_ne!(doc, v1);
+        let msg = invalid_snapshot(&doc);
+        assert!(msg.starts_with(&format!("config.{field}")), "{field}: the path is named: {msg}");
+        assert!(msg.contains("version 1"), "{msg}");
+    }
+}
+
+#[test]
+fn a_version_1_config_must_otherwise_be_complete() {
+    let v1 = as_version_1(&v2_snapshot());
+    let doc = v1.replacen(r#""windowSize":10,"#, "", 1);
+    assert_ne!(doc, v1);
+    let msg = invalid_snapshot(&doc);
+    assert!(msg.contains("config.windowSize") && msg.contains("missing"), "{msg}");
+}
+
+#[test]
+fn a_version_2_snapshot_missing_a_version_2_config_field_is_invalid_snapshot() {
+    let v2 = v2_snapshot();
+    for (field, text) in [
+        ("minGapMs", r#","minGapMs":0"#),
+        ("minGapMsByContext", r#","minGapMsByContext":{}"#),
+        ("maxCoolingPercent", r#","maxCoolingPercent":100"#),
+    ] {
+        let doc = v2.replacen(text, "", 1);
+        assert_ne!(doc, v2, "{field}");
+        let msg = invalid_snapshot(&doc);
+        assert!(msg.starts_with(&format!("config.{field}")) && msg.contains("missing"), "{field}: {msg}");
+    }
+    // All three missing: the first is named.
+    let msg = invalid_snapshot(&v2.replacen(V2_DEFAULTS, "}", 1));
+    assert!(msg.starts_with("config.minGapMs:"), "{msg}");
+}
+
+#[test]
+fn a_version_2_snapshot_config_field_out_of_range_is_invalid_snapshot_naming_it() {
+    let v2 = v2_snapshot();
+    for (from, to, path) in [
+        (r#""minGapMs":0"#, r#""minGapMs":2147483649"#, "config.minGapMs"),
+        (r#""minGapMs":0"#, r#""minGapMs":-1"#, "config.minGapMs"),
+        (r#""maxCoolingPercent":100"#, r#""maxCoolingPercent":0"#, "config.maxCoolingPercent"),
+        (r#""maxCoolingPercent":100"#, r#""maxCoolingPercent":101"#, "config.maxCoolingPercent"),
+        (r#""minGapMsByContext":{}"#, r#""minGapMsByContext":{"c":1.5}"#, "config.minGapMsByContext.c"),
+        (r#""minGapMsByContext":{}"#, r#""minGapMsByContext":{" ":1}"#, "config.minGapMsByContext"),
+        (r#""minGapMsByContext":{}"#, r#""minGapMsByContext":{"c":1,"c":2}"#, "config.minGapMsByContext"),
+        (r#""minGapMsByContext":{}"#, r#""minGapMsByContext":[]"#, "config.minGapMsByContext"),
+    ] {
+        let doc = v2.replacen(from, to, 1);
+        assert_ne!(doc, v2, "{to}");
+        let msg = invalid_snapshot(&doc);
+        assert!(msg.starts_with(path), "{to}: {msg}");
+    }
+    // In range, the map restores in canonical order and is written back the same.
+    let doc = v2.replacen(r#""minGapMsByContext":{}"#, r#""minGapMsByContext":{"a":1,"b":2147483648}"#, 1);
+    assert_eq!(restore(&doc).unwrap().snapshot().unwrap(), doc);
+}
+
+#[test]
+fn other_versions_are_unsupported_snapshot_version() {
+    let v2 = v2_snapshot();
+    for version in ["0", "3", "99", "1.5", "2.5", "-1"] {
+        let doc = v2.replacen(r#""version":2,"#, &format!(r#""version":{version},"#), 1);
+        match restore(&doc) {
+            Err(Error::UnsupportedSnapshotVersion(msg)) => {
+                assert!(msg.contains("versions 1 and 2"), "{version}: says what it reads: {msg}")
+            }
+            other => panic!("version {version}: {:?}", other.map(|_| "a pool")),
+        }
+    }
+    // Version 3 is refused before its fields are judged, even a version 1 or 2 shape.
+    let doc = as_version_1(&v2).replacen(r#""version":1,"#, r#""version":3,"#, 1);
+    assert!(matches!(restore(&doc), Err(Error::UnsupportedSnapshotVersion(_))));
+    // A version that is not a number is a malformed document.
+    let doc = v2.replacen(r#""version":2,"#, r#""version":"2","#, 1);
+    assert!(invalid_snapshot(&doc).contains("version"));
+    // 2.0 is the number 2.
+    let doc = v2.replacen(r#""version":2,"#, r#""version":2.0,"#, 1);
+    assert_eq!(restore(&doc).unwrap().snapshot().unwrap(), v2);
+}

@@ -1,0 +1,30 @@
+// How a pool event reads in live mode's event list, without the DOM: its resource, group, context
+// and details as one line (a regroup names the group moved to, a suppressed cooldown says the
+// cooling cap held the cell in rotation), and the text the list's filter searches.
+
+import { when } from "./dom.js";
+
+/** What an event's `group` says, by event type (null: it carries none). */
+function groupPart(e) {
+  if (e.group === undefined) return null;
+  if (e.type === "RESOURCE_REGROUPED") return e.group === null ? "moved out of its group (now no group)" : `moved to group ${e.group}`;
+  return e.group === null ? "no group" : `group ${e.group}`;
+}
+
+/** The event's details after its type: `PROXY/p-1 · moved to group dc`, `… · in shop · cooldown suppressed …`. */
+export function describe(e) {
+  const parts = [];
+  if (e.kind) parts.push(`${e.kind}/${e.value}`);
+  const group = groupPart(e);
+  if (group) parts.push(group);
+  if (e.context !== undefined) parts.push(`in ${e.context}`);
+  if (e.type === "COOLDOWN_SUPPRESSED") parts.push("cooldown suppressed by the cooling cap: held in rotation");
+  if (e.cause) parts.push(`cause ${e.cause}`);
+  if (e.permanent) parts.push("permanently");
+  if (e.until !== undefined) parts.push(`until ${when(e.until)}`);
+  if (e.token !== undefined) parts.push(`token ${e.token}`);
+  return parts.join(" · ");
+}
+
+/** What the list's filter matches an event on (lower case): its type and its line as shown. */
+export const searchable = (e) => `${e.type} ${describe(e)}`.toLowerCase();
