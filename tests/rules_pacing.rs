@@ -256,15 +256,13 @@ fn an_entry_of_min_gap_ms_by_context_overrides_min_gap_ms_for_its_context() {
 fn a_config_patch_replaces_the_by_context_map_as_a_whole() {
     let mut h = with_p(r#"{"minGapMsByContext":{"a":5000,"b":5000}}"#);
     assert!(set_config(&mut h, r#"{"minGapMsByContext":{"a":1000}}"#));
-    let map: Vec<(&str, u64)> =
-        h.pool.config().min_gap_ms_by_context.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let map: Vec<(&str, u64)> = h.pool.config().min_gap_ms_by_context.iter().collect();
     assert_eq!(map, vec![("a", 1000)], "b is gone, not kept");
     // A restore override likewise.
     let snap = h.snapshot();
     let o = ConfigPatch::from_json(r#"{"minGapMsByContext":{"z":7}}"#).unwrap();
     let r = Pool::restore(&snap, Some(&o), ManualClock::new(T0), || 0.5).unwrap();
-    let map: Vec<(&str, u64)> =
-        r.config().min_gap_ms_by_context.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let map: Vec<(&str, u64)> = r.config().min_gap_ms_by_context.iter().collect();
     assert_eq!(map, vec![("z", 7)]);
 }
 
