@@ -9,33 +9,34 @@ import net from "node:net";
 const listen = (server) => new Promise((r) => server.listen(0, "127.0.0.1", () => r(server.address().port)));
 
 /**
- * A relay to `port` on 127.0.0.1. `relay.drop` (a number) is how many of the next connections
- * are destroyed as soon as their first bytes arrive (the request reached the relay, never the
- * server). Records, per connection, the text the client sent (`relay.sent[i]`).
+ * A relay to `port` on 127.0.0.1. `relay.drop` (a number) is how many of the next requests
+ * (on any connection, new or kept alive) are cut: their connection is destroyed as soon as the
+ * request's first bytes reach the relay, so the request never reaches the server. Records the
+ * text each connection carried from the client (`relay.sent[i]`) and counts connections.
  */
 export async function startRelay(port) {
   const relay = { drop: 0, connections: 0, dropped: 0, sent: [], sockets: new Set() };
   relay.server = net.createServer((client) => {
     const i = relay.connections++;
     relay.sent[i] = "";
-    relay.sockets.add(client);
-    client.on("close", () => relay.sockets.delete(client));
-    client.on("error", () => {});
-    if (relay.drop > 0) {
-      relay.drop--;
-      relay.dropped++;
-      client.once("data", (d) => {
-        relay.sent[i] += d.toString("latin1");
-        client.destroy();
-      });
-      return;
-    }
     const upstream = net.connect(port, "127.0.0.1");
-    relay.sockets.add(upstream);
-    upstream.on("close", () => relay.sockets.delete(upstream));
-    upstream.on("error", () => client.destroy());
-    client.on("data", (d) => (relay.sent[i] += d.toString("latin1")));
-    client.pipe(upstream);
+    for (const s of [client, upstream]) {
+      relay.sockets.add(s);
+      s.on("close", () => relay.sockets.delete(s));
+      s.on("error", () => {});
+    }
+    client.on("data", (d) => {
+      const text = d.toString("latin1");
+      relay.sent[i] += text;
+      if (relay.drop > 0 && /^[A-Z]+ \//.test(text)) {
+        relay.drop--;
+        relay.dropped++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      upstream.write(d);
+    });
     upstream.pipe(client);
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
