@@ -1,5 +1,6 @@
 // Each entry of the package declares exactly the values it exports: node.js against repute.d.ts
-// (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge). The
+// (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge),
+// lib/client/client.js against client.d.ts (`repute/client`). The
 // runtime's export names are read by importing the entry; tsc then checks a file that spells
 // them as `{ [K in keyof typeof entry]-?: true }` — a declared value the entry lacks is a
 // missing property, an exported value the declarations lack an excess one. Two control runs
@@ -36,6 +37,7 @@ function declaredExactly(specifier, names) {
 for (const [entry, specifier, expected] of [
   ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "redactCredentials", "retryBudget"]],
   ["web.js", "../../../pkg-scripts/web.js", ["Pool", "init"]],
+  ["lib/client/client.js", "repute/client", ["CLIENT_CODES", "PoolClient", "PoolClientError", "connectPool"]],
 ]) {
   test(`${entry} exports exactly the values its declarations name`, async () => {
     const names = Object.keys(await import(`../../pkg-scripts/${entry}`)).sort();
