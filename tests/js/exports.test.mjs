@@ -1,5 +1,6 @@
 // Each entry of the package declares exactly the values it exports: node.js against repute.d.ts
-// (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge). The
+// (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge),
+// lib/crawlee/index.js against crawlee.d.ts (`repute/crawlee`). The
 // runtime's export names are read by importing the entry; tsc then checks a file that spells
 // them as `{ [K in keyof typeof entry]-?: true }` — a declared value the entry lacks is a
 // missing property, an exported value the declarations lack an excess one. Two control runs
@@ -34,7 +35,8 @@ function declaredExactly(specifier, names) {
 }
 
 for (const [entry, specifier, expected] of [
-  ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "redactCredentials", "retryBudget"]],
+  ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "proxyUrls", "redactCredentials", "retryBudget"]],
+  ["lib/crawlee/index.js", "repute/crawlee", ["BLOCKED_STATUS_CODES", "ReputeProxyConfiguration", "RequestBlockedError"]],
   ["web.js", "../../../pkg-scripts/web.js", ["Pool", "init"]],
 ]) {
   test(`${entry} exports exactly the values its declarations name`, async () => {
