@@ -554,6 +554,71 @@ export async function crawleeUsage(request: CrawleeRequest): Promise<void> {
   await host.close();
 }
 
+// ----- the pool client (repute/client) -----------------------------------------------------------
+
+import { connectPool, PoolClient, PoolClientError, CLIENT_CODES, type AcquireAnswer, type RemoteLease, type PoolClientErrorCode } from "repute/client";
+
+export async function clientUsage(): Promise<void> {
+  const client: PoolClient = connectPool({ url: "http://127.0.0.1:8787", token: "worker-token", timeoutMs: 5_000, retries: 2, signal: AbortSignal.timeout(60_000) });
+  const created: boolean = await client.register("PROXY", "http://127.0.0.1:3128", { group: "dc" });
+  void created;
+  const lease: RemoteLease | null = await client.acquire("shop", { groups: ["dc", null] });
+  if (lease !== null) {
+    const id: string = lease.leaseId;
+    void id;
+    const renewed: RemoteLease | null = await client.renew(lease);
+    void renewed;
+    await client.report(lease.kind, lease.value, lease.context, { ok: false, failure: "BLOCKED" });
+    const released: boolean = await client.release(lease);
+    void released;
+    await lease[Symbol.asyncDispose]();
+  }
+  const answer: AcquireAnswer = await client.tryAcquire("shop");
+  if (answer.lease === null) {
+    const wait: number | null = answer.retryAfterMs;
+    void wait;
+  } else void answer.lease.token;
+  await client.block("PROXY", "p1", { seconds: 60 });
+  await client.block("PROXY", "p1", { permanent: true });
+  const unblocked: boolean = await client.unblock("PROXY", "p1");
+  const removed: boolean = await client.deregister("PROXY", "p1");
+  void [unblocked, removed];
+  const views = await client.resources({ context: "shop", state: "COOLING", group: null });
+  void views[0]?.id;
+  void (await client.resource("PROXY", "p1")).cells[0]?.window;
+  const page = await client.readEvents({ after: 0, limit: 100 });
+  void page.next;
+  for await (const event of client.events({ after: 0, signal: AbortSignal.timeout(1_000), idleMs: 45_000, reconnectForMs: 30_000 })) void event.seq;
+  void (await client.stats()).leased;
+  void (await client.config()).leaseTtlMs;
+  void (await client.setConfig({ penalties: { SLOW: 1 } })).penalties.SLOW;
+  const snapshot: string = await client.snapshot();
+  await client.importSnapshot(snapshot);
+  void (await client.readiness()).ready;
+  const masked: string = client.maskValue("PROXY", "http://u:p@h:1");
+  void masked;
+  const status: number = await client.call("shop", async ({ lease, signal }) => {
+    void lease.leaseId;
+    return signal.aborted ? 0 : 200;
+  }, { readOnly: true, deadlineMs: 10_000, groups: ["dc"] });
+  void status;
+  try {
+    await client.acquire("shop");
+  } catch (e) {
+    if (e instanceof PoolClientError) {
+      const code: PoolClientErrorCode = e.code;
+      void [code, e.retryable, e.status, e.type, e.retryAfterMs, e.reached, e.attempts, CLIENT_CODES.length];
+    }
+  }
+  // @ts-expect-error url is required
+  connectPool({ token: "t" });
+  // @ts-expect-error block takes seconds or permanent, not both
+  await client.block("PROXY", "p1", { seconds: 1, permanent: true });
+  // @ts-expect-error renew takes a lease from the server (with its leaseId)
+  await client.renew({ kind: "PROXY", value: "p1", group: null, context: "shop", token: 1, leasedAt: 0, expiresAt: 0 });
+  await client.close();
+}
+
 // ----- the web entry declares the engine, not the Node runtime ---------------------------------
 
 // @ts-expect-error openPool is Node-only

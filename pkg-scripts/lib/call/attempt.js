@@ -20,8 +20,9 @@ export function discard(result) {
   }
 }
 
-/** One attempt under its own timeout and the call's signal; never rejects. */
-export async function runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel) {
+/** One attempt under its own timeout and the call's signal; never rejects. `pool`: the
+ * call's pool port (pool-port.js). */
+export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadline, s, cancel) {
   const controller = new AbortController();
   const onCancel = () => controller.abort(new CallError("ABORTED", `attempt ${number} lost the race to a hedge`, { stopReason: "hedge-lost" }));
   cancel.addEventListener("abort", onCancel, { once: true });
@@ -33,13 +34,17 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
   // resource exclusively.
   const every = Math.floor((lease.expiresAt - lease.leasedAt) / 2);
   let renewal = null;
-  const renew = () => {
+  let ended = false;
+  // A remote pool answers later: a renewal that comes back after the attempt ended does nothing.
+  const renew = async () => {
+    renewal = null;
     let next = null;
     try {
-      next = host.renew(lease);
+      next = await pool.renew(lease);
     } catch (e) {
       s.onError(e);
     }
+    if (ended) return;
     if (next) {
       renewal = s.timers.setTimeout(renew, every);
       return;
@@ -48,7 +53,7 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     lost = true;
     controller.abort(new CallError("NOT_RETRYABLE", `attempt ${number} lost its lease`, { stopReason: "lease-lost" }));
   };
-  if (typeof host.renew === "function" && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
+  if (pool.renews && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
   const onEnd = () => controller.abort(deadline.signal.reason);
   deadline.signal.addEventListener("abort", onEnd, { once: true });
   const timer = s.timers.setTimeout(() => {
@@ -139,6 +144,7 @@ export async function runAttempt(host, attempt, lease, number, timeoutMs, deadli
     // the call's `cause`, coded (ERR_INVALID_URL) or not.
     return { result, error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
   } finally {
+    ended = true;
     s.timers.clearTimeout(timer);
     if (renewal !== null) s.timers.clearTimeout(renewal);
     cancel.removeEventListener("abort", onCancel);

@@ -8,35 +8,41 @@
 // resource when the first is slow, first success wins. A `bulkhead` (bulkhead.js) bounds
 // concurrent calls; `metrics` (metrics.js) hears of calls, attempts, retries and hedges.
 // `groups` goes to every acquire and to the nextChangeAt of POOL_EXHAUSTED. Options:
-// options.js. Owns the retry and hedge loop.
+// options.js. Owns the retry and hedge loop. The pool is reached through pool-port.js only, so
+// the same loop runs over an embedded pool and over a remote one (`repute/client`).
 
 import { discard, runAttempt } from "./attempt.js";
 import { Deadline } from "./deadline.js";
 import { CallError, invalidOption, redactSecrets } from "./errors.js";
 import { settings } from "./options.js";
+import { poolPort } from "./pool-port.js";
 
 const keyOf = (lease) => `${lease.kind}\u0000${lease.value}`;
 
 /**
- * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, anything with
- * acquire / report / release; `nextChangeAt` and `maskValue` are used when present).
+ * Runs `attempt` as one logical call through `host` (a PoolHost, a Pool, a `repute/client`
+ * connection, anything with acquire / report / release; `renew`, `nextChangeAt`, `resources`
+ * and `maskValue` are used when present: see pool-port.js).
  * @returns {Promise<unknown>} what the delivering attempt returned
  */
 export async function call(host, context, attempt, options = {}) {
   if (typeof attempt !== "function") throw invalidOption("attempt must be a function");
   const s = settings(options);
+  const pool = poolPort(host);
   const deadline = new Deadline({ now: s.now, timers: s.timers, deadlineMs: s.deadlineMs, signal: s.signal });
   const hedging = s.hedge !== null;
   const failures = [];
   const tried = new Set();
-  const name = (lease) => {
+  /** Runs `fn` (sync or async): a failure goes to onError and gives undefined. */
+  const guard = async (fn) => {
     try {
-      return typeof host.maskValue === "function" ? host.maskValue(lease.kind, lease.value) : redactSecrets(lease.value);
-    } catch {
-      return "***";
+      return await fn();
+    } catch (e) {
+      s.onError(e);
+      return undefined;
     }
   };
-  const guard = (fn) => {
+  const guardSync = (fn) => {
     try {
       return fn();
     } catch (e) {
@@ -46,7 +52,7 @@ export async function call(host, context, attempt, options = {}) {
   };
   /** A metrics hook (metrics.js), guarded: a failing metric never affects the call. */
   const observe = (hook, ...args) => {
-    if (s.metrics && typeof s.metrics[hook] === "function") guard(() => s.metrics[hook](...args));
+    if (s.metrics && typeof s.metrics[hook] === "function") guardSync(() => s.metrics[hook](...args));
   };
   const began = s.now();
   const stop = (code, message, fields = {}) =>
@@ -63,21 +69,21 @@ export async function call(host, context, attempt, options = {}) {
     const done = (async () => {
       let run;
       try {
-        run = await runAttempt(host, attempt, lease, number, timeoutMs, deadline, s, cancel.signal);
+        run = await runAttempt(pool, attempt, lease, number, timeoutMs, deadline, s, cancel.signal);
         const v = run.verdict;
         if (v.report !== null && !run.cancelled) {
           const outcome = v.report === "ok" ? { ok: true, latencyMs: run.latencyMs } : { ok: false, failure: v.report, latencyMs: run.latencyMs };
-          guard(() => host.report(lease.kind, lease.value, context, outcome));
+          await guard(() => pool.report(lease, context, outcome));
         }
       } finally {
-        guard(() => host.release(lease));
+        await guard(() => pool.release(lease));
       }
       const v = run.verdict;
       observe("attempt", context, run.cancelled ? "cancelled" : (v.report ?? "none"), v.phase, run.latencyMs / 1000);
       if (!v.deliver && !run.cancelled) {
         failures.push({
           attempt: number,
-          resource: name(lease),
+          resource: pool.name(lease),
           failure: v.report === "ok" ? null : v.report,
           phase: v.phase,
           reason: redactSecrets(v.reason),
@@ -94,7 +100,7 @@ export async function call(host, context, attempt, options = {}) {
    * attempt starts on another resource, budget permitting; the first to deliver wins and the
    * other is cancelled (nothing reported for it). Gives the decisive run and the last number. */
   const hedgeRound = async (primary, number) => {
-    const delay = s.hedge.delayMs ?? contextP95(host, context, guard);
+    const delay = s.hedge.delayMs ?? (await guard(() => pool.p95(context))) ?? null;
     if (delay === null || !s.budget.enabled) return { run: await primary.done, number };
     let timer;
     const waited = new Promise((resolve) => (timer = s.timers.setTimeout(() => resolve(null), delay)));
@@ -109,7 +115,7 @@ export async function call(host, context, attempt, options = {}) {
     }
     let lease = null;
     try {
-      lease = leaseOther(host, context, tried, guard, s.acquire);
+      lease = (await leaseOther(pool, context, tried, guard, s.acquire)).lease;
     } catch (e) {
       s.onError(e); // the pool refused (storage): no hedge, the primary goes on
     }
@@ -151,10 +157,10 @@ export async function call(host, context, attempt, options = {}) {
       const reserve = number < s.maxAttempts && (number > 1 || deadline.remaining() > s.reserveMs) ? s.reserveMs : 0;
       const timeoutMs = deadline.attemptTimeout(s.attemptTimeoutMs, reserve);
       if (timeoutMs <= 0) throw ended();
-      const lease = leaseOther(host, context, tried, guard, s.acquire);
+      const answer = await leaseOther(pool, context, tried, guard, s.acquire);
+      const lease = answer.lease;
       if (lease === null) {
-        const next = guard(() => (s.acquire ? host.nextChangeAt?.(context, s.acquire) : host.nextChangeAt?.(context))) ?? null;
-        const retryAfterMs = next === null ? undefined : Math.max(0, next - guard(() => host.now?.()) || 0);
+        const retryAfterMs = await guard(() => pool.retryAfterMs(context, s.acquire, answer));
         const why = tried.size === 0 ? "no resource is available" : "no resource the call has not tried is available";
         throw stop("POOL_EXHAUSTED", `${why} in context ${JSON.stringify(context)}`, {
           retryable: true,
@@ -217,7 +223,7 @@ export async function call(host, context, attempt, options = {}) {
     result = e instanceof CallError ? e.code : "error";
     throw e;
   } finally {
-    if (pendingRetry) guard(() => s.budget.refund?.());
+    if (pendingRetry) guardSync(() => s.budget.refund?.());
     observe("call", context, result, (s.now() - began) / 1000);
     leave?.();
     deadline.dispose();
@@ -241,29 +247,21 @@ function firstDelivering(attempts) {
   });
 }
 
-/** The context's p95 latency: the median of its cells' p95 (the pool's windows), or null. */
-function contextP95(host, context, guard) {
-  const views = guard(() => host.resources?.({ context })) ?? [];
-  const p95 = [];
-  for (const v of views) for (const c of v.cells) if (c.context === context && typeof c.p95LatencyMs === "number") p95.push(c.p95LatencyMs);
-  p95.sort((a, b) => a - b);
-  return p95.length === 0 ? null : p95[p95.length >> 1];
-}
-
 /** Leases a resource in `context` that is not in `tried`: one that was tried is kept leased
  * while asking again (so acquire cannot return it), and all of those are released after.
- * `options`: the call's `{ groups }`, or undefined. */
-function leaseOther(host, context, tried, guard, options) {
+ * `options`: the call's `{ groups }`, or undefined. Gives the pool's last answer
+ * (`{ lease: null, … }` when nothing untried could be leased). */
+async function leaseOther(pool, context, tried, guard, options) {
   const held = [];
   try {
     for (let i = 0; i <= tried.size; i++) {
-      const lease = options ? host.acquire(context, options) : host.acquire(context);
-      if (lease === null || lease === undefined) return null;
-      if (!tried.has(keyOf(lease))) return lease;
-      held.push(lease);
+      const answer = await pool.acquire(context, options);
+      if (answer.lease === null) return answer;
+      if (!tried.has(keyOf(answer.lease))) return answer;
+      held.push(answer.lease);
     }
-    return null;
+    return { lease: null };
   } finally {
-    for (const lease of held) guard(() => host.release(lease));
+    for (const lease of held) await guard(() => pool.release(lease));
   }
 }

@@ -1,0 +1,203 @@
+// `repute/client`: `connectPool({ url, token })` — a pool served by `repute serve` (or the edge
+// worker) used from another process as the embedded `Pool` is used in this one: the same
+// methods, async, over the HTTP API (SPEC §8), failing with the same error `code`s (the
+// server's problem types mapped back: errors.js), plus the network's own. A lease carries the
+// server's opaque `leaseId`, which renew and release send back; nothing else about it changes.
+// "Nothing available" is not an error, as in the embedded pool: `acquire` resolves to null, and
+// `tryAcquire` gives the server's `Retry-After` with it as `retryAfterMs`. `call` is the
+// resilient-call layer (lib/call/call.js) over this client, the same code `host.call` runs over
+// an embedded pool. Owns the mapping of methods to routes and answers; the requests, retries
+// and time limits are transport.js's, the event stream events.js's.
+
+import { Pool } from "../node-engine.js";
+import { call } from "../call/call.js";
+import { invalidArgument } from "./errors.js";
+import { Transport } from "./transport.js";
+import { eventStream } from "./events.js";
+
+export { PoolClientError, CLIENT_CODES } from "./errors.js";
+
+/** A path segment: percent-encoded, and never a dot segment a URL parser would fold away. */
+const seg = (s) => (s === "." || s === ".." ? s.replaceAll(".", "%2E") : encodeURIComponent(String(s)));
+const resourcePath = (kind, value, suffix = "") => `/api/resources/${seg(kind)}/${seg(value)}${suffix}`;
+
+/** A lease as the server gave it, with `release` on `await using` (Symbol.asyncDispose). */
+function leaseOf(client, json) {
+  const lease = { ...json };
+  if (Symbol.asyncDispose) Object.defineProperty(lease, Symbol.asyncDispose, { value: () => client.release(lease), enumerable: false });
+  return lease;
+}
+
+function leaseIdOf(lease) {
+  if (!lease || typeof lease.leaseId !== "string" || lease.leaseId === "") throw invalidArgument("the lease has no leaseId: pass a lease this client's acquire or renew gave");
+  return seg(lease.leaseId);
+}
+
+/**
+ * Connects to a pool server. No request is made until the first call.
+ * @param {object} options url (the server's base URL; a path prefix such as an edge region's is
+ *   kept), token (bearer token), signal (aborts every call, for good), timeoutMs (10 s per
+ *   operation, retries included), retries (2, on connection errors only), retryDelayMs (50),
+ *   dispatcher (an undici Dispatcher instead of the client's own keep-alive Agent)
+ */
+export function connectPool(options = {}) {
+  if (options === null || typeof options !== "object") throw invalidArgument("connectPool takes an options object");
+  const known = new Set(["url", "token", "signal", "timeoutMs", "retries", "retryDelayMs", "dispatcher"]);
+  // Unknown options are refused by name only: a mistyped key may hold a secret.
+  for (const k of Object.keys(options)) if (!known.has(k)) throw invalidArgument(`unknown option (the options are ${[...known].join(", ")})`);
+  if (options.url === undefined) throw invalidArgument("url is required");
+  return new PoolClient(new Transport(options));
+}
+
+export class PoolClient {
+  #t;
+
+  constructor(transport) {
+    this.#t = transport;
+  }
+
+  /** The server's base URL (it never carries credentials). */
+  get url() {
+    return this.#t.base.shown;
+  }
+
+  /** Registers a resource (idempotent); `group` (a name or null) moves a known one. True when it is new. */
+  async register(kind, value, options) {
+    const body = { kind, value };
+    if (options !== undefined && options !== null && options.group !== undefined) body.group = options.group;
+    const r = await this.#t.request("register", { method: "POST", path: "/api/resources", body, idempotent: true, expect: { 200: true, 201: true } });
+    return r.json.created === true;
+  }
+
+  /** Removes a resource and its cells (operator). False when it was not registered. */
+  async deregister(kind, value) {
+    const r = await this.#t.request("deregister", { method: "DELETE", path: resourcePath(kind, value), expect: { 204: true, 404: "unknown-resource" } });
+    return r.status === 204;
+  }
+
+  /**
+   * Leases the best resource for `context` (`groups`: tried in order): `{ lease }`, or
+   * `{ lease: null, retryAfterMs }` when nothing is eligible — `retryAfterMs` from the server's
+   * `Retry-After` (whole seconds), null when nothing will become eligible by time alone.
+   */
+  async tryAcquire(context, options) {
+    const body = { context };
+    if (options !== undefined && options !== null && options.groups !== undefined) body.groups = options.groups;
+    // Not idempotent: a second request after a lost answer would lease a second resource.
+    const r = await this.#t.request("acquire", { method: "POST", path: "/api/leases", body, idempotent: false, expect: { 201: true, 409: "nothing-eligible" } });
+    return r.status === 201 ? { lease: leaseOf(this, r.json) } : { lease: null, retryAfterMs: r.retryAfterMs ?? null };
+  }
+
+  /** Leases the best resource for `context`, or null when nothing is eligible (see tryAcquire). */
+  async acquire(context, options) {
+    return (await this.tryAcquire(context, options)).lease;
+  }
+
+  /** Reports an outcome. Not retried once it may have reached the server (it would count twice). */
+  async report(kind, value, context, outcome) {
+    await this.#t.request("report", { method: "POST", path: "/api/outcomes", body: { kind, value, context, outcome }, idempotent: false, expect: { 204: true } });
+  }
+
+  /** Extends the lease; null when it lapsed, is not the current one, or the resource is blocked. */
+  async renew(lease) {
+    const r = await this.#t.request("renew", { method: "POST", path: `/api/leases/${leaseIdOf(lease)}/renewal`, idempotent: true, expect: { 200: true, 409: "lease-not-renewed" } });
+    return r.status === 200 ? leaseOf(this, r.json) : null;
+  }
+
+  /** Returns the lease; false when this is not (or no longer) the current holder. */
+  async release(lease) {
+    const r = await this.#t.request("release", { method: "DELETE", path: `/api/leases/${leaseIdOf(lease)}`, expect: { 204: true, 404: "no-such-lease" } });
+    return r.status === 204;
+  }
+
+  /** Blocks a resource everywhere (operator): `{ seconds }` or `{ permanent: true }`. */
+  async block(kind, value, how) {
+    if (how === null || typeof how !== "object") throw invalidArgument("block takes { seconds } or { permanent: true }");
+    const keys = Object.keys(how);
+    let query;
+    if (keys.length === 1 && how.permanent === true) query = "permanent=true";
+    else if (keys.length === 1 && typeof how.seconds === "number" && Number.isFinite(how.seconds)) query = `seconds=${how.seconds}`;
+    else throw invalidArgument("block takes { seconds } or { permanent: true }");
+    await this.#t.request("block", { method: "POST", path: resourcePath(kind, value, `/block?${query}`), idempotent: true, expect: { 204: true } });
+  }
+
+  /** Ends a block (operator); true when there was one. */
+  async unblock(kind, value) {
+    const r = await this.#t.request("unblock", { method: "DELETE", path: resourcePath(kind, value, "/block") });
+    return r.json.unblocked === true;
+  }
+
+  /** The dashboard view: resources with their cells (`group: null`: those with no group). */
+  async resources(filter = {}) {
+    const q = new URLSearchParams();
+    if (filter.context !== undefined) q.set("context", filter.context);
+    if (filter.state !== undefined) q.set("state", filter.state);
+    if (filter.group !== undefined) q.set("group", filter.group ?? "");
+    const qs = q.toString();
+    return (await this.#t.request("resources", { path: `/api/resources${qs ? `?${qs}` : ""}` })).json.resources;
+  }
+
+  /** One resource, its cells with their windows. */
+  async resource(kind, value) {
+    return (await this.#t.request("resource", { path: resourcePath(kind, value) })).json;
+  }
+
+  /** One page of the audit log: `{ events, next }`. */
+  async readEvents({ after = 0, limit = 100 } = {}) {
+    return (await this.#t.request("events", { path: `/api/events?after=${encodeURIComponent(after)}&limit=${encodeURIComponent(limit)}` })).json;
+  }
+
+  /** Live events as an async iterator that resumes after a dropped connection (events.js). */
+  events(options = {}) {
+    const latest = async (signal) => (await this.#t.request("stats", { path: "/api/stats", signal })).json.nextEventSeq - 1;
+    return eventStream(this.#t, latest, options);
+  }
+
+  async stats() {
+    return (await this.#t.request("stats", { path: "/api/stats" })).json;
+  }
+
+  async config() {
+    return (await this.#t.request("config", { path: "/api/config" })).json;
+  }
+
+  /** Changes the pool's config (operator): a partial config; resolves to the whole config. */
+  async setConfig(patch) {
+    return (await this.#t.request("config", { method: "PUT", path: "/api/config", body: patch, idempotent: true })).json;
+  }
+
+  /** The canonical snapshot (operator), as text. */
+  async snapshot() {
+    return (await this.#t.request("snapshot", { path: "/api/snapshot" })).text;
+  }
+
+  /** Replaces the pool's state with a snapshot (operator); never to a lower revision. */
+  async importSnapshot(snapshotJson) {
+    if (typeof snapshotJson !== "string") throw invalidArgument("importSnapshot takes the snapshot's JSON text");
+    await this.#t.request("snapshot import", { method: "PUT", path: "/api/snapshot", body: snapshotJson, idempotent: false, expect: { 204: true } });
+  }
+
+  /** Readiness (`/readyz`): `{ ready, reason?, detail? }`; never throws for a not-ready pool. */
+  async readiness() {
+    return (await this.#t.request("readiness", { path: "/readyz", expect: { 200: true, 503: true } })).json;
+  }
+
+  /** The value with its credentials masked (the rule events use). */
+  maskValue(kind, value) {
+    return Pool.maskValue(kind, value);
+  }
+
+  /** A resilient call through this pool (README "Resilient calls"): the same layer as `host.call`. */
+  call(context, attempt, options = {}) {
+    return call(this, context, attempt, options);
+  }
+
+  /** Aborts what is in flight (CLOSED) and closes the connections. */
+  close() {
+    return this.#t.close();
+  }
+}
+// `await using client = connectPool(…)` closes it (where the runtime has the symbol).
+if (Symbol.asyncDispose) {
+  Object.defineProperty(PoolClient.prototype, Symbol.asyncDispose, { value() { return this.close(); }, configurable: true });
+}
