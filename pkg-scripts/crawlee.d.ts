@@ -5,16 +5,18 @@ import { ProxyConfiguration, SessionError, type ProxyInfo, type Request } from "
 import type { Group, Kind, Lease, Outcome } from "./pool.js";
 
 /** What repute/crawlee needs of a pool: an embedded `Pool`, `openPool`'s host, or a
- * `repute/client` pool (its calls may be async; every one is awaited). `nextChangeAt` and `now`
- * (when present) give an exhausted acquire its `retryAfterMs`; `maskValue` names resources in
- * messages. */
+ * `repute/client` pool (its calls are async; every one is awaited — the call layer's pool port).
+ * `renew` keeps a long request's lease; `nextChangeAt` (embedded) or `tryAcquire` (a client:
+ * the server's Retry-After) give an exhausted acquire its `retryAfterMs`; `maskValue` names
+ * resources in messages. */
 export interface CrawleePool {
   acquire(context: string, options?: { groups?: Group[] }): Lease | null | Promise<Lease | null>;
   report(kind: Kind, value: string, context: string, outcome: Outcome): unknown;
   release(lease: Lease): unknown;
-  renew(lease: Lease): Lease | null | Promise<Lease | null>;
-  nextChangeAt?(context: string, options?: { groups?: Group[] }): number | null | Promise<number | null>;
-  now?(): number | Promise<number>;
+  renew?(lease: Lease): Lease | null | Promise<Lease | null>;
+  tryAcquire?(context: string, options?: { groups?: Group[] }): Promise<{ lease: Lease | null; retryAfterMs: number | null }>;
+  nextChangeAt?(context: string, options?: { groups?: Group[] }): number | null;
+  now?(): number;
   maskValue?(kind: Kind, value: string): string;
 }
 

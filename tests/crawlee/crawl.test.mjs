@@ -1,6 +1,7 @@
 // End to end, all on the loopback range (_support.mjs): two sites, three forward proxies with
-// passwords, a real CheerioCrawler using repute/crawlee over a durable pool (openPool in a
-// temporary folder, outcomes recorded). The proxies are registered by name; their URLs come
+// passwords, a real CheerioCrawler using repute/crawlee — once over a durable embedded pool
+// (openPool in a temporary folder, outcomes recorded), once over repute/client against a real
+// `repute serve` child process (its audit log read through the HTTP API). The proxies are registered by name; their URLs come
 // from an environment-provided map. site-a.test refuses proxy-1 (403, told by its exit
 // address). proxy-1 is the cheap tier, proxy-2 and proxy-3 the backup: after the crawl proxy-1
 // is cooling for site-a.test only, site-b.test kept using it, every page was fetched once
@@ -14,6 +15,8 @@ import { join } from "node:path";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { openPool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
+import { connectPool } from "repute/client";
+import { spawnServe } from "../server/_http-support.mjs";
 import { crawleeSetup, startWorld } from "./_support.mjs";
 
 let world;
@@ -163,6 +166,43 @@ test("end to end, embedded pool: the refused proxy cools for that site only and 
     checkNoSecrets("pool folder, events, Crawlee's log", [...filesUnder(dir), JSON.stringify(events), host.snapshot(), ...crawlee.lines]);
   } finally {
     await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("end to end, remote pool: the same crawl through repute/client against a real `repute serve`", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-serve-"));
+  const token = "worker-token-7f3a9c";
+  const viewerToken = "viewer-token-0b1e";
+  const server = spawnServe(["--port", "0", "--data", dir, "--record-outcomes", "--checkpoint-ms", "0"], {
+    env: { REPUTE_TOKENS: JSON.stringify({ tokens: [{ token, role: "worker" }, { token: viewerToken, role: "viewer" }] }) },
+  });
+  let client;
+  let viewer;
+  try {
+    const url = await server.ready;
+    client = connectPool({ url, token }); // the crawler's: a worker may lease, report, register
+    viewer = connectPool({ url, token: viewerToken }); // the test's look at the pool
+    const run = await crawlTwoSites(client);
+    checkCrawl(run);
+    checkCells(await viewer.resources());
+    assert.equal((await viewer.stats()).leased, 0);
+    const events = (await viewer.readEvents({ limit: 1000 })).events;
+    const res = await fetch(`${url}/api/outcomes?limit=1000`, { headers: { authorization: `Bearer ${viewerToken}` } });
+    assert.equal(res.status, 200);
+    const { outcomes } = await res.json();
+    checkAudit(events, outcomes);
+    await Promise.all([client.close(), viewer.close()]);
+    client = viewer = null;
+    server.child.kill("SIGTERM");
+    const exit = await server.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    checkNoSecrets("server folder and output, events, Crawlee's log", [...filesUnder(dir), JSON.stringify(events), exit.stdout, exit.stderr, ...crawlee.lines]);
+    for (const line of crawlee.lines) assert.ok(!line.includes(token), "the pool token is not in Crawlee's log");
+  } finally {
+    await Promise.all([client?.close(), viewer?.close()]);
+    if (server.child.exitCode === null) server.child.kill("SIGKILL");
+    await server.exited;
     rmSync(dir, { recursive: true, force: true });
   }
 });

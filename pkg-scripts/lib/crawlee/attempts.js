@@ -2,13 +2,14 @@
 // the request's context when Crawlee asks for its proxy, renewed every half TTL while the
 // request runs, its outcome reported at most once, released exactly once — when the request
 // ends, when Crawlee asks again for the same request, or after `maxHoldMs` as a safety net for
-// an end no hook saw. Works over any pool with the `Pool` methods, synchronous (an embedded
-// `Pool`, `openPool`'s host) or asynchronous (`repute/client`): every call is awaited. A pool
-// with nothing to lease gives a `POOL_EXHAUSTED` error with `retryAfterMs` (from the pool's
-// `nextChangeAt`, or from the client's own error). Owns the attempt records; what an outcome
-// means is outcome.js's, when to judge it proxy-configuration.js's.
+// an end no hook saw. The pool is reached through the call layer's port (lib/call/pool-port.js),
+// the same for an embedded `Pool`, `openPool`'s host and a `repute/client` pool: every call is
+// awaited. A pool with nothing to lease gives a `POOL_EXHAUSTED` error with `retryAfterMs`
+// (the embedded pool's next change, or the server's Retry-After). Owns the attempt records;
+// what an outcome means is outcome.js's, when to judge it proxy-configuration.js's.
 
-import { CallError, redactSecrets } from "../call/errors.js";
+import { CallError } from "../call/errors.js";
+import { poolPort } from "../call/pool-port.js";
 
 const SYSTEM_TIMERS = Object.freeze({
   setTimeout: (fn, ms) => setTimeout(fn, ms),
@@ -44,7 +45,7 @@ export class Attempts {
   #open = new Map();
 
   constructor({ pool, onError, maxHoldMs, timers = SYSTEM_TIMERS }) {
-    this.#pool = pool;
+    this.#pool = poolPort(pool);
     this.#onError = onError;
     this.#maxHoldMs = maxHoldMs;
     this.#timers = timers;
@@ -62,14 +63,9 @@ export class Attempts {
     return this.#open.get(request);
   }
 
-  /** The resource as messages name it: the pool's masking when it has one. */
+  /** The resource as messages name it (credentials masked, as events show it). */
   name(lease) {
-    try {
-      if (typeof this.#pool.maskValue === "function") return this.#pool.maskValue(lease.kind, lease.value);
-    } catch {
-      // fall through to the generic redaction
-    }
-    return redactSecrets(lease.value);
+    return this.#pool.name(lease);
   }
 
   /** Leases a resource for `request` in `context` (an earlier attempt of it is ended first). */
@@ -77,18 +73,19 @@ export class Attempts {
     const earlier = this.#open.get(request);
     if (earlier) await this.close(earlier);
     const options = groups === undefined ? undefined : { groups };
-    let lease;
-    try {
-      lease = await this.#pool.acquire(context, options);
-    } catch (e) {
-      // A remote pool says "nothing to lease" with an error that carries Retry-After.
-      if (e?.code === "POOL_EXHAUSTED") throw exhausted(context, groups, e.retryAfterMs, e);
-      throw e;
+    const answer = await this.#pool.acquire(context, options);
+    if (!answer.lease) {
+      let retryAfterMs;
+      try {
+        retryAfterMs = await this.#pool.retryAfterMs(context, options, answer);
+      } catch (e) {
+        this.#onError(e);
+      }
+      throw exhausted(context, groups, retryAfterMs ?? undefined);
     }
-    if (!lease) throw exhausted(context, groups, await this.#retryAfterMs(context, options));
-    const attempt = new Attempt(request, context, lease, this.now());
+    const attempt = new Attempt(request, context, answer.lease, this.now());
     this.#open.set(request, attempt);
-    this.#scheduleRenewal(attempt);
+    if (this.#pool.renews) this.#scheduleRenewal(attempt);
     if (Number.isFinite(this.#maxHoldMs)) {
       attempt.holdTimer = this.#timers.setTimeout(() => {
         this.#onError(new Error(`repute/crawlee: the lease of ${this.name(attempt.lease)} for ${JSON.stringify(context)} was held ${this.#maxHoldMs} ms without its request ending; released`));
@@ -97,19 +94,6 @@ export class Attempts {
       attempt.holdTimer?.unref?.();
     }
     return attempt;
-  }
-
-  async #retryAfterMs(context, options) {
-    try {
-      if (typeof this.#pool.nextChangeAt !== "function") return undefined;
-      const next = await this.#pool.nextChangeAt(context, options);
-      if (typeof next !== "number") return undefined;
-      const now = typeof this.#pool.now === "function" ? await this.#pool.now() : Date.now();
-      return Math.max(0, Math.ceil(next - now));
-    } catch (e) {
-      this.#onError(e);
-      return undefined;
-    }
   }
 
   /** Renews at half the lease's TTL while the request runs; a refused renewal (the resource
@@ -140,9 +124,8 @@ export class Attempts {
     if (report === null || report === undefined) return;
     const ms = Math.max(0, Math.round(latencyMs));
     const outcome = report === "ok" ? { ok: true, latencyMs: ms } : { ok: false, failure: report, latencyMs: ms };
-    const { kind, value } = attempt.lease;
     try {
-      await this.#pool.report(kind, value, attempt.context, outcome);
+      await this.#pool.report(attempt.lease, attempt.context, outcome);
     } catch (e) {
       this.#onError(e);
     }
@@ -169,13 +152,12 @@ export class Attempts {
 }
 
 /** The error Crawlee retries when no proxy can be leased: it says when one may be. */
-function exhausted(context, groups, retryAfterMs, cause) {
+function exhausted(context, groups, retryAfterMs) {
   const where = groups === undefined ? "" : ` in groups ${JSON.stringify(groups)}`;
   const when = typeof retryAfterMs === "number" ? `; retry after ${retryAfterMs} ms` : "";
   return new CallError("POOL_EXHAUSTED", `repute: no proxy is available for ${JSON.stringify(context)}${where}${when}`, {
     retryable: true,
     stopReason: "pool-exhausted",
     ...(typeof retryAfterMs === "number" ? { retryAfterMs } : {}),
-    ...(cause === undefined ? {} : { cause }),
   });
 }

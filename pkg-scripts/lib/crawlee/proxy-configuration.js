@@ -64,7 +64,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    */
   constructor({ pool, context = hostnameOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, maxHoldMs = 300_000, onError = defaultOnError, timers } = {}) {
     super();
-    for (const m of ["acquire", "report", "release", "renew"]) {
+    for (const m of ["acquire", "report", "release"]) {
       if (typeof pool?.[m] !== "function") throw invalidOption(`pool must have the Pool methods (${m} is missing): an embedded Pool, openPool's host or a repute/client pool`);
     }
     if (typeof context !== "function") throw invalidOption("context must be a function of the request");
