@@ -33,6 +33,8 @@ class Attempt {
     this.closed = false;
     this.renewTimer = null;
     this.holdTimer = null;
+    /** The lease's TTL when granted: renewals come every half of it. */
+    this.ttl = null;
   }
 }
 
@@ -99,7 +101,9 @@ export class Attempts {
   /** Renews at half the lease's TTL while the request runs; a refused renewal (the resource
    * was blocked, or the lease lapsed) stops renewing: the outcome is still reported. */
   #scheduleRenewal(attempt) {
-    const ttl = attempt.lease.expiresAt - attempt.lease.leasedAt;
+    // The TTL as granted (a renewed lease keeps its leasedAt: expiresAt − leasedAt grows).
+    attempt.ttl ??= attempt.lease.expiresAt - attempt.lease.leasedAt;
+    const ttl = attempt.ttl;
     if (!(ttl > 0)) return;
     attempt.renewTimer = this.#timers.setTimeout(async () => {
       attempt.renewTimer = null;
@@ -113,7 +117,7 @@ export class Attempts {
       } catch (e) {
         this.#onError(e);
       }
-    }, Math.max(1000, Math.floor(ttl / 2)));
+    }, Math.max(50, Math.floor(ttl / 2)));
     attempt.renewTimer?.unref?.();
   }
 

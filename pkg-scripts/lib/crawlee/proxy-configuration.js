@@ -37,6 +37,9 @@ export class RequestBlockedError extends SessionError {
 
 const hostnameOf = (request) => new URL(request.url).hostname;
 
+/** The session pool's blocked codes when the user sets none (Crawlee's BLOCKED_STATUS_CODES). */
+const CRAWLEE_BLOCKED = [401, 403, 429];
+
 const defaultOnError = (e) => console.error(`repute/crawlee: ${redactSecrets(e?.message ?? e)}`);
 
 export class ReputeProxyConfiguration extends ProxyConfiguration {
@@ -128,8 +131,19 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     const failed = rest.failedRequestHandler ?? handleFailedRequestFunction;
     const errorHandler = rest.errorHandler;
     this.#wired = true;
+    // Crawlee's HTTP crawler runs a postNavigationHook of its own before ours: it fails (without
+    // retry) an answer whose content type it does not parse, unless the session pool counts the
+    // status as blocked. Our blocked codes are the session pool's too, so a refusal with any
+    // body (a 407 is often text/plain) reaches our hook and is retried through another proxy.
+    const sessionPool = rest.useSessionPool === false ? {} : {
+      sessionPoolOptions: {
+        ...rest.sessionPoolOptions,
+        blockedStatusCodes: [...new Set([...(rest.sessionPoolOptions?.blockedStatusCodes ?? CRAWLEE_BLOCKED), ...this.#blockedStatusCodes])],
+      },
+    };
     return {
       ...rest,
+      ...sessionPool,
       proxyConfiguration: this,
       preNavigationHooks: [...(rest.preNavigationHooks ?? []), (ctx) => this.#wentOut(ctx)],
       postNavigationHooks: [(ctx) => this.#answered(ctx), ...(rest.postNavigationHooks ?? [])],
@@ -169,7 +183,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
     if (v.report === "BLOCKED") {
       if (v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
-      throw this.#blocked(attempt, `${v.status}`, v.status);
+      throw this.#blocked(attempt, v.status);
     }
     // Anything else Crawlee handles as it would (a 5xx fails the request; a 404 is a page).
   }
@@ -180,7 +194,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
       if (attempt && !attempt.settled && attempt.answer) {
         if (this.#isBlocked && (await this.#isBlocked(ctx))) {
           await this.#attempts.settle(attempt, "BLOCKED", this.#latency(attempt));
-          throw this.#blocked(attempt, "a block page", attempt.answer.status);
+          throw this.#blocked(attempt, attempt.answer.status, "a block page");
         }
         const latency = this.#latency(attempt);
         await this.#attempts.settle(attempt, latency >= this.#slowThresholdMs ? "SLOW" : "ok", latency);
@@ -195,7 +209,10 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     const attempt = this.#attempts.get(ctx.request);
     if (!attempt) return;
     if (!attempt.settled) {
-      const v = classifyCrawleeError(error);
+      // A transport failure says most; else an answer that arrived (Crawlee's own hook may have
+      // failed it before ours saw it: a type it does not parse) is judged by its head.
+      let v = classifyCrawleeError(error);
+      if (v.report === null && ctx.response) v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#blockedStatusCodes });
       if (v.report === "BLOCKED" && v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
       await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
     }
@@ -206,12 +223,12 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     return this.#attempts.now() - (attempt.navigationAt ?? attempt.startedAt);
   }
 
-  #blocked(attempt, what, status) {
+  #blocked(attempt, status, what = `${status}`) {
     const resource = this.#attempts.name(attempt.lease);
-    return new RequestBlockedError(
-      `repute: ${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what}); reported BLOCKED, the request is retried through another proxy`,
-      { status, resource, context: attempt.context },
-    );
+    const who = status === 407
+      ? `the proxy ${JSON.stringify(resource)} refused our credentials (407) for ${JSON.stringify(attempt.context)}`
+      : `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
+    return new RequestBlockedError(`repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
   }
 }
 
