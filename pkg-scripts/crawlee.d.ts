@@ -14,7 +14,7 @@ export interface CrawleePool {
   report(kind: Kind, value: string, context: string, outcome: Outcome): unknown;
   release(lease: Lease): unknown;
   renew?(lease: Lease): Lease | null | Promise<Lease | null>;
-  tryAcquire?(context: string, options?: { groups?: Group[] }): Promise<{ lease: Lease | null; retryAfterMs: number | null }>;
+  tryAcquire?(context: string, options?: { groups?: Group[] }): Promise<{ lease: Lease | null; retryAfterMs?: number | null }>;
   nextChangeAt?(context: string, options?: { groups?: Group[] }): number | null;
   now?(): number;
   maskValue?(kind: Kind, value: string): string;

@@ -4,6 +4,7 @@
 import { CheerioCrawler, type CheerioCrawlingContext } from "@crawlee/cheerio";
 import { Pool, openPool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
+import { connectPool } from "repute/client";
 
 export async function crawl(): Promise<void> {
   const host = await openPool({ handleSignals: false });
@@ -23,6 +24,9 @@ export async function crawl(): Promise<void> {
   const embedded = new ReputeProxyConfiguration({ pool: new Pool() });
   const routed = new CheerioCrawler(embedded.crawlerOptions({ maxRequestRetries: 5 }));
   routed.router.addDefaultHandler(async ({ $ }) => void $("h1").text());
+  // A remote pool (the README's example).
+  const remote = new ReputeProxyConfiguration({ pool: connectPool({ url: "http://127.0.0.1:8787", token: "t" }), proxyUrl: proxyUrls({ map: { "proxy-de-1": "http://u:p@h:1" } }) });
+  await new CheerioCrawler(remote.crawlerOptions({ async requestHandler({ request, $ }) { void [request.url, $("title").text()]; } })).run(["https://shop.example/"]);
   // @ts-expect-error the crawler's options are checked through crawlerOptions
   new CheerioCrawler(proxies.crawlerOptions({ maxConcurrency: "ten" }));
   await host.close();
