@@ -65,7 +65,8 @@ export async function crawlTwoSites(pool) {
   for (const p of world.proxies) await pool.register("PROXY", p.name, { group: p.name === "proxy-1" ? "cheap" : "backup" });
   // What a deployment puts in its environment: resource name → proxy URL with the password.
   process.env.REPUTE_TEST_PROXY_URLS = JSON.stringify(world.urlMap());
-  const proxies = new ReputeProxyConfiguration({ pool, groups: ["cheap", "backup"], proxyUrl: proxyUrls({ env: "REPUTE_TEST_PROXY_URLS" }) });
+  // slowThresholdMs: a loaded machine must not make a page SLOW (outcomes.test.mjs tests SLOW).
+  const proxies = new ReputeProxyConfiguration({ pool, groups: ["cheap", "backup"], proxyUrl: proxyUrls({ env: "REPUTE_TEST_PROXY_URLS" }), slowThresholdMs: 30_000 });
   delete process.env.REPUTE_TEST_PROXY_URLS; // read once, when the resolver was made
   const pages = [];
   const byPort = new Map(world.proxies.map((p) => [String(p.port), p.name]));
