@@ -38,6 +38,9 @@ export interface ReputeProxyConfigurationOptions {
   blockedStatusCodes?: number[];
   /** A success slower than this (from the navigation to the read body) is SLOW (default 2000). */
   slowThresholdMs?: number;
+  /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
+   * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */
+  maxWaitMs?: number;
   /** A lease whose request never ended (a crawl torn down) is released after this (default 300000). */
   maxHoldMs?: number;
   /** Hears of reports, releases and renewals the pool refused (default: console.error, redacted). */

@@ -29,14 +29,15 @@ function closer(server) {
 /**
  * A target site. `handle(req, res, from)` answers (default: a small HTML page linking nowhere);
  * `from` is the name of the proxy whose exit address the request came from (or the address).
- * Every request is recorded as { path, from, seq } with a sequence number shared by all sites.
+ * Every request is recorded as { path, from, seq, at } with a sequence number shared by all
+ * sites and `at` on the monotonic clock.
  */
 let seq = 0;
 export async function startSite(name, exits) {
   const site = { name, hits: [], handle: null };
   site.server = http.createServer((req, res) => {
     const from = exits.get(req.socket.remoteAddress) ?? req.socket.remoteAddress;
-    site.hits.push({ path: req.url, from, seq: ++seq });
+    site.hits.push({ path: req.url, from, seq: ++seq, at: performance.now() });
     if (site.handle) return site.handle(req, res, from);
     res.setHeader("content-type", "text/html; charset=utf-8");
     res.end(`<html><head><title>${name} ${req.url}</title></head><body><p>${name}</p></body></html>`);

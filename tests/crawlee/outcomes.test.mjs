@@ -136,6 +136,26 @@ test("a soft ban (isBlocked on the read page) is BLOCKED; the handler only sees 
   assert.equal(cellOf(pool, "proxy-2").consecutiveSuccesses, 1);
 });
 
+test("pacing: with maxWaitMs the request waits for the gap to end; without, the exhausted pool fails it", async () => {
+  world.sites.b.handle = page("b");
+  const urls = [0, 1, 2].map((i) => world.sites.b.url(`/paced/${i}`));
+  // One proxy, one use of it per site every 400 ms.
+  const waiting = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
+  const r = await crawl(waiting, urls, { proxyOptions: { maxWaitMs: 2000 } });
+  assert.equal(r.handled.length, 3, "each request waited for the gap");
+  const at = world.sites.b.hits.map((h) => h.at);
+  for (let i = 1; i < at.length; i++) assert.ok(at[i] - at[i - 1] >= 350, `spaced by the gap: ${at[i] - at[i - 1]} ms`);
+  world.sites.b.hits.length = 0;
+  const failing = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
+  const f = await crawl(failing, urls);
+  assert.equal(f.handled.length, 1);
+  assert.equal(f.failed.length, 2);
+  for (const e of f.failed) {
+    assert.equal(e.code, "POOL_EXHAUSTED");
+    assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 400, String(e.retryAfterMs));
+  }
+});
+
 test("a proxy that never answers is a TIMEOUT", async () => {
   world.proxies[0].mode = "hang";
   const pool = poolOf(["proxy-1"]);

@@ -536,6 +536,7 @@ export async function crawleeUsage(request: CrawleeRequest): Promise<void> {
       blockedStatusCodes: [...BLOCKED_STATUS_CODES, 503],
       slowThresholdMs: 5_000,
       maxHoldMs: 120_000,
+      maxWaitMs: 5_000,
       onError: (e) => void e,
     });
     const info: ProxyInfo | undefined = await proxies.newProxyInfo("session-1", { request });

@@ -149,6 +149,11 @@ export class Attempts {
     }
   }
 
+  /** Resolves after `ms` (the wait for an exhausted pool's next change). */
+  wait(ms) {
+    return new Promise((resolve) => this.#timers.setTimeout(resolve, ms));
+  }
+
   /** Releases every lease still held. */
   async closeAll() {
     await Promise.all([...this.#open.values()].map((a) => this.close(a)));

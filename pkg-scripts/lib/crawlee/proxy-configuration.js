@@ -37,6 +37,9 @@ export class RequestBlockedError extends SessionError {
 
 const hostnameOf = (request) => new URL(request.url).hostname;
 
+/** The shortest wait for an exhausted pool (its next change may be "now" while nothing is free). */
+const MIN_WAIT_MS = 50;
+
 /** The session pool's blocked codes when the user sets none (Crawlee's BLOCKED_STATUS_CODES). */
 const CRAWLEE_BLOCKED = [401, 403, 429];
 
@@ -50,6 +53,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
   #isBlocked;
   #blockedStatusCodes;
   #slowThresholdMs;
+  #maxWaitMs;
   #wired = false;
 
   /**
@@ -62,10 +66,12 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    * @param {(ctx) => boolean | Promise<boolean>} [options.isBlocked] soft-ban predicate on the read answer
    * @param {number[]} [options.blockedStatusCodes=[401, 403, 407, 429]]
    * @param {number} [options.slowThresholdMs=2000] a success slower than this is reported SLOW
+   * @param {number} [options.maxWaitMs=0] wait this long at most for an exhausted pool whose next
+   *   change is that near (pacing), before failing the attempt with POOL_EXHAUSTED
    * @param {number} [options.maxHoldMs=300000] a lease whose request never ended is released after this
    * @param {(error) => void} [options.onError] hears of failed reports, releases and renewals
    */
-  constructor({ pool, context = hostnameOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, maxHoldMs = 300_000, onError = defaultOnError, timers } = {}) {
+  constructor({ pool, context = hostnameOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, maxWaitMs = 0, maxHoldMs = 300_000, onError = defaultOnError, timers } = {}) {
     super();
     for (const m of ["acquire", "report", "release"]) {
       if (typeof pool?.[m] !== "function") throw invalidOption(`pool must have the Pool methods (${m} is missing): an embedded Pool, openPool's host or a repute/client pool`);
@@ -77,6 +83,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     if (!(Array.isArray(blockedStatusCodes) && blockedStatusCodes.every((s) => Number.isInteger(s) && s >= 100 && s <= 599))) throw invalidOption("blockedStatusCodes must be HTTP status codes");
     if (!(typeof slowThresholdMs === "number" && slowThresholdMs > 0)) throw invalidOption("slowThresholdMs must be a number > 0");
     if (!(typeof maxHoldMs === "number" && maxHoldMs > 0)) throw invalidOption("maxHoldMs must be a number > 0");
+    if (!(typeof maxWaitMs === "number" && maxWaitMs >= 0 && Number.isFinite(maxWaitMs))) throw invalidOption("maxWaitMs must be a finite number >= 0");
     if (typeof onError !== "function") throw invalidOption("onError must be a function");
     this.#attempts = new Attempts({ pool, onError, maxHoldMs, ...(timers ? { timers } : {}) });
     this.#context = context;
@@ -85,6 +92,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     this.#isBlocked = isBlocked;
     this.#blockedStatusCodes = [...blockedStatusCodes];
     this.#slowThresholdMs = slowThresholdMs;
+    this.#maxWaitMs = maxWaitMs;
   }
 
   /** Leases held now (one per request in flight). */
@@ -101,7 +109,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     const context = this.#context(request);
     if (typeof context !== "string" || context.trim() === "") throw invalidOption("context(request) must give a non-blank string");
     const groups = typeof this.#groups === "function" ? this.#groups(request) : this.#groups;
-    const attempt = await this.#attempts.open(request, context, groups);
+    const attempt = await this.#lease(request, context, groups);
     const { lease } = attempt;
     try {
       if (lease.kind !== "PROXY") throw invalidOption(`the pool leased ${lease.kind} ${JSON.stringify(this.#attempts.name(lease))} for ${JSON.stringify(context)}, not a PROXY: list the proxies' groups in \`groups\``);
@@ -111,6 +119,21 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
       await this.#attempts.close(attempt);
       if (e instanceof CallError) throw e; // its message is redacted already
       throw new CallError("CREDENTIAL_UNAVAILABLE", `the proxy URL of ${JSON.stringify(this.#attempts.name(lease))} could not be had: ${e?.message ?? e}`, { retryable: true, stopReason: "credential" });
+    }
+  }
+
+  /** A lease for the request; an exhausted pool is waited for while its next change comes
+   * within `maxWaitMs` (pacing gaps), else its POOL_EXHAUSTED error goes to Crawlee. */
+  async #lease(request, context, groups) {
+    const until = this.#attempts.now() + this.#maxWaitMs;
+    for (;;) {
+      try {
+        return await this.#attempts.open(request, context, groups);
+      } catch (e) {
+        const left = until - this.#attempts.now();
+        if (!(e instanceof CallError && e.code === "POOL_EXHAUSTED" && typeof e.retryAfterMs === "number" && e.retryAfterMs <= left)) throw e;
+        await this.#attempts.wait(Math.min(left, Math.max(MIN_WAIT_MS, e.retryAfterMs)));
+      }
     }
   }
 
