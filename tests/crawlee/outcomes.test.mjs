@@ -275,3 +275,10 @@ test("the crawler must be built with crawlerOptions(); a request is required", a
   assert.throws(() => new ReputeProxyConfiguration({ pool: {} }), /Pool methods/);
   assert.throws(() => proxies.crawlerOptions({ proxyConfiguration: new ReputeProxyConfiguration({ pool: poolOf([]) }) }), /another proxyConfiguration/);
 });
+
+test("after every outcome above: no proxy password in Crawlee's log", () => {
+  assert.ok(crawlee.lines.length > 20, "the crawls above logged");
+  for (const pw of [...world.passwords, "wrong-password"]) {
+    for (const line of crawlee.lines) assert.ok(!line.includes(pw) && !line.includes(encodeURIComponent(pw)), `a password in: ${line.slice(0, 200)}`);
+  }
+});
