@@ -12,10 +12,11 @@ const listen = (server) => new Promise((r) => server.listen(0, "127.0.0.1", () =
  * A relay to `port` on 127.0.0.1. `relay.drop` (a number) is how many of the next requests
  * (on any connection, new or kept alive) are cut: their connection is destroyed as soon as the
  * request's first bytes reach the relay, so the request never reaches the server. Records the
- * text each connection carried from the client (`relay.sent[i]`) and counts connections.
+ * text each connection carried from the client (`relay.sent[i]`) and counts connections;
+ * `cutAll()` cuts every connection, `freezeAll()` silences every open one.
  */
 export async function startRelay(port) {
-  const relay = { drop: 0, connections: 0, dropped: 0, sent: [], sockets: new Set() };
+  const relay = { drop: 0, connections: 0, dropped: 0, sent: [], sockets: new Set(), pairs: new Set() };
   relay.server = net.createServer((client) => {
     const i = relay.connections++;
     relay.sent[i] = "";
@@ -38,6 +39,7 @@ export async function startRelay(port) {
       upstream.write(d);
     });
     upstream.pipe(client);
+    relay.pairs.add({ client, upstream });
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
@@ -46,6 +48,15 @@ export async function startRelay(port) {
   /** Cuts every connection through the relay (both sides), as a network failure would. */
   relay.cutAll = () => {
     for (const s of relay.sockets) s.destroy();
+  };
+  /** Stops passing the server's bytes to the client on every open connection (a silent
+   * network: nothing is closed, nothing arrives). New connections pass as usual. */
+  relay.freezeAll = () => {
+    for (const { client, upstream } of relay.pairs) {
+      upstream.unpipe(client);
+      upstream.pause();
+    }
+    relay.pairs.clear();
   };
   relay.close = () => new Promise((r) => (relay.cutAll(), relay.server.close(() => r())));
   return relay;
