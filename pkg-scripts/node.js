@@ -14,3 +14,6 @@ export { HedgeBudget, RetryBudget, hedgeBudget, retryBudget } from "./lib/call/b
 export { proxyFetch } from "./lib/call/proxy-fetch.js";
 export { Bulkhead } from "./lib/call/bulkhead.js";
 export { credentialCache } from "./lib/call/credentials.js";
+// Proxy URLs (passwords included) looked up by a resource's name, from a map, an environment
+// variable or a resolver, so secrets stay out of values, events and snapshots.
+export { proxyUrls } from "./lib/call/proxy-urls.js";

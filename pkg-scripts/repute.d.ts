@@ -397,3 +397,26 @@ export declare function credentialCache<T>(options: {
   refreshMarginMs?: number;
   now?: () => number;
 }): CredentialCache<T>;
+
+/** A lease's proxy URL (password included) by its resource's name: resources are registered by
+ * a name ("proxy-de-1"), so the secret never lives in values, events or snapshots. Give exactly
+ * one source: `map` (name → URL), `env` (an environment variable holding that map as JSON, read
+ * once), or `resolve` (loads one resource's URL; cached until `refreshMarginMs` before its
+ * `expiresAt`, one load for concurrent callers). Errors never quote a URL. Fits
+ * `proxyFetch(host, { resolveProxy })` and repute/crawlee's `proxyUrl`. */
+export declare function proxyUrls(options:
+  | { map: Record<string, string> | Map<string, string>; env?: never; resolve?: never }
+  | { env: string; environment?: Record<string, string | undefined>; map?: never; resolve?: never }
+  | {
+      map?: never;
+      env?: never;
+      resolve: (lease: Lease, signal: AbortSignal) => string | { url: string; expiresAt?: number } | Promise<string | { url: string; expiresAt?: number }>;
+      refreshMarginMs?: number;
+      now?: () => number;
+    }): ProxyUrls;
+
+export interface ProxyUrls {
+  (lease: Lease, options?: { signal?: AbortSignal }): Promise<string>;
+  /** Drops a resolved URL the proxy refused (a 407): the next lookup loads it again. */
+  invalidate(lease: Lease): void;
+}

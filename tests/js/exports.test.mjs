@@ -1,6 +1,7 @@
 // Each entry of the package declares exactly the values it exports: node.js against repute.d.ts
 // (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge),
-// lib/client/client.js against client.d.ts (`repute/client`). The
+// lib/crawlee/index.js against crawlee.d.ts (`repute/crawlee`), lib/client/client.js against
+// client.d.ts (`repute/client`). The
 // runtime's export names are read by importing the entry; tsc then checks a file that spells
 // them as `{ [K in keyof typeof entry]-?: true }` — a declared value the entry lacks is a
 // missing property, an exported value the declarations lack an excess one. Two control runs
@@ -35,7 +36,8 @@ function declaredExactly(specifier, names) {
 }
 
 for (const [entry, specifier, expected] of [
-  ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "redactCredentials", "retryBudget"]],
+  ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "proxyUrls", "redactCredentials", "retryBudget"]],
+  ["lib/crawlee/index.js", "repute/crawlee", ["BLOCKED_STATUS_CODES", "ReputeProxyConfiguration", "RequestBlockedError"]],
   ["web.js", "../../../pkg-scripts/web.js", ["Pool", "init"]],
   ["lib/client/client.js", "repute/client", ["CLIENT_CODES", "PoolClient", "PoolClientError", "connectPool"]],
 ]) {

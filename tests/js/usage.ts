@@ -508,6 +508,53 @@ export async function callUsage(): Promise<void> {
   await host.close();
 }
 
+// ----- proxy URLs by name, and repute/crawlee ------------------------------------------------------
+
+import { proxyUrls } from "repute";
+import { BLOCKED_STATUS_CODES, ReputeProxyConfiguration, RequestBlockedError, type CrawleePool } from "repute/crawlee";
+import type { ProxyInfo, Request as CrawleeRequest } from "@crawlee/core";
+
+export async function crawleeUsage(request: CrawleeRequest): Promise<void> {
+  const fromEnv = proxyUrls({ env: "REPUTE_PROXY_URLS" });
+  const fromMap = proxyUrls({ map: { "proxy-de-1": "http://user:pass@127.0.0.1:8080" } });
+  const fromVault = proxyUrls({ resolve: async (lease) => ({ url: `http://u:p@${lease.value}:8080`, expiresAt: Date.now() + 60_000 }), refreshMarginMs: 5_000 });
+  const url: string = await fromMap({ kind: "PROXY", value: "proxy-de-1", group: null, context: "c", token: 1, leasedAt: 0, expiresAt: 1 });
+  void url;
+  fromVault.invalidate({ kind: "PROXY", value: "proxy-de-1", group: null, context: "c", token: 1, leasedAt: 0, expiresAt: 1 });
+  // @ts-expect-error one source at a time: map, env or resolve
+  proxyUrls({ map: {}, env: "X" });
+  const host = await openPool({ handleSignals: false });
+  proxyFetch(host, { resolveProxy: fromEnv });
+  const embedded = new Pool();
+  for (const pool of [host, embedded] satisfies CrawleePool[]) {
+    const proxies = new ReputeProxyConfiguration({
+      pool,
+      proxyUrl: fromEnv,
+      groups: (r) => (r.url.includes("checkout") ? ["dc-de", "residential-de"] : undefined),
+      context: (r) => new URL(r.url).hostname,
+      isBlocked: async (ctx) => ctx.$("title").text().includes("captcha"),
+      blockedStatusCodes: [...BLOCKED_STATUS_CODES, 503],
+      slowThresholdMs: 5_000,
+      maxHoldMs: 120_000,
+      maxWaitMs: 5_000,
+      onError: (e) => void e,
+    });
+    const info: ProxyInfo | undefined = await proxies.newProxyInfo("session-1", { request });
+    void info?.url;
+    const options = proxies.crawlerOptions({ maxConcurrency: 10 });
+    const n: number = options.maxConcurrency;
+    void [n, proxies.held];
+    await proxies.close();
+  }
+  // @ts-expect-error a pool is required
+  new ReputeProxyConfiguration({});
+  // @ts-expect-error groups are names or null
+  new ReputeProxyConfiguration({ pool: embedded, groups: [1] });
+  const blocked = new Error() as unknown;
+  if (blocked instanceof RequestBlockedError) void [blocked.code, blocked.status, blocked.resource, blocked.context];
+  await host.close();
+}
+
 // ----- the pool client (repute/client) -----------------------------------------------------------
 
 import { connectPool, PoolClient, PoolClientError, CLIENT_CODES, type AcquireAnswer, type RemoteLease, type PoolClientErrorCode } from "repute/client";

@@ -30,8 +30,9 @@ export function poolPort(host) {
       if (typeof host.nextChangeAt !== "function") return undefined;
       const next = options ? host.nextChangeAt(context, options) : host.nextChangeAt(context);
       if (next === null || next === undefined) return undefined;
-      const ms = Math.max(0, next - host.now?.()) || 0;
-      return Number.isNaN(ms) ? undefined : ms;
+      // The pool's own clock: a host's now(), or an embedded Pool's (it has stats().now only).
+      const now = typeof host.now === "function" ? host.now() : host.stats?.().now;
+      return typeof now === "number" ? Math.max(0, next - now) : undefined;
     },
     report: async (lease, context, outcome) => host.report(lease.kind, lease.value, context, outcome),
     release: async (lease) => host.release(lease),

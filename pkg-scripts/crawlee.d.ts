@@ -1,0 +1,78 @@
+// Types of `repute/crawlee` (Node): a Crawlee ProxyConfiguration backed by a repute pool. Needs
+// `@crawlee/core` 3 (an optional peer dependency). Compiled against tests/js/usage.ts, and with a
+// real CheerioCrawler against tests/crawlee/usage.ts.
+import { ProxyConfiguration, SessionError, type ProxyInfo, type Request } from "@crawlee/core";
+import type { Group, Kind, Lease, Outcome } from "./pool.js";
+
+/** What repute/crawlee needs of a pool: an embedded `Pool`, `openPool`'s host, or a
+ * `repute/client` pool (its calls are async; every one is awaited — the call layer's pool port).
+ * `renew` keeps a long request's lease; `nextChangeAt` (embedded) or `tryAcquire` (a client:
+ * the server's Retry-After) give an exhausted acquire its `retryAfterMs`; `maskValue` names
+ * resources in messages. */
+export interface CrawleePool {
+  acquire(context: string, options?: { groups?: Group[] }): Lease | null | Promise<Lease | null>;
+  report(kind: Kind, value: string, context: string, outcome: Outcome): unknown;
+  release(lease: Lease): unknown;
+  renew?(lease: Lease): Lease | null | Promise<Lease | null>;
+  tryAcquire?(context: string, options?: { groups?: Group[] }): Promise<{ lease: Lease | null; retryAfterMs?: number | null }>;
+  nextChangeAt?(context: string, options?: { groups?: Group[] }): number | null;
+  now?(): number;
+  maskValue?(kind: Kind, value: string): string;
+}
+
+export interface ReputeProxyConfigurationOptions {
+  pool: CrawleePool;
+  /** The context a request's lease is taken in (default: its URL's hostname). */
+  context?: (request: Request) => string;
+  /** Groups tried in order by every acquire (SPEC §3), or a function of the request. */
+  groups?: Group[] | ((request: Request) => Group[] | undefined);
+  /** A lease's proxy URL, password included (default: the resource's value is the URL):
+   * `proxyUrls({ env: "REPUTE_PROXY_URLS" })` from "repute" makes one. Its `invalidate`, when
+   * present, is called when the proxy refuses the credentials (407). */
+  proxyUrl?: ((lease: Lease) => string | Promise<string>) & { invalidate?(lease: Lease): void };
+  /** A soft ban: an answer that reads as a block page (a 200 CAPTCHA) is reported BLOCKED. It
+   * sees the crawler's context once the body is read (`$`, `body`, `response`, `request`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the context's type is the crawler's
+  isBlocked?: (ctx: any) => boolean | Promise<boolean>;
+  /** Answers that are BLOCKED (default [401, 403, 407, 429]). */
+  blockedStatusCodes?: number[];
+  /** A success slower than this (from the navigation to the read body) is SLOW (default 2000). */
+  slowThresholdMs?: number;
+  /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
+   * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */
+  maxWaitMs?: number;
+  /** A lease whose request never ended (a crawl torn down) is released after this (default 300000). */
+  maxHoldMs?: number;
+  /** Hears of reports, releases and renewals the pool refused (default: console.error, redacted). */
+  onError?: (error: unknown) => void;
+}
+
+/** A Crawlee ProxyConfiguration whose proxy for each request is a repute lease in the context
+ * of the request's destination, held for the request, its outcome reported from the crawler's
+ * hooks. Build the crawler with `crawlerOptions(…)`. */
+export declare class ReputeProxyConfiguration extends ProxyConfiguration {
+  constructor(options: ReputeProxyConfigurationOptions);
+  /** Leases held now: one per request in flight. */
+  readonly held: number;
+  /** A lease for `options.request` (required); throws a `POOL_EXHAUSTED` CallError (with
+   * `retryAfterMs` when known) that Crawlee retries when nothing can be leased. */
+  newProxyInfo(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<ProxyInfo | undefined>;
+  newUrl(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<string | undefined>;
+  /** The crawler's options with this configuration and its hooks added (the user's own hooks
+   * and handlers still run, after ours): `new CheerioCrawler(proxies.crawlerOptions({ … }))`. */
+  crawlerOptions<O extends object>(options?: O): O;
+  /** Releases every lease still held. */
+  close(): Promise<void>;
+}
+
+/** Thrown for an answer judged BLOCKED, after it was reported: Crawlee retries it through
+ * another proxy (a SessionError rotates the session). */
+export declare class RequestBlockedError extends SessionError {
+  readonly code: "BLOCKED";
+  readonly status?: number;
+  /** The resource as events name it. */
+  readonly resource: string;
+  readonly context: string;
+}
+
+export declare const BLOCKED_STATUS_CODES: readonly number[];

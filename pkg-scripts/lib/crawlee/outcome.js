@@ -1,0 +1,76 @@
+// What a Crawlee request's outcome says about the proxy it went through (README "Crawlee"): the
+// resilient-call layer's classification (lib/call/classify.js) applied to what an HTTP
+// crawler's hooks see — the answer's head in a postNavigationHook, and the error in an
+// errorHandler / failedRequestHandler, where Crawlee has often rewrapped the transport's error
+// into a message (a `SessionError` for proxy errors and blocked status codes, a plain `Error`
+// for a timed-out request). Pure: no I/O, no clock, no Crawlee import. proxy-configuration.js
+// reports the verdicts.
+
+import { classifyError, classifyResult } from "../call/classify.js";
+
+/** Answers that mean "the destination refused this proxy" (SPEC §7, the call layer's table). */
+export const BLOCKED_STATUS_CODES = Object.freeze([401, 403, 407, 429]);
+
+/**
+ * The verdict on an answer's head (`ctx.response` of an HttpCrawler: `statusCode`, `headers`).
+ * A status in `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
+ * is an answer like a 404 (nothing reported); the rest as the call layer classifies it. A 2xx
+ * or 3xx is `"ok"` here; whether it was SLOW or a soft ban is judged when the body has been read.
+ */
+export async function classifyAnswer(response, { blockedStatusCodes = BLOCKED_STATUS_CODES, wallNow = Date.now() } = {}) {
+  const status = response?.statusCode ?? response?.status;
+  const head = { statusCode: status, headers: response?.headers };
+  const v = await classifyResult(head, { latencyMs: 0, slowThresholdMs: Infinity, wallNow });
+  if (blockedStatusCodes.includes(status)) {
+    return v.report === "BLOCKED" ? v : { ...v, report: "BLOCKED", deliver: false, retryable: true, reason: `the destination refused this resource (${status})` };
+  }
+  if (v.report === "BLOCKED") return { ...v, report: null, deliver: true, retryable: false, reason: `answered ${status}` };
+  return v;
+}
+
+/** Messages along an error's `cause` chain. */
+function text(error) {
+  const parts = [];
+  for (let e = error, depth = 0; e && depth < 8; e = e.cause, depth++) parts.push(typeof e === "object" ? String(e.message ?? "") : String(e));
+  return parts.join("\n");
+}
+
+const verdict = (report, reason, fields = {}) => ({ report, deliver: false, retryable: true, reached: true, phase: "send", reason, ...fields });
+
+/** Transport codes Crawlee quotes in the messages of the errors it rewraps. */
+const QUOTED_CODE = /\b(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|ESOCKETTIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ERR_PROXY_CONNECTION_FAILED|ERR_TUNNEL_CONNECTION_FAILED)\b/;
+
+/**
+ * The verdict on the error a crawler's error handler receives for a request whose answer was
+ * not judged yet (the navigation or the body failed). `report` is a failure type, or null when
+ * the error is not the proxy's fault (a bug, a decode error, the user's handler).
+ */
+export function classifyCrawleeError(error) {
+  const message = text(error);
+  // The proxy refused us: HTTP proxies answer CONNECT / forwarded requests with a status.
+  const proxy = /Proxy responded with (\d{3})/.exec(message);
+  if (proxy) {
+    const status = Number(proxy[1]);
+    return status === 407
+      ? verdict("BLOCKED", "the proxy refused our credentials (407)", { phase: "connect", status, reached: false })
+      : verdict("CONNECTION_RESET", `the proxy refused the request (${status})`, { phase: "connect", status, reached: false });
+  }
+  // Crawlee's own block detection (session pool status codes, retryOnBlocked's selectors).
+  const refused = /Request blocked - received (\d{3}) status code|Blocked by status code (\d{3})/.exec(message);
+  if (refused) return verdict("BLOCKED", `the destination refused this resource (${refused[1] ?? refused[2]})`, { phase: "receive", status: Number(refused[1] ?? refused[2]) });
+  if (/Found selectors: /.test(message)) return verdict("BLOCKED", "the answer is a block page", { phase: "receive" });
+  // A request that did not finish in time: got's timeouts become "request timed out after N
+  // seconds.", the navigation and handler timeouts "… timed out after N seconds".
+  if (/\btimed out after\b/i.test(message) || error?.name === "TimeoutError") return verdict("TIMEOUT", "the request timed out");
+  // The transport's own error (its code on the error or a cause), as the call layer reads it.
+  const own = classifyError(error);
+  if (own.report !== null) return own;
+  // A rewrapped one (Crawlee's SessionError for proxy errors) only quotes the code.
+  const quoted = QUOTED_CODE.exec(message);
+  if (quoted) {
+    const code = quoted[1];
+    if (code === "ETIMEDOUT" || code === "ESOCKETTIMEDOUT") return verdict("TIMEOUT", `timed out (${code})`, { code });
+    return verdict("CONNECTION_RESET", `connection failed (${code})`, { code });
+  }
+  return own;
+}

@@ -1,0 +1,56 @@
+// The verdicts of pkg-scripts/lib/crawlee/outcome.js on what Crawlee's hooks hand over: an
+// answer's head, and the errors Crawlee's HTTP crawler throws — often rewrapped into a
+// SessionError whose message only quotes the transport's error (the messages below are the
+// ones @crawlee/http and @crawlee/basic 3.18 write, built with Crawlee's own error classes).
+// The real crawls of outcomes.test.mjs reach most of these; this table pins the rest.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { SessionError } from "@crawlee/core";
+import { classifyAnswer, classifyCrawleeError } from "../../pkg-scripts/lib/crawlee/outcome.js";
+
+const coded = (message, code) => Object.assign(new Error(message), { code });
+
+test("Crawlee's errors: the proxy refusing us, blocks, timeouts, transport codes; bugs are nobody's failure", () => {
+  const table = [
+    [new SessionError("Proxy responded with 407 Proxy Authentication Required: 0 bytes."), "BLOCKED", 407],
+    [new SessionError("Proxy responded with 502 Bad Gateway: 0 bytes."), "CONNECTION_RESET", 502],
+    [new SessionError("Request blocked - received 429 status code."), "BLOCKED", 429],
+    [new SessionError("Blocked by status code 403"), "BLOCKED", 403],
+    [new SessionError('Found selectors: iframe[src*="_Incapsula_Resource"]'), "BLOCKED"],
+    [new Error("request timed out after 30 seconds."), "TIMEOUT"],
+    [new Error("requestHandler timed out after 100 seconds (a1b2c3)."), "TIMEOUT"],
+    [coded("socket hang up", "ECONNRESET"), "CONNECTION_RESET"],
+    [new SessionError("read ECONNRESET"), "CONNECTION_RESET"],
+    [new SessionError("connect ECONNREFUSED 127.0.0.1:9"), "CONNECTION_RESET"],
+    [new SessionError("ERR_TUNNEL_CONNECTION_FAILED"), "CONNECTION_RESET"],
+    [new Error("connect ETIMEDOUT 10.0.0.1:8080"), "TIMEOUT"],
+    [coded("Parse Error: Expected HTTP/", "HPE_INVALID_CONSTANT"), "CONNECTION_RESET"],
+    [new TypeError("Cannot read properties of undefined (reading 'text')"), null],
+    [new Error("Resource http://a.test/x.pdf served Content-Type application/pdf, but only text/html are allowed. Skipping resource."), null],
+    [new Error("500 - Internal Server Error: oops"), null],
+  ];
+  for (const [error, report, status] of table) {
+    const v = classifyCrawleeError(error);
+    assert.equal(v.report, report, error.message);
+    if (status !== undefined) assert.equal(v.status, status, error.message);
+  }
+  // A rewrapped message is believed only when the error has no code of its own to go on.
+  assert.equal(classifyCrawleeError(coded("connect ETIMEDOUT but really refused", "ECONNREFUSED")).report, "CONNECTION_RESET");
+});
+
+test("an answer's head: blocked codes (and the user's list), Retry-After, the rest as the call layer's table", async () => {
+  const head = (statusCode, headers = {}) => ({ statusCode, headers });
+  assert.equal((await classifyAnswer(head(200))).report, "ok");
+  assert.equal((await classifyAnswer(head(302, { location: "/" }))).report, "ok");
+  assert.equal((await classifyAnswer(head(404))).report, null);
+  assert.equal((await classifyAnswer(head(503))).report, null);
+  assert.equal((await classifyAnswer(head(502))).report, "CONNECTION_RESET");
+  assert.equal((await classifyAnswer(head(504))).report, "TIMEOUT");
+  for (const s of [401, 403, 407, 429]) assert.equal((await classifyAnswer(head(s))).report, "BLOCKED", String(s));
+  const limited = await classifyAnswer(head(429, { "retry-after": "120" }));
+  assert.deepEqual([limited.report, limited.status, limited.retryAfterMs], ["BLOCKED", 429, 120_000]);
+  // The user's list replaces the default one: 403 is then a page, 418 a block.
+  const mine = { blockedStatusCodes: [418, 429] };
+  assert.equal((await classifyAnswer(head(403), mine)).report, null);
+  assert.equal((await classifyAnswer(head(418), mine)).report, "BLOCKED");
+});

@@ -1,0 +1,33 @@
+// Type-checks repute/crawlee with a real CheerioCrawler (nothing is emitted or run):
+//   pkg-scripts/node_modules/.bin/tsc -p tests/crawlee/tsconfig.json --noEmit
+// The user's handler and hooks get the crawler's own context types through crawlerOptions().
+import { CheerioCrawler, type CheerioCrawlingContext } from "@crawlee/cheerio";
+import { Pool, openPool, proxyUrls } from "repute";
+import { ReputeProxyConfiguration } from "repute/crawlee";
+import { connectPool } from "repute/client";
+
+export async function crawl(): Promise<void> {
+  const host = await openPool({ handleSignals: false });
+  const proxies = new ReputeProxyConfiguration({ pool: host, groups: ["dc-de", "residential-de"], proxyUrl: proxyUrls({ env: "REPUTE_PROXY_URLS" }) });
+  const crawler = new CheerioCrawler(proxies.crawlerOptions({
+    maxConcurrency: 10,
+    async requestHandler({ $, request, enqueueLinks }) {
+      const title: string = $("title").text();
+      void [title, request.loadedUrl];
+      await enqueueLinks();
+    },
+    postNavigationHooks: [async ({ response }: CheerioCrawlingContext) => void response?.statusCode],
+    failedRequestHandler: async ({ request }, error) => void [request.url, error.message],
+  }));
+  await crawler.run(["https://shop.example/"]);
+  // An embedded Pool fits as well, and the router serves when no handler is given.
+  const embedded = new ReputeProxyConfiguration({ pool: new Pool() });
+  const routed = new CheerioCrawler(embedded.crawlerOptions({ maxRequestRetries: 5 }));
+  routed.router.addDefaultHandler(async ({ $ }) => void $("h1").text());
+  // A remote pool (the README's example).
+  const remote = new ReputeProxyConfiguration({ pool: connectPool({ url: "http://127.0.0.1:8787", token: "t" }), proxyUrl: proxyUrls({ map: { "proxy-de-1": "http://u:p@h:1" } }) });
+  await new CheerioCrawler(remote.crawlerOptions({ async requestHandler({ request, $ }) { void [request.url, $("title").text()]; } })).run(["https://shop.example/"]);
+  // @ts-expect-error the crawler's options are checked through crawlerOptions
+  new CheerioCrawler(proxies.crawlerOptions({ maxConcurrency: "ten" }));
+  await host.close();
+}
