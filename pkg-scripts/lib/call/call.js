@@ -153,7 +153,7 @@ export async function call(host, context, attempt, options = {}) {
       if (timeoutMs <= 0) throw ended();
       const lease = leaseOther(host, context, tried, guard, s.acquire);
       if (lease === null) {
-        const next = guard(() => (s.acquire ? host.nextChangeAt?.(context, s.acquire) : host.nextChangeAt?.(context))) ?? null;
+        const next = guard(() => host.nextChangeAt?.(context, s.acquire)) ?? null;
         const retryAfterMs = next === null ? undefined : Math.max(0, next - guard(() => host.now?.()) || 0);
         const why = tried.size === 0 ? "no resource is available" : "no resource the call has not tried is available";
         throw stop("POOL_EXHAUSTED", `${why} in context ${JSON.stringify(context)}`, {
@@ -257,7 +257,7 @@ function leaseOther(host, context, tried, guard, options) {
   const held = [];
   try {
     for (let i = 0; i <= tried.size; i++) {
-      const lease = options ? host.acquire(context, options) : host.acquire(context);
+      const lease = host.acquire(context, options);
       if (lease === null || lease === undefined) return null;
       if (!tried.has(keyOf(lease))) return lease;
       held.push(lease);
