@@ -154,7 +154,7 @@ export class MemoryHost {
   /** `options`: `{ groups }` (SPEC §3, groups), or none. */
   acquire(context, options) {
     this._admitToken();
-    const lease = options === undefined ? this.#pool.acquire(context) : this.#pool.acquire(context, options);
+    const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
     if (lease && lease.token > this.#fencing) this.#fencing = lease.token;
     this.#after();
@@ -183,7 +183,7 @@ export class MemoryHost {
 
   /** `options`: `{ group }` moves a known resource (SPEC §3, groups), or none. */
   async register(kind, value, options) {
-    const added = options === undefined ? this.#pool.register(kind, value) : this.#pool.register(kind, value, options);
+    const added = this.#pool.register(kind, value, options);
     this._touched(kind, value);
     this.#after();
     await this._persist();
@@ -274,7 +274,7 @@ export class MemoryHost {
   }
 
   nextChangeAt(context, options) {
-    return options === undefined ? this.#pool.nextChangeAt(context) : this.#pool.nextChangeAt(context, options);
+    return this.#pool.nextChangeAt(context, options);
   }
 
   resourceId(kind, value) {

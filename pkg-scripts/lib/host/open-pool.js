@@ -324,7 +324,7 @@ export class PoolHost extends EventTarget {
   /** `options`: `{ groups }` (SPEC §3, groups), or none. */
   acquire(context, options) {
     this.#admitHot(true);
-    const lease = options === undefined ? this.#pool.acquire(context) : this.#pool.acquire(context, options);
+    const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
     this.#mutated();
     return this.#leased(lease);
@@ -401,14 +401,10 @@ export class PoolHost extends EventTarget {
    * moves back if the write fails. */
   async register(kind, value, options) {
     this.#admit();
-    if (options?.group === undefined) {
-      const added = options === undefined ? this.#pool.register(kind, value) : this.#pool.register(kind, value, options);
-      await this.#saved(added ? () => this.#pool.deregister(kind, value) : null);
-      return added;
-    }
-    const before = this.#groupOf(kind, value);
+    const group = options?.group;
+    const before = group === undefined ? undefined : this.#groupOf(kind, value);
     const added = this.#pool.register(kind, value, options);
-    const moved = !added && before !== undefined && before !== options.group;
+    const moved = !added && before !== undefined && before !== group;
     const undo = added ? () => this.#pool.deregister(kind, value) : moved ? () => this.#pool.register(kind, value, { group: before }) : null;
     await this.#saved(undo);
     return added;
@@ -555,7 +551,7 @@ export class PoolHost extends EventTarget {
   }
 
   nextChangeAt(context, options) {
-    return options === undefined ? this.#pool.nextChangeAt(context) : this.#pool.nextChangeAt(context, options);
+    return this.#pool.nextChangeAt(context, options);
   }
 
   stats() {

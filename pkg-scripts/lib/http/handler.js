@@ -271,7 +271,7 @@ export async function createHandler(
       const b = await body(req, bodyLimit, ["kind", "value"], ["group"]);
       const kind = kindOf(b.kind);
       const value = text("value", b.value);
-      const created = "group" in b ? await host.register(kind, value, { group: groupOf("group", b.group) }) : await host.register(kind, value);
+      const created = await host.register(kind, value, "group" in b ? { group: groupOf("group", b.group) } : undefined);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, group: groupNow(kind, value, b, created) });
     }],
     ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
@@ -296,9 +296,9 @@ export async function createHandler(
       const context = text("context", b.context);
       // With `groups`, the listed groups in order (SPEC §3); Retry-After is for them alone.
       const options = "groups" in b ? { groups: groupsOf(b.groups) } : undefined;
-      const lease = options ? host.acquire(context, options) : host.acquire(context);
+      const lease = host.acquire(context, options);
       if (lease) return json(201, await withId(lease));
-      const at = options ? host.nextChangeAt(context, options) : host.nextChangeAt(context);
+      const at = host.nextChangeAt(context, options);
       const headers = at === null ? {} : { "retry-after": String(Math.max(1, Math.ceil((at - host.now()) / 1000))) };
       const which = options ? "of the listed groups " : "";
       const detail = at === null ? `no resource ${which}is eligible, and none will become eligible by time alone` : `no resource ${which}is eligible now`;
