@@ -1,0 +1,84 @@
+// Suspicions from the second adversarial review of the resilient-call layer (issue 15), each
+// confirmed or refuted on real local sockets (127.0.0.1: origins, forward proxies, proxies
+// that misbehave): a real Pool, proxyFetch, and the call as a crawler would make it. Each
+// confirmed one is pinned by the test that failed before its fix.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { call } from "../../pkg-scripts/lib/call/call.js";
+import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
+import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
+import { startOrigin, startProxy, until } from "./_sockets.mjs";
+import { recorded, setup } from "./_support.mjs";
+
+/** Rejections nobody handled while `fn` ran (and a few turns after). */
+async function unhandledDuring(fn) {
+  const seen = [];
+  const listen = (e) => seen.push(e);
+  process.on("unhandledRejection", listen);
+  try {
+    return { value: await fn(), seen };
+  } catch (error) {
+    return { error, seen };
+  } finally {
+    await new Promise((r) => setTimeout(r, 20));
+    process.off("unhandledRejection", listen);
+  }
+}
+
+/** A Pool with `n` real forward proxies as its PROXY resources, an origin, and a proxyFetch. */
+async function wired(t, n = 2, fetchOptions = {}) {
+  const origin = await startOrigin();
+  const proxies = [];
+  for (let i = 0; i < n; i++) proxies.push(await startProxy());
+  const fetcher = proxyFetch(null, fetchOptions);
+  const { pool } = setup({ n: 0 });
+  for (const p of proxies) pool.register("PROXY", p.url());
+  pool.drainEvents();
+  t.after(async () => {
+    await fetcher.close();
+    for (const p of proxies) await p.close();
+    await origin.close();
+  });
+  return { origin, proxies, fetcher, pool, host: recorded(pool) };
+}
+
+test("1. in a hedged call, a `now` or a `headers.get` that throws is the call's error, not an unhandled rejection and a call that never settles", async (t) => {
+  const { origin, fetcher, pool, host } = await wired(t);
+  // The origin holds the first request until the hedge's arrives, then answers both.
+  const held = [];
+  origin.handle = (req, res) => {
+    held.push(res);
+    if (held.length === 2) for (const r of held.splice(0)) r.end("ok");
+  };
+  const hedge = () => ({ delayMs: 20, budget: new HedgeBudget({ ratio: 0.5 }) });
+
+  // A clock that breaks once the hedge has started.
+  let broken = false;
+  const now = () => {
+    if (broken) throw new Error("the clock broke");
+    return performance.now();
+  };
+  const clocked = await unhandledDuring(() =>
+    call(host, "shop", async (a) => {
+      if (a.attemptNumber === 2) broken = true;
+      return fetcher.fetch(a, origin.url("/item"));
+    }, { readOnly: true, budget: new RetryBudget(), now, hedge: hedge() }),
+  );
+  assert.deepEqual(clocked.seen.map((e) => e.message), [], "nothing rejected unhandled");
+  assert.equal(clocked.error?.code, "NOT_RETRYABLE", `the call settled with its error (${clocked.error?.message})`);
+  assert.equal(clocked.error.cause?.message, "the clock broke");
+  assert.equal(pool.stats().leased, 0);
+
+  // Answers whose headers cannot be read (a response-like object of the caller's).
+  const unreadable = await unhandledDuring(() =>
+    call(host, "shop", async (a) => {
+      const res = await fetcher.fetch(a, origin.url("/item"));
+      return { status: res.status, body: res.body, headers: { get: () => { throw new TypeError("headers are gone"); } } };
+    }, { readOnly: true, budget: new RetryBudget(), hedge: hedge() }),
+  );
+  assert.deepEqual(unreadable.seen.map((e) => e.message), [], "nothing rejected unhandled");
+  assert.equal(unreadable.error?.code, "NOT_RETRYABLE", `the call settled with its error (${unreadable.error?.message})`);
+  assert.equal(unreadable.error.cause?.message, "headers are gone");
+  assert.deepEqual(host.reports, [], "a bug of the caller's blames no resource");
+  assert.equal(pool.stats().leased, 0);
+});
