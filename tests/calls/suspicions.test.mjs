@@ -4,6 +4,7 @@
 // confirmed one is pinned by the test that failed before its fix.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import net from "node:net";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
@@ -81,4 +82,40 @@ test("1. in a hedged call, a `now` or a `headers.get` that throws is the call's 
   assert.equal(unreadable.error.cause?.message, "headers are gone");
   assert.deepEqual(host.reports, [], "a bug of the caller's blames no resource");
   assert.equal(pool.stats().leased, 0);
+});
+
+test("2. a proxy that closes a CONNECT without answering is a prompt CONNECTION_RESET at connect (undici used to reconnect in a loop until the attempt timed out)", async (t) => {
+  for (const how of ["closes", "half an answer, then closes"]) {
+    // The proxy reads the CONNECT and hangs up: at once, or after part of a status line.
+    let connections = 0;
+    const closer = net.createServer((s) => {
+      connections++;
+      s.on("error", () => {});
+      s.once("data", () => (how === "closes" ? s.end() : s.end("HTTP/1.1 2")));
+    });
+    await new Promise((r) => closer.listen(0, "127.0.0.1", r));
+    const fetcher = proxyFetch(null);
+    const { pool, timers, options } = setup({ n: 0 });
+    pool.register("PROXY", `http://127.0.0.1:${closer.address().port}`);
+    pool.drainEvents();
+    const host = recorded(pool);
+    const stop = new AbortController();
+    t.after(async () => (stop.abort(), await fetcher.close(), closer.close()));
+    // Virtual timers that never move (and no backoff): only the proxy's hang-up can end it.
+    let outcome = null;
+    call(host, "shop", (a) => fetcher.fetch(a, "https://127.0.0.1:18443/order", { method: "POST", body: "{}" }), { ...options, random: () => 0, signal: stop.signal })
+      .then((value) => (outcome = { value }), (error) => (outcome = { error }));
+    await until(() => outcome !== null, `the call settled (${how})`).catch((e) => {
+      throw new Error(`${e.message}; the proxy saw ${connections} connections`);
+    });
+    const e = outcome.error;
+    // The tunnel never opened: the request never went out, so even a POST may move on (here
+    // there is no other resource).
+    assert.deepEqual([e?.code, e?.stopReason], ["POOL_EXHAUSTED", "no-other-resource"], how);
+    assert.deepEqual(e.failures.map((f) => [f.failure, f.phase]), [["CONNECTION_RESET", "connect"]], how);
+    assert.deepEqual(host.reports.map((r) => r.failure), ["CONNECTION_RESET"], how);
+    assert.equal(connections, 1, `${how}: one connection, no reconnect storm`);
+    assert.equal(timers.monotonicMs(), 0, "no timer ended it");
+    assert.equal(pool.stats().leased, 0);
+  }
 });

@@ -5,11 +5,12 @@
 // traffic of the resource it was opened for. A resource's dispatcher is closed when the host
 // deregisters it (RESOURCE_DEREGISTERED) or after `idleMs` unused. The attempt's signal aborts
 // the request and closes its socket; the attempt's phase (connect → send → receive) is marked
-// as undici reaches it, and its idempotency key is sent as `Idempotency-Key`. Owns the
+// as undici reaches it, and its idempotency key is sent as `Idempotency-Key`. A proxy that hangs
+// up on a CONNECT fails the request at once (undici would reconnect in a loop). Owns the
 // dispatchers; the retry loop is call.js's.
 
 import { Buffer } from "node:buffer";
-import { ProxyAgent, fetch as undiciFetch } from "undici";
+import { Pool, ProxyAgent, fetch as undiciFetch } from "undici";
 import { invalidOption } from "./errors.js";
 
 const SYSTEM_TIMERS = Object.freeze({ setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t) });
@@ -27,6 +28,30 @@ function fromUrl(value) {
   const user = decodeURIComponent(u.username);
   const pass = decodeURIComponent(u.password);
   return { uri: `${u.protocol}//${u.host}`, token: user || pass ? `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` : undefined };
+}
+
+/**
+ * The ProxyAgent's client to the proxy (undici's default, a Pool, or the caller's
+ * `agent.clientFactory`), with one fix: a proxy that closes the connection without answering
+ * CONNECT makes undici's `connect` fail with UND_ERR_SOCKET ("other side closed"), which
+ * undici's client takes for a recoverable socket error — it reconnects at once, in a loop
+ * (thousands of connections a second) until the request is aborted. Such a failure becomes
+ * "socket hang up" ECONNRESET (what Node's own http client says for a peer that hangs up
+ * without answering): the request fails at once, at connect, and nothing went out.
+ */
+function hangUpAware(factory = (origin, options) => new Pool(origin, options)) {
+  return (origin, options) => {
+    const client = factory(origin, options);
+    const connect = client.connect.bind(client);
+    client.connect = (params, callback) => {
+      if (typeof callback === "function") return connect(params, callback);
+      return connect(params).catch((err) => {
+        if (err?.code !== "UND_ERR_SOCKET") throw err;
+        throw Object.assign(new Error("socket hang up: the proxy closed the connection without answering CONNECT", { cause: err }), { code: "ECONNRESET" });
+      });
+    };
+    return client;
+  };
 }
 
 /** The handler undici calls, seen by the attempt's phase marker. */
@@ -84,7 +109,7 @@ export function proxyFetch(host, { resolveProxy = (lease) => lease.value, idleMs
       const made = Promise.resolve(resolveProxy(lease)).then((p) => {
         const proxy = typeof p === "string" ? fromUrl(p) : p;
         if (!proxy || typeof proxy.uri !== "string") throw invalidOption("resolveProxy must give a proxy URL or { uri, token }");
-        return new ProxyAgent({ ...agent, uri: proxy.uri, token: proxy.token, proxyTunnel: false });
+        return new ProxyAgent({ ...agent, clientFactory: hangUpAware(agent.clientFactory), uri: proxy.uri, token: proxy.token, proxyTunnel: false });
       });
       e = { key, agent: made, inFlight: 0, idle: null };
       made.catch(() => entries.get(key) === e && entries.delete(key));
