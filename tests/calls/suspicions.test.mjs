@@ -5,6 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
+import { inspect } from "node:util";
+import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
@@ -117,5 +119,42 @@ test("2. a proxy that closes a CONNECT without answering is a prompt CONNECTION_
     assert.equal(connections, 1, `${how}: one connection, no reconnect storm`);
     assert.equal(timers.monotonicMs(), 0, "no timer ended it");
     assert.equal(pool.stats().leased, 0);
+  }
+});
+
+test("3. an error of the caller's that names a secret (undici: 'URL includes credentials') is the call's cause only redacted: message, stack and cause chain", async (t) => {
+  const { proxies, pool, host } = await wired(t, 1);
+  const secret = "hunter2-s3cret";
+  const withCredentials = proxies[0].url(`crawler:${secret}`);
+  // A health check of the proxy itself, by a caller who pasted its credentialed URL: undici's
+  // fetch refuses it before connecting, naming the whole URL.
+  const e = await call(host, "shop", async () => {
+    const probe = await fetch(`${withCredentials}/health`).catch((x) => {
+      throw new Error("the proxy's health check failed", { cause: x });
+    });
+    return probe;
+  }, { readOnly: true, budget: new RetryBudget() }).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason], ["NOT_RETRYABLE", "not-retryable"]);
+  assert.equal(e.cause?.message, "the proxy's health check failed", "the caller's error is still the cause");
+  assert.ok(e.cause instanceof Error && e.cause.cause instanceof TypeError, "of the same kinds");
+  assert.match(e.cause.cause.message, /includes credentials: http:\/\/\*\*\*@127\.0\.0\.1/);
+  const seen = inspect(e, { depth: 20 });
+  for (const text of [seen, e.cause.stack, e.cause.cause.stack, e.cause.cause.message]) assert.ok(!text.includes(secret), text);
+  assert.equal(pool.stats().leased, 0);
+  // A cause with nothing to hide is the caller's very object.
+  const plain = new Error("decode failed");
+  const f = await call(host, "shop", async () => { throw plain; }, { readOnly: true, budget: new RetryBudget() }).catch((x) => x);
+  assert.equal(f.cause, plain);
+  // Whatever else an attempt throws: a string, an error carrying its request's headers, an
+  // AggregateError of several.
+  const thrown = [
+    `GET ${withCredentials}/ failed`,
+    Object.assign(new Error("request failed"), { config: { headers: { authorization: `Bearer ${secret}` } }, status: 0 }),
+    new AggregateError([new Error(`tried ${withCredentials}`)], "all failed"),
+  ];
+  for (const x of thrown) {
+    const g = await call(host, "shop", async () => { throw x; }, { readOnly: true, budget: new RetryBudget() }).catch((y) => y);
+    assert.equal(g.code, "NOT_RETRYABLE");
+    assert.ok(!inspect(g, { depth: 20 }).includes(secret), inspect(g, { depth: 20 }));
   }
 });
