@@ -361,7 +361,8 @@ export declare class Bulkhead {
 export interface ProxyFetchOptions {
   /** Lease → proxy URL (or `{ uri, token }`): for values that are handles (default: the value). */
   resolveProxy?: (lease: Lease) => string | { uri: string; token?: string } | Promise<string | { uri: string; token?: string }>;
-  /** A resource's dispatcher unused this long is closed (default 60000). */
+  /** A resource's dispatcher unused this long is closed (default 60000); a delivered body left
+   * unread this long is then cancelled (reading it later fails with an AbortError). */
   idleMs?: number;
   /** More undici ProxyAgent options (e.g. `requestTls: { ca }`). */
   agent?: object;

@@ -11,7 +11,8 @@ import { call } from "../../pkg-scripts/lib/call/call.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
 import { startOrigin, startProxy, until } from "./_sockets.mjs";
-import { recorded, setup } from "./_support.mjs";
+import { VirtualTimers } from "../server/_manual-timers.mjs";
+import { recorded, settle, setup } from "./_support.mjs";
 
 /** Rejections nobody handled while `fn` ran (and a few turns after). */
 async function unhandledDuring(fn) {
@@ -157,4 +158,47 @@ test("3. an error of the caller's that names a secret (undici: 'URL includes cre
     assert.equal(g.code, "NOT_RETRYABLE");
     assert.ok(!inspect(g, { depth: 20 }).includes(secret), inspect(g, { depth: 20 }));
   }
+});
+
+test("4. a delivered body nobody reads does not keep its resource's dispatcher and connection for ever: idleMs after its last read it is cancelled and both are closed", async (t) => {
+  const origin = await startOrigin();
+  const proxy = await startProxy();
+  const timers = new VirtualTimers();
+  const fetcher = proxyFetch(null, { timers, idleMs: 1000 });
+  t.after(async () => (await fetcher.close(), await proxy.close(), await origin.close()));
+  const lease = { kind: "PROXY", value: proxy.url() };
+  const drip = [];
+  origin.handle = (req, res) => {
+    if (req.url === "/small") return res.end("a small page");
+    res.writeHead(200, { "content-type": "text/html" });
+    res.write("<html>");
+    if (req.url === "/drip") drip.push(res); // the test writes the rest; /stalled: nothing more
+  };
+
+  // Answers whose bodies the caller never touches: one stalled after its first bytes, one whole.
+  for (const path of ["/stalled", "/small"]) {
+    const res = await fetcher.fetch(lease, origin.url(path));
+    assert.equal(res.status, 200);
+    await timers.advance(999);
+    assert.equal(fetcher.size, 1, `${path}: kept until idleMs have passed`);
+    await timers.advance(1);
+    await until(() => fetcher.size === 0 && proxy.sockets.open === 0, `${path}: the dispatcher and its connection closed`);
+    await assert.rejects(res.text(), /left unread/, `${path}: reading it now fails, it does not end short`);
+  }
+
+  // A body that is being read is not cut: idle time counts only while no read is waiting.
+  const res = await fetcher.fetch(lease, origin.url("/drip"));
+  const reader = res.body.getReader();
+  const text = new TextDecoder();
+  let got = text.decode((await reader.read()).value, { stream: true });
+  await timers.advance(999); // the caller thinks it over
+  const next = reader.read(); // …then waits for more, longer than idleMs
+  await settle(); // (the stream asks for data on a later turn; virtual time would jump first)
+  await timers.advance(5000);
+  assert.equal(fetcher.size, 1, "a read is waiting: not idle");
+  drip[0].end("</html>");
+  for (let r = await next; !r.done; r = await reader.read()) got += text.decode(r.value, { stream: true });
+  assert.equal(got, "<html></html>");
+  await timers.advance(1000);
+  await until(() => fetcher.size === 0, "idle after the body was read");
 });
