@@ -179,7 +179,9 @@ export declare class ProbeError extends Error {
 
 // ----- resilient calls (lib/call/) ----------------------------------------------------------------
 
-export type CallPhase = "connect" | "tls" | "send" | "receive";
+/** How far an attempt got; any other name given to `phase()` or by `classify` is recorded as
+ * "other" (phases are metrics labels: their set is closed). */
+export type CallPhase = "connect" | "tls" | "send" | "wait" | "receive" | "other";
 
 /** What one attempt of a call is given. */
 export interface Attempt {

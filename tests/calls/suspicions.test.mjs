@@ -5,8 +5,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { inspect } from "node:util";
 import { fetch } from "undici";
+import { openPool } from "repute";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";
@@ -201,4 +205,41 @@ test("4. a delivered body nobody reads does not keep its resource's dispatcher a
   assert.equal(got, "<html></html>");
   await timers.advance(1000);
   await until(() => fetcher.size === 0, "idle after the body was read");
+});
+
+test("5. phase names are a closed set: connect, tls, send, wait, receive, and other for anything else — a caller's names cannot grow the metrics' labels", async (t) => {
+  const origin = await startOrigin();
+  const proxy = await startProxy();
+  const dir = await mkdtemp(join(tmpdir(), "repute-calls-"));
+  const host = await openPool({ dir, handleSignals: false, checkpointMs: 0, seed: 3 });
+  const fetcher = proxyFetch(host);
+  t.after(async () => (await fetcher.close(), await host.close(), await proxy.close(), await origin.close(), await rm(dir, { recursive: true, force: true })));
+  await host.register("PROXY", proxy.url());
+  origin.handle = (req, res) => ((res.statusCode = 404), res.end("gone"));
+  const one = { readOnly: true, budget: new RetryBudget(), retry: { maxAttempts: 1 } };
+  // A caller marks its own phases — one a request, by a URL's path — then the request fails.
+  for (const path of ["/a", "/b", "/c"]) {
+    const e = await host.call("shop", async (a) => {
+      a.phase(`fetching ${path}`);
+      const res = await fetcher.fetch(a, origin.url(path));
+      a.phase(`parsing ${path}`);
+      throw new SyntaxError(`${path}: not JSON (${res.status})`);
+    }, one).catch((x) => x);
+    assert.equal(e.code, "NOT_RETRYABLE");
+    assert.equal(e.failures[0].phase, "other", "recorded as other");
+  }
+  // …and a classify that names its own phase.
+  const c = await host.call("shop", (a) => fetcher.fetch(a, origin.url("/d")), {
+    ...one,
+    classify: ({ result }) => (result ? { report: null, retryable: false, phase: "post-processing", reason: "no" } : undefined),
+  }).catch((x) => x);
+  assert.equal(c.failures[0].phase, "other");
+  // "wait" is a phase: the request is out, the answer awaited.
+  const w = await host.call("shop", async (a) => {
+    a.phase("wait");
+    throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  }, one).catch((x) => x);
+  assert.deepEqual([w.failures[0].failure, w.failures[0].phase], ["CONNECTION_RESET", "wait"]);
+  const phases = new Set([...(await host.metrics()).matchAll(/^repute_call_attempts_total\{[^}]*phase="([^"]*)"/gm)].map((m) => m[1]));
+  assert.deepEqual([...phases].sort(), ["other", "wait"]);
 });

@@ -5,7 +5,7 @@
 // itself: call.js reports, releases and decides what comes next. `discard` frees an answer
 // nobody will read (one that came after its attempt was cut, a retried or losing one).
 
-import { classifyError, classifyResult } from "./classify.js";
+import { classifyError, classifyResult, phaseName } from "./classify.js";
 import { CallError, invalidOption } from "./errors.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
 
@@ -96,7 +96,7 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
       timeoutMs,
       ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
       phase: (p) => {
-        phase = p;
+        phase = phaseName(p);
       },
     };
     let work;
@@ -176,5 +176,7 @@ function normal(v) {
   if (v === null || typeof v !== "object") throw invalidOption("classify must return a verdict object or undefined");
   const report = v.report ?? null;
   if (report !== null && report !== "ok" && !FAILURES.has(report)) throw invalidOption(`classify returned an unknown report ${String(report)}`);
-  return { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+  const full = { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+  full.phase = phaseName(full.phase);
+  return full;
 }

@@ -98,7 +98,7 @@ export function redactError(value, depth = 0) {
  * @property {number} attempt         1-based
  * @property {string | null} resource the resource as events show it (credentials masked)
  * @property {string | null} failure  the failure type reported, or null (nothing reported)
- * @property {string} phase           connect | tls | send | receive | attempt
+ * @property {string} phase           connect | tls | send | wait | receive | other
  * @property {string} reason          what happened, redacted
  * @property {number} [status]        the HTTP status, when there was an answer
  * @property {string} [code]          the transport error's code
