@@ -243,3 +243,24 @@ test("5. phase names are a closed set: connect, tls, send, wait, receive, and ot
   const phases = new Set([...(await host.metrics()).matchAll(/^repute_call_attempts_total\{[^}]*phase="([^"]*)"/gm)].map((m) => m[1]));
   assert.deepEqual([...phases].sort(), ["other", "wait"]);
 });
+
+test("6. a 408 (the server gave up waiting for the request) is a TIMEOUT: retried on another resource when repeatable, never for a mutation", async (t) => {
+  const { origin, fetcher, pool, host } = await wired(t, 2);
+  let n = 0;
+  origin.handle = (req, res) => ((res.statusCode = n++ === 0 ? 408 : 200), res.end(res.statusCode === 200 ? "ok" : "too slow"));
+  const opts = { budget: new RetryBudget(), random: () => 0 };
+  const get = (a) => fetcher.fetch(a, origin.url("/item"));
+  const res = await call(host, "shop", get, { ...opts, readOnly: true });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), "ok");
+  assert.deepEqual(host.reports.map((r) => r.failure ?? "ok"), ["TIMEOUT", "ok"]);
+  // A POST without a key: the 408 comes back on the error, nothing is tried again.
+  n = 0;
+  host.reports.length = 0;
+  const e = await call(host, "shop", (a) => fetcher.fetch(a, origin.url("/order"), { method: "POST", body: "{}" }), opts).catch((x) => x);
+  assert.deepEqual([e.code, e.stopReason, e.attempts, e.response?.status], ["NOT_RETRYABLE", "not-idempotent", 1, 408]);
+  assert.deepEqual(e.failures.map((f) => [f.failure, f.phase, f.status]), [["TIMEOUT", "receive", 408]]);
+  assert.equal(n, 1);
+  await e.response.body?.cancel();
+  assert.equal(pool.stats().leased, 0);
+});

@@ -151,6 +151,10 @@ export async function classifyResult(result, { latencyMs, slowThresholdMs = 2000
       return verdict("CONNECTION_RESET", { ...extra, reason: "bad gateway (502)" });
     case 504:
       return verdict("TIMEOUT", { ...extra, reason: "gateway timeout (504)" });
+    case 408:
+      // The server gave up waiting for the request (RFC 9110 §15.5.9): the request's way there,
+      // through this resource, was too slow. As the prober reads it (host/prober.js): TIMEOUT.
+      return verdict("TIMEOUT", { ...extra, reason: "request timeout (408)" });
     case 500:
     case 503:
       return verdict(null, { ...extra, reason: `the server failed (${status})` });
