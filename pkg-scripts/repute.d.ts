@@ -179,7 +179,9 @@ export declare class ProbeError extends Error {
 
 // ----- resilient calls (lib/call/) ----------------------------------------------------------------
 
-export type CallPhase = "connect" | "tls" | "send" | "receive";
+/** How far an attempt got; any other name given to `phase()` or by `classify` is recorded as
+ * "other" (phases are metrics labels: their set is closed). */
+export type CallPhase = "connect" | "tls" | "send" | "wait" | "receive" | "other";
 
 /** What one attempt of a call is given. */
 export interface Attempt {
@@ -361,7 +363,8 @@ export declare class Bulkhead {
 export interface ProxyFetchOptions {
   /** Lease → proxy URL (or `{ uri, token }`): for values that are handles (default: the value). */
   resolveProxy?: (lease: Lease) => string | { uri: string; token?: string } | Promise<string | { uri: string; token?: string }>;
-  /** A resource's dispatcher unused this long is closed (default 60000). */
+  /** A resource's dispatcher unused this long is closed (default 60000); a delivered body left
+   * unread this long is then cancelled (reading it later fails with an AbortError). */
   idleMs?: number;
   /** More undici ProxyAgent options (e.g. `requestTls: { ca }`). */
   agent?: object;

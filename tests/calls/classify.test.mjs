@@ -53,7 +53,7 @@ test("anything else thrown (decode errors, bugs): nothing reported, not retried"
   }
 });
 
-test("HTTP answers: 2xx/3xx ok, slow 2xx SLOW but returned, refusals BLOCKED, 502/504, 500/503, other 4xx", async () => {
+test("HTTP answers: 2xx/3xx ok, slow 2xx SLOW but returned, refusals BLOCKED, 502/504/408, 500/503, other 4xx", async () => {
   const row = async (status, extra = {}) => pick(await classifyResult({ status, headers: new Headers() }, { latencyMs: 10, ...extra }));
   assert.deepEqual(await row(200), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
   assert.deepEqual(await row(304), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
@@ -61,7 +61,7 @@ test("HTTP answers: 2xx/3xx ok, slow 2xx SLOW but returned, refusals BLOCKED, 50
   assert.deepEqual(await row(200, { latencyMs: 1999 }), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
   for (const s of [401, 403, 407, 429]) assert.deepEqual(await row(s), { report: "BLOCKED", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
   assert.equal((await row(502)).report, "CONNECTION_RESET");
-  assert.equal((await row(504)).report, "TIMEOUT");
+  for (const s of [504, 408]) assert.deepEqual(await row(s), { report: "TIMEOUT", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
   for (const s of [500, 503]) assert.deepEqual(await row(s), { report: null, deliver: false, retryable: true, reached: true, phase: "receive" });
   for (const s of [400, 404, 410, 422, 501]) assert.deepEqual(await row(s), { report: null, deliver: true, retryable: false, reached: true, phase: "receive" }, String(s));
   // undici.request's shape (statusCode, plain headers) and non-HTTP results.

@@ -357,6 +357,11 @@ test("groups on a call reach every acquire: past a cooling first group to the se
   const groups = ["cheap", "pricey"];
   // baseDelayMs 0: retries need no timer; the hedge's delay is virtual.
   const tiered = (context, options = {}) => call(context, get(), { readOnly: true, groups, retry: { baseDelayMs: 0 }, ...options });
+  // What each acquire of the host was given (the pool still does the work): which resource a
+  // group-less acquire would pick is up to the seed, so the groups are checked where they go.
+  const asked = [];
+  const acquire = host.acquire.bind(host);
+  host.acquire = (context, options) => (asked.push(options?.groups ?? null), acquire(context, options));
 
   // The first attempt goes to the cheap tier; the site refuses it (403: BLOCKED, and with
   // coolAfter 1 it cools in "shop"); the retry's acquire takes the groups too: pricey.
@@ -365,6 +370,7 @@ test("groups on a call reach every acquire: past a cooling first group to the se
   const first = await tiered("shop");
   assert.equal(first.status, 200);
   assert.ok(pricey.includes(first.via), "the retry went to the second group");
+  assert.deepEqual(asked.splice(0), [groups, groups], "the first attempt's acquire and the retry's took the groups");
   assert.equal(cheap.seen.length, 1);
   assert.equal(cell(cheap.url()).state, "COOLING");
   // Now the first group is cooling in "shop": the call starts in the second.
@@ -382,6 +388,8 @@ test("groups on a call reach every acquire: past a cooling first group to the se
   await timers.advance(150);
   const won = await hedged;
   assert.deepEqual([won.text, pricey.includes(won.via)], ["fast", true]);
+  assert.deepEqual(asked.slice(-2), [groups, groups], "the primary's acquire and the hedge's took the groups");
+  assert.ok(asked.every((g) => JSON.stringify(g) === JSON.stringify(groups)), "every acquire took the groups");
 
   // Nothing left in the listed groups: the cheap tier cools for an hour, the pricey one is
   // blocked for 90 s. The ungrouped proxy is free, yet the call is exhausted, and its

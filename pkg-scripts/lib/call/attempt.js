@@ -5,7 +5,7 @@
 // itself: call.js reports, releases and decides what comes next. `discard` frees an answer
 // nobody will read (one that came after its attempt was cut, a retried or losing one).
 
-import { classifyError, classifyResult } from "./classify.js";
+import { classifyError, classifyResult, phaseName } from "./classify.js";
 import { CallError, invalidOption } from "./errors.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
 
@@ -20,10 +20,14 @@ export function discard(result) {
   }
 }
 
-/** One attempt under its own timeout and the call's signal; never rejects. `pool`: the
- * call's pool port (pool-port.js). */
+/** One attempt under its own timeout and the call's signal; never rejects: whatever throws in
+ * its own bookkeeping (a caller's `now` or `timers`, a result whose headers cannot be read) is
+ * the attempt's error, as if the attempt had thrown it. `pool`: the call's pool port
+ * (pool-port.js). */
 export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadline, s, cancel) {
   const controller = new AbortController();
+  let result;
+  let timer = null;
   const onCancel = () => controller.abort(new CallError("ABORTED", `attempt ${number} lost the race to a hedge`, { stopReason: "hedge-lost" }));
   cancel.addEventListener("abort", onCancel, { once: true });
   let timedOut = false;
@@ -53,27 +57,10 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
     lost = true;
     controller.abort(new CallError("NOT_RETRYABLE", `attempt ${number} lost its lease`, { stopReason: "lease-lost" }));
   };
-  if (pool.renews && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
   const onEnd = () => controller.abort(deadline.signal.reason);
   deadline.signal.addEventListener("abort", onEnd, { once: true });
-  const timer = s.timers.setTimeout(() => {
-    timedOut = true;
-    controller.abort(new CallError("DEADLINE_EXCEEDED", `attempt ${number} timed out after ${timeoutMs} ms`, { stopReason: "attempt-timeout" }));
-  }, timeoutMs);
   const abortedP = new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }));
   abortedP.catch(() => {});
-  const started = s.now();
-  const info = {
-    lease,
-    signal: controller.signal,
-    attemptNumber: number,
-    deadline: deadline.at,
-    timeoutMs,
-    ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
-    phase: (p) => {
-      phase = p;
-    },
-  };
   // The caller's classify and isBlocked: one that throws (or gives a bad verdict) is reported
   // to onError and the default classification applies.
   const byCaller = async (seen) => {
@@ -95,6 +82,23 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
     }
   });
   try {
+    if (pool.renews && every > 0 && timeoutMs > every) renewal = s.timers.setTimeout(renew, every);
+    timer = s.timers.setTimeout(() => {
+      timedOut = true;
+      controller.abort(new CallError("DEADLINE_EXCEEDED", `attempt ${number} timed out after ${timeoutMs} ms`, { stopReason: "attempt-timeout" }));
+    }, timeoutMs);
+    const started = s.now();
+    const info = {
+      lease,
+      signal: controller.signal,
+      attemptNumber: number,
+      deadline: deadline.at,
+      timeoutMs,
+      ...(s.idempotencyKey === undefined ? {} : { idempotencyKey: s.idempotencyKey }),
+      phase: (p) => {
+        phase = phaseName(p);
+      },
+    };
     let work;
     try {
       work = Promise.resolve(attempt(info));
@@ -105,7 +109,6 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
     let raced = false;
     // …and an answer it gives then is nobody's: its body is cancelled (its connection freed).
     work.then((late) => raced && discard(late), () => {});
-    let result;
     let error;
     let threw = false;
     try {
@@ -122,14 +125,18 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
       // (a body that stalled) is a failure, never a success.
       const classified = (async () => (await byCaller({ result, latencyMs, phase, timedOut: false })) ??
         normal(await classifyResult(result, { latencyMs, slowThresholdMs: s.slowThresholdMs, isBlocked, wallNow: s.wallNow() })))();
+      classified.catch(() => {});
+      let unreadable = null; // classifying threw (headers that cannot be read): the attempt's error
       const verdict = await Promise.race([classified, abortedP]).catch((e) => {
-        if (controller.signal.aborted) return null;
-        throw e;
+        if (!controller.signal.aborted) unreadable = { error: e };
+        return null;
       });
       if (verdict !== null && !controller.signal.aborted) return { result, verdict, latencyMs };
-      classified.catch(() => {});
-      error = controller.signal.reason;
-      phase ??= "receive";
+      if (unreadable) error = unreadable.error;
+      else {
+        error = controller.signal.reason;
+        phase ??= "receive";
+      }
       latencyMs = Math.max(0, s.now() - started);
     }
     if (deadline.callerAborted) return { result, error, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "aborted by the caller" }, latencyMs };
@@ -143,10 +150,20 @@ export async function runAttempt(pool, attempt, lease, number, timeoutMs, deadli
     // The caller's own error (a bug, a decode error: nothing reported, not retried) is kept as
     // the call's `cause`, coded (ERR_INVALID_URL) or not.
     return { result, error, ownError: !byTimer && verdict.report === null && (verdict.code === undefined || !verdict.retryable), verdict, latencyMs };
+  } catch (error) {
+    // The bookkeeping itself threw (the caller's `now` or `timers`): a bug of the caller's, so
+    // nothing is reported and nothing retried; the attempt is stopped, its answer freed.
+    controller.abort(error);
+    discard(result);
+    return { error, ownError: true, verdict: { report: null, deliver: false, retryable: false, reached: true, phase: phase ?? "send", reason: "the attempt's clock or timers threw" }, latencyMs: 0 };
   } finally {
     ended = true;
-    s.timers.clearTimeout(timer);
-    if (renewal !== null) s.timers.clearTimeout(renewal);
+    try {
+      if (timer !== null) s.timers.clearTimeout(timer);
+      if (renewal !== null) s.timers.clearTimeout(renewal);
+    } catch {
+      // the caller's timers broke: the outcome stands
+    }
     cancel.removeEventListener("abort", onCancel);
     deadline.signal.removeEventListener("abort", onEnd);
   }
@@ -159,5 +176,7 @@ function normal(v) {
   if (v === null || typeof v !== "object") throw invalidOption("classify must return a verdict object or undefined");
   const report = v.report ?? null;
   if (report !== null && report !== "ok" && !FAILURES.has(report)) throw invalidOption(`classify returned an unknown report ${String(report)}`);
-  return { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+  const full = { deliver: false, retryable: false, reached: true, phase: "send", reason: "classified by the caller", ...v, report };
+  full.phase = phaseName(full.phase);
+  return full;
 }

@@ -33,6 +33,8 @@ export async function call(host, context, attempt, options = {}) {
   const hedging = s.hedge !== null;
   const failures = [];
   const tried = new Set();
+  /** Attempts not yet ended: a call that ends by an error cancels them before it settles. */
+  const running = new Set();
   /** Runs `fn` (sync or async): a failure goes to onError and gives undefined. */
   const guard = async (fn) => {
     try {
@@ -93,7 +95,10 @@ export async function call(host, context, attempt, options = {}) {
       }
       return run;
     })();
-    return { cancel, done };
+    const handle = { cancel, done };
+    running.add(handle);
+    done.finally(() => running.delete(handle));
+    return handle;
   };
 
   /** Hedging (read-only calls): when `primary` has not ended after the hedge delay, a second
@@ -224,7 +229,11 @@ export async function call(host, context, attempt, options = {}) {
     throw e;
   } finally {
     if (pendingRetry) guardSync(() => s.budget.refund?.());
-    observe("call", context, result, (s.now() - began) / 1000);
+    // A call that threw while an attempt ran (its `now`, `timers` or budget broke in a hedge
+    // round) stops that attempt and settles once its lease is back.
+    for (const a of running) a.cancel.abort();
+    await Promise.all([...running].map((a) => a.done));
+    guardSync(() => observe("call", context, result, (s.now() - began) / 1000));
     leave?.();
     deadline.dispose();
     if (hedging && admitted) s.hedge.budget.onCallDone();

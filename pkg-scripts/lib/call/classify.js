@@ -11,8 +11,15 @@
 //   retried); false only when the failure proves it did not (refused, DNS, connect timeout,
 //   TLS, the proxy refusing the tunnel).
 
-/** Phases, in order. `send` covers writing the request and waiting for the answer's head. */
-export const PHASES = Object.freeze(["connect", "tls", "send", "receive"]);
+/** Phases, in order. `send` covers writing the request and, unless an attempt marks `wait`,
+ * waiting for the answer's head (proxyFetch marks no `wait`). Any other name an attempt or a
+ * `classify` gives is recorded as `other` (it may have reached the server): phases are metrics
+ * labels, and a caller's names (a URL in them) must not grow their number. */
+export const PHASES = Object.freeze(["connect", "tls", "send", "wait", "receive"]);
+const KNOWN_PHASES = new Set(PHASES);
+
+/** `name` if it is one of PHASES, else "other". */
+export const phaseName = (name) => (KNOWN_PHASES.has(name) ? name : "other");
 
 const TIMEOUT_CODES = new Map([
   ["UND_ERR_CONNECT_TIMEOUT", "connect"],
@@ -59,9 +66,9 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
   const at = phase ?? "send";
   if (timedOut) return verdict("TIMEOUT", { phase: at, reason: "the attempt timed out", reached: phase !== "connect" && phase !== "tls" });
   // The OS reports ETIMEDOUT and the unreachable codes on an established socket too: once the
-  // attempt has marked `send` or `receive`, the request may have reached the server whatever
-  // the code says.
-  const wentOut = phase === "send" || phase === "receive";
+  // attempt has marked `send`, `wait` or `receive` (or a phase of its own: `other`), the request
+  // may have reached the server whatever the code says.
+  const wentOut = phase !== null && phase !== "connect" && phase !== "tls";
   const timeout = codes.find((c) => TIMEOUT_CODES.has(c));
   if (timeout) {
     const p = wentOut && timeout === "ETIMEDOUT" ? phase : (TIMEOUT_CODES.get(timeout) ?? at);
@@ -144,6 +151,10 @@ export async function classifyResult(result, { latencyMs, slowThresholdMs = 2000
       return verdict("CONNECTION_RESET", { ...extra, reason: "bad gateway (502)" });
     case 504:
       return verdict("TIMEOUT", { ...extra, reason: "gateway timeout (504)" });
+    case 408:
+      // The server gave up waiting for the request (RFC 9110 §15.5.9): the request's way there,
+      // through this resource, was too slow. As the prober reads it (host/prober.js): TIMEOUT.
+      return verdict("TIMEOUT", { ...extra, reason: "request timeout (408)" });
     case 500:
     case 503:
       return verdict(null, { ...extra, reason: `the server failed (${status})` });

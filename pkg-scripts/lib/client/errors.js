@@ -3,9 +3,10 @@
 // (`urn:repute:problem:<name>`, lib/http/problems.js) mapped back — or one of the client's own
 // for what only a network has (CONNECTION_FAILED, REQUEST_TIMEOUT, ABORTED, CLOSED). Also the
 // `Retry-After` parser. Messages never carry the token, a URL or a resource's value: they name
-// the operation, the status and the server's `detail` (which the server redacts), redacted again.
+// the operation, the status and the server's `detail` (which the server redacts), redacted again;
+// a transport `cause` that holds a secret is a redacted copy (call/errors.js redactError).
 
-import { redactSecrets } from "../call/errors.js";
+import { redactError, redactSecrets } from "../call/errors.js";
 
 /** Problem name → code. The engine's and the host's codes are the embedded pool's. */
 const BY_PROBLEM = {
@@ -53,7 +54,7 @@ export class PoolClientError extends Error {
    * @param {object} [fields] status, type, retryAfterMs, reached, attempts, cause
    */
   constructor(code, message, fields = {}) {
-    super(redactSecrets(message), fields.cause === undefined ? undefined : { cause: fields.cause });
+    super(redactSecrets(message), fields.cause === undefined ? undefined : { cause: redactError(fields.cause) });
     this.name = "PoolClientError";
     this.code = code;
     this.retryable = RETRYABLE.has(code) || (code === "SERVER_ERROR" && fields.status === 503);
