@@ -80,12 +80,14 @@ function splitPath(path) {
 
 /**
  * The field an engine error names: its message starts with the field's path (`coolAfter must
- * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `minGapMsByContext["shop"]
+ * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `minGapMsByContext.shop-us
  * must be…`, `coolAfter: invalid type…`). Returns the matching path of `paths`, or null (the
  * error is about the whole policy).
  */
 export function fieldOfError(message, paths) {
-  const m = /^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(?:\[(?:\d+|"(?:[^"\\]|\\.)*")\])?[: ]/.exec(message ?? "");
+  // A map entry is named `map.key` (`penalties.BLOCKED`, `minGapMsByContext.shop-us`): a
+  // user-chosen key may hold any character but a space or a colon up to where the text goes on.
+  const m = /^([A-Za-z0-9_]+(?:\.[^\s:]+)?)(?:\[(?:\d+|"(?:[^"\\]|\\.)*")\])?[: ]/.exec(message ?? "");
   if (!m) return null;
   if (paths.includes(m[1])) return m[1];
   const key = m[1].split(".")[0];
