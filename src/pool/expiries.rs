@@ -89,12 +89,7 @@ impl Expiries {
 
     /// Takes the first pacing end due by `now`: its cell id.
     pub(super) fn pop_paced_due(&mut self, now: Millis) -> Option<u32> {
-        let &(end, id) = self.paced.first()?;
-        if end > now {
-            return None;
-        }
-        self.paced.pop_first();
-        Some(id)
+        pop_due(&mut self.paced, now)
     }
 
     /// The cell ids of pacing ends due by `now` (stale ones included).
@@ -115,12 +110,7 @@ impl Expiries {
 
     /// Takes the first running cooldown ending by `now`: its cell id.
     pub(super) fn pop_cooling_ended(&mut self, now: Millis) -> Option<u32> {
-        let &(until, id) = self.cooling.first()?;
-        if until > now {
-            return None;
-        }
-        self.cooling.pop_first();
-        Some(id)
+        pop_due(&mut self.cooling, now)
     }
 
     /// The earliest instant at or before `now` at which a lease or a block ends.
@@ -179,12 +169,7 @@ impl Expiries {
 
     /// Takes the first half-open cooldown due by `now`: its cell id.
     pub(super) fn pop_cooldown_due(&mut self, now: Millis) -> Option<u32> {
-        let &(until, id) = self.cooldowns.first()?;
-        if until > now {
-            return None;
-        }
-        self.cooldowns.pop_first();
-        Some(id)
+        pop_due(&mut self.cooldowns, now)
     }
 
     /// The cell ids of half-open cooldowns due by `now` (stale ones included).
@@ -205,6 +190,17 @@ impl Expiries {
     pub(super) fn probe_only_by(&self, now: Millis) -> impl Iterator<Item = u32> + '_ {
         self.probe_only.range(..=(now, u32::MAX)).map(|d| d.1)
     }
+}
+
+/// Takes the first `(instant, cell id)` of `set` due by `now`: its cell id. (One copy for the
+/// cooldown, pacing and cooling queues.)
+fn pop_due(set: &mut BTreeSet<(Millis, u32)>, now: Millis) -> Option<u32> {
+    let &(at, id) = set.first()?;
+    if at > now {
+        return None;
+    }
+    set.pop_first();
+    Some(id)
 }
 
 #[cfg(test)]
