@@ -112,6 +112,23 @@ test("without `after`: from the newest event at the call, and a cut right away l
   assert.equal(r.state.error?.code, "CLOSED", "close() ends it with CLOSED");
 });
 
+test("without `after`, the starting point is fixed by the events() call, not by the first next(): nothing in between is lost", async () => {
+  const client = connectPool({ url: server.url });
+  const controller = new AbortController();
+  const iterator = client.events({ signal: controller.signal });
+  try {
+    // Let the starting point settle, as a consumer that does other work first would.
+    await new Promise((r) => setTimeout(r, 100));
+    await direct.register("PROXY", "between-call-and-next");
+    const first = await within(iterator.next(), 5000, "the event made between events() and next()");
+    assert.equal(first.value.value, "between-call-and-next");
+  } finally {
+    controller.abort();
+    await iterator.return();
+    await client.close();
+  }
+});
+
 test("streams the server ends (a lifetime of 150 ms): every reconnection resumes, nothing lost or repeated", async () => {
   const s = await startServer({ now: Date.now(), serveOptions: { streamMaxMs: 150, heartbeatMs: 50 } });
   const client = connectPool({ url: s.url });
