@@ -112,6 +112,31 @@ test("without `after`: from the newest event at the call, and a cut right away l
   assert.equal(r.state.error?.code, "CLOSED", "close() ends it with CLOSED");
 });
 
+test("without `after`, the starting point is fixed by the events() call, not by the first next(): nothing in between is lost", async () => {
+  // How many GET /api/stats the server has answered (its request metrics).
+  const statsServed = async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    return Number(/^repute_http_request_duration_seconds_count\{route="stats",method="GET",status="200"\} (\d+)/m.exec(text)?.[1] ?? 0);
+  };
+  const before = await statsServed();
+  const client = connectPool({ url: server.url });
+  const controller = new AbortController();
+  const iterator = client.events({ signal: controller.signal });
+  try {
+    // Once the starting point is answered (a consumer doing other work first), an event is made.
+    await within((async () => {
+      while ((await statsServed()) === before) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, "the starting point asked for by events()");
+    await direct.register("PROXY", "between-call-and-next");
+    const first = await within(iterator.next(), 5000, "the event made between events() and next()");
+    assert.equal(first.value.value, "between-call-and-next");
+  } finally {
+    controller.abort();
+    await iterator.return();
+    await client.close();
+  }
+});
+
 test("streams the server ends (a lifetime of 150 ms): every reconnection resumes, nothing lost or repeated", async () => {
   const s = await startServer({ now: Date.now(), serveOptions: { streamMaxMs: 150, heartbeatMs: 50 } });
   const client = connectPool({ url: s.url });

@@ -258,3 +258,12 @@ test("answers only a failing disk or spent counters give (a stand-in server): th
     await stand.close();
   }
 });
+
+test("CLIENT_CODES lists each code once, and exactly the codes client.d.ts declares", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const text = (f) => readFile(new URL(`../../pkg-scripts/${f}`, import.meta.url), "utf8");
+  const literals = (src, type) => [...new RegExp(`export type ${type} =([^;]+);`).exec(src)[1].matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
+  const declared = [...literals(await text("pool.d.ts"), "ErrorCode"), ...literals(await text("client.d.ts"), "PoolClientErrorCode")];
+  assert.equal(new Set(CLIENT_CODES).size, CLIENT_CODES.length, `a code listed twice: ${CLIENT_CODES.join(" ")}`);
+  assert.deepEqual([...CLIENT_CODES].sort(), [...declared].sort());
+});

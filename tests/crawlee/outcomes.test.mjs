@@ -268,6 +268,57 @@ test("a lease whose request never ends is released after maxHoldMs, and onError 
   assert.match(errors[0].message, /the lease of proxy-1 for "site-a\.test" was held 200 ms without its request ending; released/);
 });
 
+test("context(request) and groups(request) choose per request: the lease, its outcome and its cell follow them", async () => {
+  const pool = poolOf(["proxy-1", "proxy-2"], { groups: { "proxy-1": "cheap", "proxy-2": "backup" } });
+  world.sites.b.handle = page("b");
+  const asked = [];
+  const { handled } = await crawl(pool, [
+    { url: world.sites.b.url("/search/1"), label: "vip" },
+    { url: world.sites.b.url("/item/1") },
+  ], {
+    proxyOptions: {
+      context: (request) => `b:${new URL(request.url).pathname.split("/")[1]}`,
+      groups: (request) => (asked.push(request.url), request.label === "vip" ? ["backup"] : undefined),
+    },
+  });
+  assert.equal(handled.length, 2);
+  assert.deepEqual(asked, [world.sites.b.url("/search/1"), world.sites.b.url("/item/1")]);
+  // vip → only the backup group; the other → no groups given: any resource (proxy-1 or proxy-2).
+  assert.equal(world.sites.b.hits.find((h) => h.path === "/search/1").from, "proxy-2");
+  assert.equal(cellOf(pool, "proxy-2", "b:search").consecutiveSuccesses, 1, "reported in the chosen context");
+  const item = world.sites.b.hits.find((h) => h.path === "/item/1").from;
+  assert.equal(cellOf(pool, item, "b:item").consecutiveSuccesses, 1);
+  assert.equal(cellOf(pool, "proxy-1", "site-b.test"), null, "nothing in the hostname's context");
+  assert.equal(cellOf(pool, "proxy-2", "site-b.test"), null);
+  // A context function giving no string fails the request, leasing nothing.
+  const bad = await crawl(pool, [world.sites.b.url("/x")], { proxyOptions: { context: () => " " } });
+  assert.match(bad.failed[0]?.message ?? "", /context\(request\) must give a non-blank string/);
+});
+
+test("a request Crawlee skips after the answer (redirected off its enqueue strategy) still ends its lease: reported, released at once", async () => {
+  // Site A's front page links to /away, which redirects to site B. enqueueLinks() keeps to
+  // site A's hostname, so Crawlee drops /away once it sees where it landed — without calling
+  // the request handler or an error handler.
+  const pool = poolOf(["proxy-1"]);
+  world.sites.a.handle = (req, res) => {
+    if (req.url === "/away") return (res.writeHead(302, { location: world.sites.b.url("/landing") }), res.end());
+    res.setHeader("content-type", "text/html; charset=utf-8");
+    res.end(`<html><head><title>front</title></head><body><a href="/away">away</a></body></html>`);
+  };
+  world.sites.b.handle = page("landing");
+  const errors = [];
+  const { handled, failed } = await crawl(pool, [world.sites.a.url("/")], {
+    proxyOptions: { maxHoldMs: 60_000, onError: (e) => errors.push(e) },
+    handler: async (ctx) => void (await ctx.enqueueLinks()),
+  });
+  assert.deepEqual(handled.map((h) => h.url), ["http://site-a.test/"], "the redirected request never reached the handler");
+  assert.equal(failed.length, 0);
+  assert.equal(world.sites.b.hits.length, 1, "the redirect was followed through the proxy");
+  assert.deepEqual(errors, [], "released when the request ended, not by the maxHoldMs safety net");
+  // The proxy delivered both answers: two successes in site A's context.
+  assert.equal(cellOf(pool, "proxy-1").consecutiveSuccesses, 2);
+});
+
 test("the crawler must be built with crawlerOptions(); a request is required", async () => {
   const proxies = new ReputeProxyConfiguration({ pool: poolOf(["proxy-1"]) });
   await assert.rejects(proxies.newProxyInfo("s"), /needs \{ request \}/);

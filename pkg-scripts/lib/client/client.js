@@ -147,10 +147,16 @@ export class PoolClient {
     return (await this.#t.request("events", { path: `/api/events?after=${encodeURIComponent(after)}&limit=${encodeURIComponent(limit)}` })).json;
   }
 
-  /** Live events as an async iterator that resumes after a dropped connection (events.js). */
+  /** Live events as an async iterator that resumes after a dropped connection (events.js).
+   * Without `after`, the starting point (the pool's newest event) is asked for now, not at the
+   * first `next()`: an event made in between is delivered, not skipped. */
   events(options = {}) {
     const latest = async (signal) => (await this.#t.request("stats", { path: "/api/stats", signal })).json.nextEventSeq - 1;
-    return eventStream(this.#t, latest, options);
+    if (options === null || typeof options !== "object" || options.after !== undefined) return eventStream(this.#t, latest, options ?? undefined);
+    const signal = options.signal instanceof AbortSignal ? options.signal : undefined;
+    const start = latest(signal);
+    start.catch(() => {}); // its failure is the iterator's, at the first next()
+    return eventStream(this.#t, () => start, options);
   }
 
   async stats() {

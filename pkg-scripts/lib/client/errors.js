@@ -35,13 +35,15 @@ const BY_PROBLEM = {
 
 /** Every code a client call can fail with. */
 export const CLIENT_CODES = Object.freeze([
-  ...new Set(Object.values(BY_PROBLEM)),
-  "SERVER_ERROR", // any other 5xx, or an answer that is not the pool's (no problem+json)
-  "HTTP_ERROR", // any other unexpected status
-  "CONNECTION_FAILED", // no connection, or it broke before a whole answer came (`reached` says whether the request may have been sent)
-  "REQUEST_TIMEOUT", // no whole answer within `timeoutMs`
-  "ABORTED", // the caller's signal (the client's or the call's) aborted it
-  "CLOSED", // the client was closed
+  ...new Set([
+    ...Object.values(BY_PROBLEM),
+    "SERVER_ERROR", // also any other 5xx, or an answer that is not the pool's (no problem+json)
+    "HTTP_ERROR", // any other unexpected status
+    "CONNECTION_FAILED", // no connection, or it broke before a whole answer came (`reached` says whether the request may have been sent)
+    "REQUEST_TIMEOUT", // no whole answer within `timeoutMs`
+    "ABORTED", // the caller's signal (the client's or the call's) aborted it
+    "CLOSED", // the client was closed
+  ]),
 ]);
 
 /** Codes worth trying again later (the same call may succeed). */

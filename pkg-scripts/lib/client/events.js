@@ -4,7 +4,8 @@
 // server replays what was missed from its audit log, then goes live; the iterator also drops
 // any seq it has delivered already, so a consumer sees each event once, in seq order, without
 // gaps. Without `after`, it starts from the pool's newest event at the time of the call (the
-// `nextEventSeq` of `GET /api/stats`), so even the first reconnection loses nothing. A stream
+// `nextEventSeq` of `GET /api/stats`, asked for by `client.events()` itself, not at the first
+// `next()`), so even the first reconnection loses nothing. A stream
 // silent for `idleMs` (the server sends a heartbeat every 15 s) counts as dropped. Reconnects
 // back off from 100 ms to 5 s and give up (throwing the last error) once they have failed for
 // `reconnectForMs`; an answer that reconnecting cannot change (401, 403, 409 event-id-ahead)

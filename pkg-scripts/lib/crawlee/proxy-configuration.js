@@ -9,6 +9,8 @@
 // - a postNavigationHook judges the answer's head (outcome.js): a blocked status is reported
 //   BLOCKED at once and thrown as a `RequestBlockedError` (Crawlee's `SessionError`: the
 //   request is retried, on another lease); a 502/504 is reported and Crawlee fails it itself;
+//   an answer Crawlee will skip (redirected off its enqueue strategy: no handler runs after)
+//   is reported and its lease released there;
 // - the request handler, wrapped, judges the read answer first — `isBlocked(ctx)` (a soft ban)
 //   → BLOCKED, else a success or SLOW by the time since the request went out — then runs the
 //   user's handler while the lease is still held (ctx.sendRequest goes through the same proxy);
@@ -199,15 +201,23 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     const attempt = this.#attempts.get(ctx.request);
     if (!attempt || attempt.settled || !ctx.response) return;
     const v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#blockedStatusCodes });
+    if (v.report === "BLOCKED") {
+      await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+      if (v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
+      throw this.#blocked(attempt, v.status);
+    }
+    if (willSkip(ctx)) {
+      // Crawlee drops this request once the body is read, calling neither the request handler
+      // nor an error handler: its outcome is the answer's head, and the lease ends here.
+      await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+      await this.#attempts.close(attempt);
+      return;
+    }
     if (v.report === "ok") {
       attempt.answer = v; // judged again once the body is read
       return;
     }
     await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
-    if (v.report === "BLOCKED") {
-      if (v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
-      throw this.#blocked(attempt, v.status);
-    }
     // Anything else Crawlee handles as it would (a 5xx fails the request; a 404 is a page).
   }
 
@@ -252,6 +262,22 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
       ? `the proxy ${JSON.stringify(resource)} refused our credentials (407) for ${JSON.stringify(attempt.context)}`
       : `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
     return new RequestBlockedError(`repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
+  }
+}
+
+/**
+ * Whether Crawlee will skip the request once its answer is parsed: it landed (after redirects)
+ * off the enqueue strategy of the `enqueueLinks` that added it. Crawlee 3 then returns without
+ * calling the request handler or an error handler (some versions tell `onSkippedRequest`, not
+ * all), so this asks the crawler's own test, with the URL the answer came from.
+ */
+function willSkip(ctx) {
+  const url = ctx.response?.url;
+  if (typeof ctx.crawler?.requestMatchesEnqueueStrategy !== "function" || typeof url !== "string" || url === "") return false;
+  try {
+    return !ctx.crawler.requestMatchesEnqueueStrategy(Object.create(ctx.request, { loadedUrl: { value: url } }));
+  } catch {
+    return false;
   }
 }
 

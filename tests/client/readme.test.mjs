@@ -1,0 +1,35 @@
+// The README's "Fleet workers" example runs as written against a real `repute serve` (its URL and
+// a worker token put in place of the example's), and does what it says: the proxy registered by
+// name in its group, leased, its success reported in the context, the lease released.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { connectPool } from "repute/client";
+import { startServer } from "../server/_http-support.mjs";
+
+const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const section = readme.slice(readme.indexOf("## Fleet workers"), readme.indexOf("\n## ", readme.indexOf("## Fleet workers") + 1));
+const example = /```javascript\n([\s\S]*?)```/.exec(section)?.[1];
+
+test("the Fleet workers example runs against a real server and leaves the pool as it says", async () => {
+  assert.ok(example?.includes('from "repute/client"'), "the section has its example");
+  const tokens = [{ token: "worker-token-readme-3c9d", role: "worker" }, { token: "viewer-token-readme-7a1e", role: "viewer" }];
+  const server = await startServer({ tokens });
+  const dir = mkdtempSync(join(new URL(".", import.meta.url).pathname, ".readme-"));
+  const viewer = connectPool({ url: server.url, token: tokens[1].token });
+  try {
+    assert.ok(example.includes('"http://127.0.0.1:8787"'));
+    writeFileSync(join(dir, "example.mjs"), example.replace('"http://127.0.0.1:8787"', JSON.stringify(server.url)));
+    await promisify(execFile)(process.execPath, [join(dir, "example.mjs")], { cwd: dir, env: { ...process.env, REPUTE_TOKEN: tokens[0].token }, timeout: 30_000 });
+    const [view] = await viewer.resources();
+    assert.deepEqual([view.value, view.group, view.lease], ["proxy-de-1", "dc-de", null]);
+    assert.deepEqual(view.cells.map((c) => [c.context, c.consecutiveSuccesses, c.p50LatencyMs]), [["shop.example", 1, 120]]);
+  } finally {
+    await viewer.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
