@@ -10,6 +10,8 @@ export interface TokenEntry {
 
 export interface HandlerOptions {
   tokens?: TokenEntry[];
+  /** Bytes of a request body (default 65536); a `PUT /api/config` may take up to 8 MiB (a
+   * `minGapMsByContext` of 4096 contexts) whatever this says. */
   bodyLimit?: number;
   /** Bytes of a `PUT /api/snapshot` (default: sized from the pool's maxCells and windowSize). */
   snapshotLimit?: number;

@@ -30,7 +30,8 @@ Options of serve (each also read from the environment variable in brackets):
                         (localhost, 127.0.0.0/8, [::1]) and no page of another origin, and every
                         route is open to them; with tokens, a cross-origin request needs a token
   --checkpoint-ms MS    snapshot interval                          [REPUTE_CHECKPOINT_MS] default 30000
-  --body-limit BYTES    largest request body                       [REPUTE_BODY_LIMIT] default 65536
+  --body-limit BYTES    largest request body (PUT /api/config: at least 8 MiB)
+                                                                   [REPUTE_BODY_LIMIT] default 65536
   --max-streams N       concurrent event-stream subscribers; one more is refused with 503
                         (too-many-streams, Retry-After)            [REPUTE_MAX_STREAMS] default 32
   --snapshot-limit BYTES  largest PUT /api/snapshot, refused as soon as it is seen to be larger

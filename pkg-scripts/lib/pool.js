@@ -38,12 +38,16 @@ function isPlainObject(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** An options argument: a plain object (made by `{}` or `Object.create(null)`, in any realm),
- * holding no key but `key`; returns `options[key]`. */
+/** Throws unless `v` is a plain object (made by `{}` or `Object.create(null)`, in any realm). */
+function plainObject(v, name) {
+  if (!isPlainObject(v)) throw invalid(`${name} must be an object`);
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== null && Object.getPrototypeOf(proto) !== null) throw invalid(`${name} must be a plain object`);
+}
+
+/** An options argument: a plain object holding no key but `key`; returns `options[key]`. */
 function optionOf(options, key) {
-  if (!isPlainObject(options)) throw invalid("options must be an object");
-  const proto = Object.getPrototypeOf(options);
-  if (proto !== null && Object.getPrototypeOf(proto) !== null) throw invalid("options must be a plain object");
+  plainObject(options, "options");
   for (const k in options) if (k !== key) throw invalid(`unknown option ${k} (it takes ${key})`);
   return options[key];
 }
@@ -512,7 +516,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     resources(filter) {
       if (filter === undefined) return JSON.parse(this.#raw.resources(this.#now(), undefined, undefined, false, undefined));
-      if (!isPlainObject(filter)) throw invalid("filter must be an object");
+      plainObject(filter, "filter");
       for (const k in filter) if (k !== "context" && k !== "state" && k !== "group") throw invalid(`unknown filter ${k}`);
       const { context, state } = filter;
       if (context !== undefined) text("filter.context", context);

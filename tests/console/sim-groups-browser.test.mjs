@@ -107,7 +107,7 @@ test("the v2 policy fields and the scenario's group fields show their problems b
   assert.equal(await cap.getAttribute("aria-invalid"), null);
   const byContext = page.getByLabel("minGapMsByContext (B)");
   await byContext.fill('{"shop-us": -1}');
-  assert.match(await described(byContext), /^minGapMsByContext\.shop-us must be/);
+  assert.match(await described(byContext), /^minGapMsByContext\.shop-us must be/); // the engine's words
   await byContext.fill('{"shop-us": 2000}');
   assert.equal(await described(byContext), "");
 

@@ -91,6 +91,8 @@ test("the v2 policy fields come from the engine and its errors are put beside th
     [{ minGapMs: -1 }, "minGapMs"],
     [{ minGapMsByContext: { "shop-us": -5 } }, "minGapMsByContext"],
     [{ minGapMsByContext: { "shop \"x\"": 1.5 } }, "minGapMsByContext"],
+    [{ minGapMsByContext: { "checkout.shop-us.example": -1 } }, "minGapMsByContext"],
+    [{ minGapMsByContext: { "a b": 2 ** 40 } }, "minGapMsByContext"],
     [{ minGapMsByContext: [] }, "minGapMsByContext"],
   ];
   for (const [patch, path] of cases) {

@@ -161,9 +161,13 @@ test("a restart keeps groups and held cells (checkpoint, then restore from stora
     assert.deepEqual([a2.state, a2.held], ["HEALTHY", true]);
     assert.deepEqual((await call(e, "eu", "GET", "/api/resources?group=")).json.resources.map((r) => r.value), ["u1"]);
     await picks();
-    const types = (await call(e, "eu", "GET", "/api/events?limit=1000")).json.events.map((ev) => ev.type);
-    assert.equal(types.filter((t) => t === "RESOURCE_REGROUPED").length, 1, "the audit log kept the move");
-    assert.equal(types.filter((t) => t === "COOLDOWN_SUPPRESSED").length, 1, "and the suppression");
+    const events = (await call(e, "eu", "GET", "/api/events?limit=1000")).json.events;
+    const v2 = events.filter((ev) => ev.type === "RESOURCE_REGROUPED" || ev.type === "COOLDOWN_SUPPRESSED" || ev.type === "RESOURCE_REGISTERED");
+    assert.deepEqual(v2.map(({ type, value, group, context, cause }) => [type, value, group, context, cause]), [
+      ...group.map(([v, g]) => ["RESOURCE_REGISTERED", v, g, undefined, undefined]),
+      ["RESOURCE_REGROUPED", "u1", null, undefined, undefined],
+      ["COOLDOWN_SUPPRESSED", "a2", undefined, "shop", "TIMEOUT"],
+    ], "the audit log kept the registrations' groups, the move (to no group) and the suppression");
   } finally {
     await e.close();
   }

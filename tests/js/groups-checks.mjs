@@ -152,6 +152,9 @@ export const groupChecks = [
       eq(names({ group: "dc", context: "shop" }), ["a", "c"], "with a context");
       eq(names({ group: "dc", state: "HEALTHY" }), ["a"], "with a state");
       for (const g of BAD_GROUPS) refused(pool, () => pool.resources({ group: g }), `filter group ${show(g)}`);
+      // The filter is an options argument too: a plain object, or refused (not read as "no filter").
+      for (const f of BAD_OPTIONS) refused(pool, () => pool.resources(f), `filter ${show(f)}`);
+      refused(pool, () => pool.resources({ groups: ["dc"] }), "an unknown filter key");
     },
   ],
   [

@@ -217,6 +217,28 @@ test("PUT /api/config takes minGapMs, minGapMsByContext and maxCoolingPercent; r
   });
 });
 
+test("PUT /api/config takes a minGapMsByContext as large as the engine allows (4096 destinations), beyond the 64 KiB body limit of other routes", async () => {
+  await withServer({}, async (s) => {
+    // 4096 real-looking destinations: about 190 KB of JSON, three times the other routes' limit.
+    const map = Object.fromEntries(Array.from({ length: 4096 }, (_, i) => [`checkout-${i}.shop-${i % 97}.example-retailer.com`, 1000 + i]));
+    const body = { minGapMsByContext: map };
+    assert.ok(JSON.stringify(body).length > 3 * 64 * 1024);
+    const r = await call(s.url, "PUT", "/api/config", { body });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(Object.keys(r.json.minGapMsByContext).length, 4096);
+    assert.equal((await call(s.url, "GET", "/api/config")).json.minGapMsByContext["checkout-4095.shop-21.example-retailer.com"], 5095);
+    // One entry too many is the engine's refusal naming the field, not a 413.
+    const over = await call(s.url, "PUT", "/api/config", { body: { minGapMsByContext: { ...map, "one-more.example": 1 } } });
+    assertProblem(over, 400, "invalid-config");
+    assert.match(over.json.detail, /minGapMsByContext/);
+    // Still bounded: a body no legal config reaches is refused before it is read.
+    const huge = await call(s.url, "PUT", "/api/config", { body: { minGapMsByContext: { x: 1 }, pad: "x".repeat(9 * 2 ** 20) } });
+    assertProblem(huge, 413, "body-too-large");
+    // The other routes keep their limit.
+    assertProblem(await call(s.url, "POST", "/api/leases", { body: { context: "c", pad: "x".repeat(70 * 1024) } }), 413, "body-too-large");
+  });
+});
+
 test("views carry group, pacedUntil and held; pacing keeps a resource out of acquire until its gap passes", async () => {
   await withServer({ config: { minGapMs: 5000, maxCoolingPercent: 50 } }, async (s) => {
     for (const [v, g] of [["a1", "A"], ["a2", "A"], ["b1", "B"]]) await register(s, v, g);

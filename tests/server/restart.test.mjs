@@ -3,7 +3,8 @@
 // snapshot) everything is restored — resources, cells, blocklist — no lease is held, tokens and
 // event seqs continue; after SIGKILL the state of the last checkpoint is restored plus every
 // operator action acknowledged before the kill, tokens still only grow and no seq is reused;
-// and a second server on a folder in use refuses to start, naming the lock holder.
+// a second server on a folder in use refuses to start, naming the lock holder; and groups, held
+// cells and the v2 config survive both kinds of stop.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, rm } from "node:fs/promises";
@@ -272,3 +273,51 @@ test(
     }
   },
 );
+
+test("groups, a held cell and the v2 config survive a SIGTERM restart; a regroup acknowledged just before a SIGKILL survives that; grouped acquires pick as before", async () => {
+  const dir = await newDir();
+  let s = await start(dir);
+  await ok(call(s.url, "PUT", "/api/config", { body: { maxCoolingPercent: 40, minGapMs: 0 } }), 200, "config");
+  const groups = [["a1", "cheap"], ["a2", "cheap"], ["b1", "pricey"], ["b2", "pricey"], ["u1", null]];
+  for (const [v, g] of groups) await ok(call(s.url, "POST", "/api/resources", { body: { kind: "PROXY", value: v, group: g } }), 201, `register ${v}`);
+  // 40 % of 5 → 2 cells may cool in "shop": a1 and b1 cool, a2's cooldown is suppressed (held).
+  for (const v of ["a1", "a1", "b1", "b1", "a2", "a2"]) await ok(report(s.url, v, "shop", { ok: false, failure: "TIMEOUT" }), 204, `report ${v}`);
+  /** [group, value] of a grouped acquire (released at once). */
+  const pick = async (groupsList) => {
+    const l = await ok(call(s.url, "POST", "/api/leases", { body: { context: "shop", groups: groupsList } }), 201, `acquire ${groupsList}`);
+    await ok(call(s.url, "DELETE", `/api/leases/${l.json.leaseId}`), 204, "release");
+    return [l.json.group, l.json.value];
+  };
+  const picks = async () => [await pick(["cheap", "pricey"]), await pick(["cheap"]), await pick([null])];
+  const expected = [["pricey", "b2"], ["cheap", "a2"], [null, "u1"]];
+  assert.deepEqual(await picks(), expected, "before the restart");
+  const before = await snapshot(s.url);
+  assert.deepEqual(before.cells.filter((c) => c.held).map((c) => [c.value, c.context]), [["a2", "shop"]]);
+
+  s.child.kill("SIGTERM");
+  assert.equal((await s.exited).code, 0);
+  s = await start(dir);
+  const after = await snapshot(s.url);
+  for (const k of ["registered", "cells", "config"]) assert.deepEqual(after[k], before[k], k);
+  const a2 = (await resources(s.url)).find((r) => r.value === "a2");
+  assert.deepEqual([a2.group, a2.cells[0].held], ["cheap", true]);
+  assert.deepEqual(await picks(), expected, "after a SIGTERM restart");
+
+  // A regroup is an operator action: acknowledged only once on disk, so a SIGKILL keeps it.
+  const moved = await ok(call(s.url, "POST", "/api/resources", { body: { kind: "PROXY", value: "u1", group: "cheap" } }), 200, "move u1");
+  assert.equal(moved.json.group, "cheap");
+  s.child.kill("SIGKILL");
+  assert.equal((await s.exited).signal, "SIGKILL");
+  s = await start(dir);
+  assert.equal((await resources(s.url)).find((r) => r.value === "u1").group, "cheap");
+  assert.equal((await resources(s.url)).find((r) => r.value === "a2").cells[0].held, true);
+  // u1 is now cheap's candidate that is not held: [cheap, pricey] stays on the cheap tier.
+  assert.deepEqual(await pick(["cheap", "pricey"]), ["cheap", "u1"]);
+  const log = (await allEvents(s.url)).filter((e) => e.type === "RESOURCE_REGROUPED" || e.type === "COOLDOWN_SUPPRESSED");
+  assert.deepEqual(log.map(({ type, value, group, context }) => [type, value, group ?? context]), [
+    ["COOLDOWN_SUPPRESSED", "a2", "shop"],
+    ["RESOURCE_REGROUPED", "u1", "cheap"],
+  ]);
+  s.child.kill("SIGTERM");
+  assert.equal((await s.exited).code, 0);
+});

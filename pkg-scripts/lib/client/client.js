@@ -28,6 +28,24 @@ function leaseOf(client, json) {
   return lease;
 }
 
+/** An options argument as the embedded pool takes it (lib/pool.js): absent, or a plain object
+ * (`{}` or `Object.create(null)`, in any realm) holding no key but `keys`. A mistyped key is
+ * refused, never dropped on the way to the server (an acquire would then lease from the whole
+ * pool). Returns the object (`{}` when absent). */
+function optionsOf(options, keys, what = "options") {
+  if (options === undefined) return {};
+  const proto = options !== null && typeof options === "object" && !Array.isArray(options) ? Object.getPrototypeOf(options) : undefined;
+  if (proto === undefined || (proto !== null && Object.getPrototypeOf(proto) !== null)) throw invalidArgument(`${what} must be a plain object`);
+  for (const k in options) if (!keys.includes(k)) throw invalidArgument(`unknown ${what === "options" ? "option" : "filter"} ${k} (it takes ${keys.join(", ")})`);
+  return options;
+}
+
+/** A group in options: absent, a name (the server checks its rules) or null. */
+function groupOf(g, name) {
+  if (g !== undefined && g !== null && typeof g !== "string") throw invalidArgument(`${name} must be a string or null`);
+  return g;
+}
+
 function leaseIdOf(lease) {
   if (!lease || typeof lease.leaseId !== "string" || lease.leaseId === "") throw invalidArgument("the lease has no leaseId: pass a lease this client's acquire or renew gave");
   return seg(lease.leaseId);
@@ -64,7 +82,8 @@ export class PoolClient {
   /** Registers a resource (idempotent); `group` (a name or null) moves a known one. True when it is new. */
   async register(kind, value, options) {
     const body = { kind, value };
-    if (options !== undefined && options !== null && options.group !== undefined) body.group = options.group;
+    const group = groupOf(optionsOf(options, ["group"]).group, "group");
+    if (group !== undefined) body.group = group;
     const r = await this.#t.request("register", { method: "POST", path: "/api/resources", body, idempotent: true, expect: { 200: true, 201: true } });
     return r.json.created === true;
   }
@@ -82,7 +101,8 @@ export class PoolClient {
    */
   async tryAcquire(context, options) {
     const body = { context };
-    if (options !== undefined && options !== null && options.groups !== undefined) body.groups = options.groups;
+    const { groups } = optionsOf(options, ["groups"]);
+    if (groups !== undefined) body.groups = groups; // the server checks the list (400 naming the entry)
     // Not idempotent: a second request after a lost answer would lease a second resource.
     const r = await this.#t.request("acquire", { method: "POST", path: "/api/leases", body, idempotent: false, expect: { 201: true, 409: "nothing-eligible" } });
     return r.status === 201 ? { lease: leaseOf(this, r.json) } : { lease: null, retryAfterMs: r.retryAfterMs ?? null };
@@ -128,7 +148,10 @@ export class PoolClient {
   }
 
   /** The dashboard view: resources with their cells (`group: null`: those with no group). */
-  async resources(filter = {}) {
+  async resources(filter) {
+    filter = optionsOf(filter, ["context", "state", "group"], "filter");
+    for (const k of ["context", "state"]) if (filter[k] !== undefined && typeof filter[k] !== "string") throw invalidArgument(`filter.${k} must be a string`);
+    groupOf(filter.group, "filter.group");
     const q = new URLSearchParams();
     if (filter.context !== undefined) q.set("context", filter.context);
     if (filter.state !== undefined) q.set("state", filter.state);

@@ -100,6 +100,12 @@ export function snapshotLimitFor(config) {
   return 2 ** 20 + config.maxCells * (640 + 40 * config.windowSize);
 }
 
+/** The largest `PUT /api/config` body read (operator only): a config is small but for
+ * `minGapMsByContext`, up to 4096 contexts of up to 256 UTF-8 bytes — about 1 MB as hostnames,
+ * 6 MiB with every character of every key `\u`-escaped — so it gets 8 MiB (or `bodyLimit`, if
+ * larger), where the other routes' bodies stay within `bodyLimit`. */
+const CONFIG_BODY_LIMIT = 8 * 2 ** 20;
+
 /** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them);
  * duplicate keys are refused. */
 async function jsonObject(request, limit) {
@@ -356,7 +362,7 @@ export async function createHandler(
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
     ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
       query(url, []);
-      return json(200, await host.setConfig(await jsonObject(req, bodyLimit)));
+      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))));
     }],
     ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>

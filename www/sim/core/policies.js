@@ -79,19 +79,21 @@ function splitPath(path) {
 }
 
 /**
- * The field an engine error names: its message starts with the field's path (`coolAfter must
- * be…`, `penalties.BLOCKED must be…`, `halfOpenCauses[0] must be…`, `minGapMsByContext.shop-us
- * must be…`, `coolAfter: invalid type…`). Returns the matching path of `paths`, or null (the
- * error is about the whole policy).
+ * The field an engine error names: its message starts with the field's path, then a space, a
+ * colon, a dot or a bracket (`coolAfter must be…`, `penalties.BLOCKED must be…`,
+ * `halfOpenCauses[0] must be…`, `minGapMsByContext.shop-us.example must be…` — a map's key is
+ * any context, dots and spaces included — `coolAfter: invalid type…`). Returns the longest such
+ * path of `paths`; else, for a key the form does not show (`penalties.NOPE`), a field of that
+ * table; else null (the error is about the whole policy).
  */
 export function fieldOfError(message, paths) {
-  // A map entry is named `map.key` (`penalties.BLOCKED`, `minGapMsByContext.shop-us`): a
-  // user-chosen key may hold any character but a space or a colon up to where the text goes on.
-  const m = /^([A-Za-z0-9_]+(?:\.[^\s:]+)?)(?:\[(?:\d+|"(?:[^"\\]|\\.)*")\])?[: ]/.exec(message ?? "");
-  if (!m) return null;
-  if (paths.includes(m[1])) return m[1];
-  const key = m[1].split(".")[0];
-  return paths.includes(key) ? key : (paths.find((p) => p.startsWith(`${key}.`)) ?? null);
+  const text = message ?? "";
+  const ends = (c) => c === undefined || c === " " || c === ":" || c === "." || c === "[";
+  let best = null;
+  for (const p of paths) if (text.startsWith(p) && ends(text[p.length]) && (best === null || p.length > best.length)) best = p;
+  if (best !== null) return best;
+  const key = /^([A-Za-z0-9_]+)[.[]/.exec(text)?.[1];
+  return key === undefined ? null : (paths.find((p) => p.startsWith(`${key}.`)) ?? null);
 }
 
 /**
