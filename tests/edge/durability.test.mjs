@@ -274,7 +274,9 @@ test("the event stream works on the edge: live events as Server-Sent Events", as
 test("event streams on the edge end after REPUTE_STREAM_MS, so subscribers that left free their places", async () => {
   // The object is not told when a subscriber disconnects: without a lifetime, 32 that left would
   // hold every place until the object is evicted.
-  const e = await edge(await folder(), { REPUTE_STREAM_MS: "400" });
+  // 3 s: all 32 must be open before the first ends (opening them took over 400 ms on a loaded
+  // machine, and the 33rd then found a place free).
+  const e = await edge(await folder(), { REPUTE_STREAM_MS: "3000" });
   try {
     const open = () => fetch(`${e.url}/regions/sse/api/events/stream`, { signal: AbortSignal.timeout(5000) });
     for (let i = 0; i < 32; i++) {
@@ -286,7 +288,7 @@ test("event streams on the edge end after REPUTE_STREAM_MS, so subscribers that 
     const full = await open();
     assert.equal(full.status, 503, "32 places taken");
     await full.text();
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 3200));
     const again = await open();
     assert.equal(again.status, 200, "the places are free again");
     const reader = again.body.getReader();
