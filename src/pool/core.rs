@@ -146,7 +146,10 @@ impl Core {
         let g = self.reg.get(res).group();
         let c = self.ctxs.get_mut(ctx);
         c.refresh(&self.cells, id, eligible);
-        if let Some(sub) = c.subs.get_mut(&g) {
+        // Most contexts are never asked by group: no lookup then.
+        if !c.subs.is_empty()
+            && let Some(sub) = c.subs.get_mut(&g)
+        {
             sub.refresh(&self.cells, id, eligible);
         }
         self.next_change_touched(res, Some(ctx));

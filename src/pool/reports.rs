@@ -57,7 +57,10 @@ impl Core {
             let c = self.cells.get(id).cell();
             (c.state == State::Cooling).then_some(c.cooldown_until).flatten()
         };
-        let capped = outcome.failure_type().is_some()
+        // At 100 % the cap never binds (a cell that would cool is not cooling, so fewer cells
+        // than the registered resources are): the common pool skips the count.
+        let capped = self.cfg.max_cooling_percent < 100
+            && outcome.failure_type().is_some()
             && self.cells.get(id).cell().would_cool(now, blocked, &self.cfg)
             && self.cooling_cap_reached(ctx);
         let cfg = &self.cfg;
