@@ -30,6 +30,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod ids;
 pub mod index;
 pub mod json;
 pub mod json_number;
@@ -56,6 +57,7 @@ pub use clock::{Clock, ManualClock};
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
+pub use ids::ResourceId;
 pub use pool::{
     BlockSpec, CellView, Filter, Floor, Lease, Pool, ProbeDue, ResourceDetail, ResourceView, Stats,
 };

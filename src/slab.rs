@@ -1,19 +1,27 @@
 //! `Slab<T>`: values addressed by small `u32` ids, with the ids of removed values reused, the
 //! most recently freed first (so a pool's ids, and through them its order of work and its
 //! snapshots, depend only on its history). The resources, the cells and the contexts are each
-//! stored in one. It knows nothing of what it stores.
+//! stored in one. Each id also has a generation, counting the values it has held (modulo
+//! `GENERATIONS`), so that a name made of (id, generation) stops naming anything once its value
+//! is removed, even when the id is given to another value (`ids.rs`). It knows nothing of what
+//! it stores.
+
+/// Generations count modulo this (2^21: an id and its generation fit a JavaScript number).
+pub const GENERATIONS: u32 = 1 << 21;
 
 #[derive(Debug, Clone)]
 pub struct Slab<T> {
     slots: Vec<Option<T>>,
     /// Freed ids, reused last-freed first.
     free: Vec<u32>,
+    /// Per id, how many values it has held before the current one (modulo `GENERATIONS`).
+    generations: Vec<u32>,
     live: u32,
 }
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
-        Slab { slots: Vec::new(), free: Vec::new(), live: 0 }
+        Slab { slots: Vec::new(), free: Vec::new(), generations: Vec::new(), live: 0 }
     }
 }
 
@@ -28,6 +36,7 @@ impl<T> Slab<T> {
             }
             None => {
                 self.slots.push(Some(value));
+                self.generations.push(0);
                 (self.slots.len() - 1) as u32
             }
         }
@@ -37,6 +46,8 @@ impl<T> Slab<T> {
     pub fn remove(&mut self, id: u32) -> T {
         let value = self.slots[id as usize].take().expect("live slab id");
         self.free.push(id);
+        let g = &mut self.generations[id as usize];
+        *g = (*g + 1) % GENERATIONS;
         self.live -= 1;
         value
     }
@@ -60,6 +71,21 @@ impl<T> Slab<T> {
 
     pub fn try_get_mut(&mut self, id: u32) -> Option<&mut T> {
         self.slots.get_mut(id as usize)?.as_mut()
+    }
+
+    /// The generation of `id`'s current (or next) value; 0 for an id never given.
+    #[inline]
+    pub fn generation(&self, id: u32) -> u32 {
+        self.generations.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// The value under `id` if `id` is live and its value is of generation `generation`.
+    #[inline]
+    pub fn try_get_at(&self, id: u32, generation: u32) -> Option<&T> {
+        if self.generation(id) != generation {
+            return None;
+        }
+        self.try_get(id)
     }
 
     pub fn is_live(&self, id: u32) -> bool {
@@ -92,7 +118,8 @@ impl<T> Slab<T> {
 
     /// Heap bytes of the table itself (not what the values point to).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Option<T>>() + self.free.capacity() * 4
+        self.slots.capacity() * std::mem::size_of::<Option<T>>()
+            + (self.free.capacity() + self.generations.capacity()) * 4
     }
 }
 
@@ -127,6 +154,21 @@ mod tests {
         assert!(s.try_get_mut(a).is_none() && s.is_empty());
         s.reserve(10);
         assert!(s.heap_bytes() >= 10 * std::mem::size_of::<Option<u64>>());
+    }
+
+    #[test]
+    fn a_generation_names_one_value_of_an_id() {
+        let mut s = Slab::default();
+        let a = s.insert("a");
+        assert_eq!(s.generation(a), 0);
+        assert_eq!(s.try_get_at(a, 0), Some(&"a"));
+        s.remove(a);
+        assert_eq!(s.try_get_at(a, 0), None, "removed");
+        assert_eq!(s.insert("b"), a, "the id is reused");
+        assert_eq!(s.generation(a), 1);
+        assert_eq!(s.try_get_at(a, 0), None, "the old generation names nothing");
+        assert_eq!(s.try_get_at(a, 1), Some(&"b"));
+        assert_eq!((s.generation(99), s.try_get_at(99, 0)), (0, None));
     }
 
     #[test]

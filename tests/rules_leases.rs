@@ -474,27 +474,44 @@ fn a_lease_outlives_its_resource_being_removed_and_registered_again() {
 }
 
 #[test]
-fn resource_handles_name_a_resource_until_a_deregistration() {
-    // What hosts that cache resources by number rely on (the WebAssembly facade).
+fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
+    // What hosts that name resources by number rely on (the WebAssembly facade).
     let mut h = Harness::new();
     h.reg("a");
     h.reg("b");
-    let ha = h.pool.resource_handle(Kind::Proxy, "a").expect("registered");
-    let hb = h.pool.resource_handle(Kind::Proxy, "b").expect("registered");
-    assert!(ha != 0 && hb != 0 && ha != hb);
-    assert_eq!(h.pool.resource_handle(Kind::Account, "a"), None, "kind is part of the name");
-    assert_eq!(h.pool.resource_handle(Kind::Proxy, "c"), None);
+    let ia = h.pool.resource_id(Kind::Proxy, "a").expect("registered");
+    let ib = h.pool.resource_id(Kind::Proxy, "b").expect("registered");
+    assert_ne!(ia, ib);
+    assert_eq!(h.pool.resource_id(Kind::Account, "a"), None, "kind is part of the name");
+    assert_eq!(h.pool.resource_id(Kind::Proxy, "c"), None);
     let lease = h.pool.acquire_resource(Kind::Proxy, "b", "x").unwrap().expect("free");
-    assert_eq!(h.pool.resource_handle(lease.kind, &lease.value), Some(hb), "the lease's own string");
-    let (kind, value) = h.pool.resource_by_handle(hb).expect("registered");
+    assert_eq!(h.pool.resource_id(lease.kind, &lease.value), Some(ib), "the lease's own string");
+    let (kind, value) = h.pool.resource_of(ib).expect("registered");
     assert_eq!((kind, &**value), (Kind::Proxy, "b"));
-    assert_eq!(h.pool.resource_by_handle(0), None);
-    assert_eq!(h.pool.resource_by_handle(u32::MAX), None);
-    // Deregistering ends the handle; the next registration may take its number.
+    // By id, the calls do what the string calls do.
+    h.pool.report_by_id(ib, "x", repute::Outcome::success()).unwrap();
+    h.pool.report(Kind::Proxy, "a", "x", repute::Outcome::success()).unwrap();
+    assert_eq!(h.cell("b", "x").consecutive_successes, 1);
+    assert_eq!(h.cell("b", "x").score, h.cell("a", "x").score);
+    let renewed = h.pool.renew_by_id(ib, "x".into(), lease.token).unwrap().expect("held");
+    assert_eq!(renewed.token, lease.token);
+    assert_eq!(h.pool.renew_by_id(ib, "y".into(), lease.token).unwrap(), None, "not the holder");
+    assert!(h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
+    assert!(!h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
+    // Deregistering "a" ends its id, also once "c" takes its slot: every call by it is
+    // refused and nothing changes, where a slot number alone would now name "c".
     assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
-    assert_eq!(h.pool.resource_by_handle(ha), None);
     h.reg("c");
-    assert_eq!(h.pool.resource_handle(Kind::Proxy, "c"), Some(ha), "the slot is reused");
-    assert_eq!(h.pool.resource_by_handle(ha).map(|(_, v)| &**v), Some("c"));
-    assert_eq!(h.pool.resource_by_handle(hb).map(|(_, v)| &**v), Some("b"), "others keep theirs");
+    let ic = h.pool.resource_id(Kind::Proxy, "c").expect("registered");
+    assert_eq!(ic.slot, ia.slot, "the slot is reused");
+    assert_ne!(ic, ia);
+    let before = h.pool.snapshot().unwrap();
+    assert!(matches!(h.pool.resource_of(ia), Err(Error::UnknownResource(_))));
+    let refused = h.pool.report_by_id(ia, "x", repute::Outcome::success());
+    assert!(matches!(refused, Err(Error::UnknownResource(_))), "{refused:?}");
+    assert!(matches!(h.pool.renew_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
+    assert!(matches!(h.pool.release_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
+    assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
+    assert_eq!(h.pool.resource_of(ic).map(|(_, v)| &**v).unwrap(), "c");
+    assert_eq!(h.pool.resource_of(ib).map(|(_, v)| &**v).unwrap(), "b", "others keep theirs");
 }

@@ -235,6 +235,8 @@ export function cryptoSeed() {
 }
 
 const NO_CONTEXT = 0xffffffff;
+/** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
+const SLOTS = 0x100000000;
 /** Equal to no argument a caller can pass. */
 const NOT_A_NAME = Symbol("no context yet");
 
@@ -256,8 +258,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #now;
     /** Context name → the engine's id for it (hot path passes numbers, not strings). */
     #contexts = new Map();
-    /** Resource handle → its value string (handles are small numbers: a dense array), and per
-     * kind value → handle. Every handle ends when a resource is deregistered. */
+    /** Resource id → its value string (by the id's low 32 bits, its slot plus one: a dense
+     * array), and per kind value → id. Forgotten whenever a resource is deregistered (the
+     * engine refuses a deregistered resource's id; a slot may hold another resource). */
     #values = [];
     #handles = [new Map(), new Map(), new Map()];
     /** Group names by the number the engine gives a lease's group (`leaseFields`); numbers are
@@ -320,8 +323,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** Keeps `value` as handle `h`'s value string (from register, or read once from a lease). */
     #remember(h, k, value) {
       const values = this.#values;
-      while (values.length <= h) values.push(undefined); // grows without holes
-      values[h] = value;
+      const i = h % SLOTS;
+      while (values.length <= i) values.push(undefined); // grows without holes
+      values[i] = value;
       this.#handles[k].set(value, h);
     }
 
@@ -369,7 +373,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const leasedAt = f[2];
       const expiresAt = f[3];
       const g = f[4];
-      let value = this.#values[h];
+      let value = this.#values[h % SLOTS];
       if (value === undefined) {
         value = r.leaseValue();
         this.#remember(h, kind, value);
@@ -405,8 +409,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const ms = latency(outcome.latencyMs);
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      if (id !== NO_CONTEXT && this.#raw.reportHandle(t, h, id, code, ms)) return;
-      this.#raw.report(t, k, value, context, code, ms);
+      if (id !== NO_CONTEXT) this.#raw.reportHandle(t, h, id, code, ms);
+      else this.#raw.report(t, k, value, context, code, ms);
     }
 
     renew(lease) {
@@ -416,9 +420,10 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      let renewed = id === NO_CONTEXT ? -1 : this.#raw.renewHandle(t, h, id, token);
-      if (renewed < 0) renewed = this.#raw.renew(t, k, value, context, token) ? 1 : 0;
-      if (renewed === 0) return null;
+      const renewed = id === NO_CONTEXT
+        ? this.#raw.renew(t, k, value, context, token)
+        : this.#raw.renewHandle(t, h, id, token);
+      if (!renewed) return null;
       let f = this.#fields;
       if (f.length === 0) f = this.#fields = this.#raw.leaseFields();
       const leasedAt = f[2];
@@ -435,8 +440,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      const released = id === NO_CONTEXT ? -1 : this.#raw.releaseHandle(t, h, id, token);
-      return released < 0 ? this.#raw.release(t, k, value, context, token) : released === 1;
+      return id === NO_CONTEXT
+        ? this.#raw.release(t, k, value, context, token)
+        : this.#raw.releaseHandle(t, h, id, token);
     }
 
     /** The context id for a call by handle (`known`: the id if interned): `NO_CONTEXT` when the

@@ -31,6 +31,7 @@ pub use self::core::Core;
 use counters::{CHANGES, GRANTS, Moves, READS};
 pub use floor::Floor;
 pub use leases::Lease;
+use std::rc::Rc;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
 use crate::check;
@@ -38,6 +39,7 @@ use crate::clock::Clock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
+use crate::ids::ResourceId;
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
@@ -67,6 +69,11 @@ impl std::fmt::Debug for Pool {
 
 fn unknown(kind: Kind, value: &str) -> Error {
     Error::UnknownResource(format!("{kind}/{} is not registered", redact(kind, value)))
+}
+
+#[inline(never)]
+fn stale(id: ResourceId) -> Error {
+    Error::UnknownResource(format!("resource id {} names no registered resource", id.to_f64()))
 }
 
 impl Pool {
@@ -115,6 +122,36 @@ impl Pool {
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
         self.core.reg.find(kind, value).ok_or_else(|| unknown(kind, value))
+    }
+
+    /// The slot `id` names, or `UNKNOWN_RESOURCE` when its resource was deregistered.
+    fn slot_of(&self, id: ResourceId) -> Result<u32> {
+        self.core.reg.slot_of(id).ok_or_else(|| stale(id))
+    }
+
+    /// Checks `context` as an argument unless it is the context of `slot`'s lease (checked
+    /// when it was acquired).
+    fn check_context_of(&self, slot: u32, context: &str) -> Result<()> {
+        match self.core.reg.get(slot).lease() {
+            Some(l) if *l.context == *context => Ok(()),
+            _ => check::context_arg(context),
+        }
+    }
+
+    /// The lease `(id, context, token)` names, as the string calls take it.
+    fn held(&self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Lease> {
+        let slot = self.slot_of(id)?;
+        self.check_context_of(slot, &context)?;
+        let r = self.core.reg.get(slot);
+        Ok(Lease {
+            kind: r.kind,
+            value: Rc::clone(&r.value),
+            group: None,
+            context,
+            token,
+            leased_at: 0,
+            expires_at: 0,
+        })
     }
 
     /// Checks a call's value and context as arguments, except what the pool already holds: a
@@ -229,6 +266,19 @@ impl Pool {
         let slot = self.check_named(kind, value, context)?;
         check::latency_arg(outcome.latency_ms())?;
         let slot = slot.ok_or_else(|| unknown(kind, value))?;
+        self.report_at(t, slot, context, outcome)
+    }
+
+    /// `report` by resource id; `UNKNOWN_RESOURCE` when the id is stale.
+    pub fn report_by_id(&mut self, id: ResourceId, context: &str, outcome: Outcome) -> Result<()> {
+        let t = self.read_clock()?;
+        let slot = self.slot_of(id)?;
+        self.check_context_of(slot, context)?;
+        check::latency_arg(outcome.latency_ms())?;
+        self.report_at(t, slot, context, outcome)
+    }
+
+    fn report_at(&mut self, t: Millis, slot: u32, context: &str, outcome: Outcome) -> Result<()> {
         let cell = self.core.locate_cell(slot, context);
         if cell.is_none() {
             self.core.check_cell_capacity()?;
@@ -243,11 +293,25 @@ impl Pool {
         self.apply(t, READS, |c, now| c.renew(lease, now))
     }
 
+    /// `renew` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
+    pub fn renew_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        let lease = self.held(id, context, token)?;
+        self.apply(t, READS, |c, now| c.renew(&lease, now))
+    }
+
     /// Ends the lease for its current holder; `false` otherwise.
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
         let t = self.read_clock()?;
         self.check_named(lease.kind, &lease.value, &lease.context)?;
         self.apply(t, CHANGES, |c, now| c.release(lease, now))
+    }
+
+    /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
+    pub fn release_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<bool> {
+        let t = self.read_clock()?;
+        let lease = self.held(id, context, token)?;
+        self.apply(t, CHANGES, |c, now| c.release(&lease, now))
     }
 
     /// Blocks a resource in every context, replacing any existing block.
@@ -384,20 +448,18 @@ impl Pool {
         self.apply(t, CHANGES, |c, now| c.set_config(cfg, now))
     }
 
-    /// A number naming a registered resource, for hosts that cache resources between calls
-    /// (the WebAssembly facade names them by number instead of passing strings): never 0, and
-    /// it names the same resource until any resource is deregistered, after which it may name
-    /// another (a host forgets its handles then). Reads no clock and changes nothing.
-    #[doc(hidden)]
-    pub fn resource_handle(&self, kind: Kind, value: &str) -> Option<u32> {
-        self.core.reg.find(kind, value).map(|slot| slot + 1)
+    /// The id of a registered resource, for hosts that name resources by number between calls
+    /// (`ids.rs`): it names this resource until it is deregistered, and nothing after, even
+    /// once its slot holds another resource. Reads no clock and changes nothing.
+    pub fn resource_id(&self, kind: Kind, value: &str) -> Option<ResourceId> {
+        self.core.reg.find(kind, value).map(|slot| self.core.reg.id_of(slot))
     }
 
-    /// The resource a `resource_handle` names, if it is still registered.
-    #[doc(hidden)]
-    pub fn resource_by_handle(&self, handle: u32) -> Option<(Kind, &std::rc::Rc<str>)> {
-        let slot = handle.checked_sub(1)?;
-        self.core.reg.try_get(slot).map(|r| (r.kind, &r.value))
+    /// The resource `id` names; `UNKNOWN_RESOURCE` once it was deregistered. Reads no clock.
+    pub fn resource_of(&self, id: ResourceId) -> Result<(Kind, &Rc<str>)> {
+        let slot = self.slot_of(id)?;
+        let r = self.core.reg.get(slot);
+        Ok((r.kind, &r.value))
     }
 
     /// The pure state, for benchmarks and diagnostics.

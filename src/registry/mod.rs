@@ -175,6 +175,17 @@ impl Registry {
         self.order.cursor = cursor;
     }
 
+    /// The id of the resource registered in `slot`.
+    pub fn id_of(&self, slot: u32) -> crate::ids::ResourceId {
+        crate::ids::ResourceId { slot, generation: self.slots.generation(slot) }
+    }
+
+    /// The slot of the resource `id` names, if it is still registered.
+    #[inline]
+    pub fn slot_of(&self, id: crate::ids::ResourceId) -> Option<u32> {
+        self.slots.try_get_at(id.slot, id.generation).map(|_| id.slot)
+    }
+
     /// The resource in `slot`, if one is registered there.
     pub fn try_get(&self, slot: u32) -> Option<&Resource> {
         self.slots.try_get(slot)

@@ -14,9 +14,9 @@
 //! groups) crosses as its names run together in one string and each name's length in UTF-16
 //! code units (what JavaScript's `length` counts), `NULL_GROUP` for `null`; a lease's group as
 //! a small number the JS side caches the name of (`leaseFields`). A resource handle is the
-//! engine's `resource_handle`: a small number (its registry slot plus one, so the JS side keeps
-//! its values in a dense array) that names the resource until any resource is deregistered,
-//! when the JS side forgets every handle; 0 means "no lease".
+//! engine's `ResourceId` as one number (`ids.rs`: its low 32 bits are the registry slot plus
+//! one, so the JS side can keep values in a dense array): it names the resource until it is
+//! deregistered, and calls by it are `UNKNOWN_RESOURCE` after that; 0 means "no lease".
 
 use std::rc::Rc;
 
@@ -31,6 +31,7 @@ use crate::check;
 use crate::clock::ManualClock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
+use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
@@ -94,6 +95,12 @@ fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
     lens.iter().map(|&n| (n != NULL_GROUP).then(|| cut(n))).collect()
 }
 
+/// A resource id from the number `ResourceId::to_f64` gave (any other: `UNKNOWN_RESOURCE`).
+fn resource_id(n: f64) -> Result<ResourceId, Error> {
+    ResourceId::from_f64(n)
+        .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
+}
+
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
@@ -147,7 +154,7 @@ impl RawPool {
             return 0.0;
         };
         // The lease's resource is registered: it was just granted or renewed.
-        let handle = self.pool.resource_handle(lease.kind, &lease.value).unwrap_or(0);
+        let handle = self.pool.resource_id(lease.kind, &lease.value).map_or(0.0, ResourceId::to_f64);
         let group = match &lease.group {
             None => 0.0,
             Some(g) => self.group_number(g),
@@ -160,7 +167,7 @@ impl RawPool {
             group,
         ];
         self.last = Some(lease);
-        f64::from(handle)
+        handle
     }
 
     /// The number of a lease's group name (never reused for another name), or -1 once the
@@ -178,11 +185,6 @@ impl RawPool {
         f64::from(id)
     }
 
-    /// The resource a handle names, if it is still registered.
-    fn resource(&self, handle: f64) -> Option<(Kind, Rc<str>)> {
-        self.pool.resource_by_handle(handle as u32).map(|(kind, value)| (kind, Rc::clone(value)))
-    }
-
     fn lease(&self) -> &Lease {
         self.last.as_ref().expect_throw("no lease to read")
     }
@@ -191,13 +193,9 @@ impl RawPool {
         self.contexts.get(id as usize).cloned()
     }
 
-    /// The lease `(handle, context id, token)` names, or `None` when a number is stale.
-    fn held_by_ids(&self, handle: f64, context: u32, token: f64) -> Result<Option<Lease>, Error> {
-        let token = token_of(token)?;
-        let (Some((kind, value)), Some(context)) = (self.resource(handle), self.context_name(context)) else {
-            return Ok(None);
-        };
-        Ok(Some(Lease { kind, value, group: None, context, token, leased_at: 0, expires_at: 0 }))
+    /// The context name an id stands for.
+    fn context_of(&self, id: u32) -> Result<Rc<str>, Error> {
+        self.context_name(id).ok_or_else(|| invalid_argument("unknown context id"))
     }
 
     fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
@@ -284,7 +282,7 @@ impl RawPool {
         if !self.at(now).register(k, value).map_err(js_error)? {
             return Ok(0.0);
         }
-        Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
+        Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
     }
 
     /// `register` with a `group` key (`None`: `null`, no group): returns as `register` does.
@@ -300,11 +298,11 @@ impl RawPool {
         if !self.at(now).register_in(k, value, Some(group.as_deref())).map_err(js_error)? {
             return Ok(0.0);
         }
-        Ok(self.pool.resource_handle(k, value).map_or(0.0, f64::from))
+        Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
     }
 
-    /// Removing a resource ends every handle (its slot may name the next resource registered):
-    /// the JS side forgets its cached handles when this returns true.
+    /// Removing a resource ends its id (`ids.rs`): calls by that id are `UNKNOWN_RESOURCE`
+    /// from then on, even once its slot holds another resource.
     pub fn deregister(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
         let k = kind(kind_code).map_err(js_error)?;
         self.at(now).deregister(k, value).map_err(js_error)
@@ -351,7 +349,7 @@ impl RawPool {
         self.at(now).report(k, value, context, o).map_err(js_error)
     }
 
-    /// `report` by handle and context id; false (nothing done) when either is unknown.
+    /// `report` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = reportHandle)]
     pub fn report_handle(
         &mut self,
@@ -360,13 +358,13 @@ impl RawPool {
         context: u32,
         code: u8,
         latency: f64,
-    ) -> JsResult<bool> {
-        let o = outcome(code, latency).map_err(js_error)?;
-        let (Some((k, value)), Some(name)) = (self.resource(handle), self.context_name(context)) else {
-            return Ok(false);
+    ) -> JsResult<()> {
+        let mut call = || -> Result<(), Error> {
+            let o = outcome(code, latency)?;
+            let name = self.context_of(context)?;
+            self.at(now).report_by_id(resource_id(handle)?, &name, o)
         };
-        self.at(now).report(k, &value, &name, o).map_err(js_error)?;
-        Ok(true)
+        call().map_err(js_error)
     }
 
     /// True when renewed (read the new expiry with `leaseExpiresAt`).
@@ -383,12 +381,15 @@ impl RawPool {
         Ok(self.keep(renewed) != 0.0)
     }
 
-    /// `renew` by handle and context id: 1 renewed, 0 not, -1 a number is stale.
+    /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = renewHandle)]
-    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<i32> {
-        let Some(held) = self.held_by_ids(handle, context, token).map_err(js_error)? else { return Ok(-1) };
-        let renewed = self.at(now).renew(&held).map_err(js_error)?;
-        Ok(i32::from(self.keep(renewed) != 0.0))
+    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+        let mut call = || -> Result<Option<Lease>, Error> {
+            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
+            self.at(now).renew_by_id(id, name, token)
+        };
+        let renewed = call().map_err(js_error)?;
+        Ok(self.keep(renewed) != 0.0)
     }
 
     pub fn release(
@@ -403,11 +404,14 @@ impl RawPool {
         self.at(now).release(&held).map_err(js_error)
     }
 
-    /// `release` by handle and context id: 1 released, 0 not, -1 a number is stale.
+    /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = releaseHandle)]
-    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<i32> {
-        let Some(held) = self.held_by_ids(handle, context, token).map_err(js_error)? else { return Ok(-1) };
-        self.at(now).release(&held).map(i32::from).map_err(js_error)
+    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+        let mut call = || -> Result<bool, Error> {
+            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
+            self.at(now).release_by_id(id, name, token)
+        };
+        call().map_err(js_error)
     }
 
     /// `seconds` NaN blocks permanently.

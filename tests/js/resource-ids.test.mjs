@@ -1,0 +1,72 @@
+// Resource ids through the WebAssembly facade (src/ids.rs): the number `register` and a lease
+// give for a resource is refused with UNKNOWN_RESOURCE once that resource is deregistered, also
+// when the next resource registered takes its slot — a call by the old number never reaches
+// the new resource. And the package's `Pool`, which caches these numbers, keeps addressing the
+// right resource across deregistrations.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { initSync, RawPool } from "../../pkg-scripts/pkg/repute.js";
+import { Pool } from "../../pkg-scripts/node.js";
+
+initSync({ module: readFileSync(new URL("../../pkg-scripts/pkg/repute_bg.wasm", import.meta.url)) });
+
+const PROXY = 0;
+const SUCCESS = 0;
+
+test("an id held across a deregistration and a registration in its slot is refused", () => {
+  const raw = new RawPool(undefined, undefined, 1);
+  const a = raw.register(1, PROXY, "a");
+  const b = raw.register(1, PROXY, "b");
+  assert.ok(a > 0 && b > 0 && a !== b);
+  const x = raw.context("x");
+  raw.reportHandle(2, a, x, SUCCESS, NaN);
+  assert.equal(raw.deregister(3, PROXY, "a"), true);
+  const c = raw.register(4, PROXY, "c");
+  assert.equal(c % 2 ** 32, a % 2 ** 32, "c takes a's slot");
+  assert.notEqual(c, a, "with another generation");
+  const before = raw.snapshot(5);
+  for (const call of [
+    () => raw.reportHandle(5, a, x, SUCCESS, NaN),
+    () => raw.renewHandle(5, a, x, 1),
+    () => raw.releaseHandle(5, a, x, 1),
+  ]) {
+    assert.throws(call, (e) => e instanceof Error && e.code === "UNKNOWN_RESOURCE");
+  }
+  assert.equal(raw.snapshot(5), before, "the refused calls changed nothing: c has no cell");
+  raw.reportHandle(6, c, x, SUCCESS, NaN);
+  const cells = JSON.parse(raw.resource(6, PROXY, "c")).cells;
+  assert.deepEqual(cells.map((cell) => cell.context), ["x"]);
+  assert.throws(() => raw.reportHandle(6, 0, x, SUCCESS, NaN), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.throws(() => raw.reportHandle(6, 1.5, x, SUCCESS, NaN), (e) => e.code === "UNKNOWN_RESOURCE");
+  raw.free();
+});
+
+test("the Pool's cached ids follow deregistrations", () => {
+  let t = 1000;
+  const pool = new Pool({ seed: 1, now: () => t });
+  pool.register("PROXY", "a");
+  const lease = pool.acquire("x");
+  assert.equal(lease.value, "a");
+  pool.deregister("PROXY", "a");
+  pool.register("PROXY", "c");
+  t += 1;
+  // The lease's resource is gone: its report names it, not the resource now in its slot.
+  assert.throws(
+    () => pool.report("PROXY", "a", "x", { ok: true }),
+    (e) => e.code === "UNKNOWN_RESOURCE" && /PROXY\/a/.test(e.message),
+  );
+  assert.equal(pool.release(lease), false);
+  assert.equal(pool.renew(lease), null);
+  assert.deepEqual(pool.resource("PROXY", "c").cells, []);
+  const next = pool.acquire("x");
+  assert.equal(next.value, "c");
+  pool.report("PROXY", "c", "x", { ok: true });
+  assert.equal(pool.release(next), true);
+  pool.deregister("PROXY", "c");
+  pool.register("PROXY", "d");
+  const third = pool.acquire("x");
+  assert.equal(third.value, "d", "a value read under a reused slot is the new resource's");
+  assert.equal(pool.release(third), true);
+  pool.free();
+});
