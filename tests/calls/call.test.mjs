@@ -315,6 +315,19 @@ test("the default hedge delay is the context's p95 latency from the pool's windo
   assert.equal(quiet.length, 1);
 });
 
+test("with groups, the default hedge delay is the p95 of the listed groups' resources only", async () => {
+  const { pool, timers, options } = setup({ n: 5 });
+  // p1, p2 fast in group "fast"; p3–p5 slow in "slow": the whole context's median p95 is 900.
+  for (const [v, g, ms] of [["p1", "fast", 100], ["p2", "fast", 100], ["p3", "slow", 900], ["p4", "slow", 900], ["p5", "slow", 900]]) {
+    pool.register("PROXY", v, { group: g });
+    for (let i = 0; i < 5; i++) pool.report("PROXY", v, "shop", { ok: true, latencyMs: ms });
+  }
+  const log = [];
+  const o = { ...options, groups: ["fast"], readOnly: true, hedge: { budget: new HedgeBudget() } };
+  await drive(timers, call(pool, "shop", timed(timers, [1000, 10], log), o), { stepMs: 5 });
+  assert.deepEqual(log.map((l) => l.at), [0, 100], "hedged after the fast tier's p95, not the context's 900");
+});
+
 test("a mutation is never hedged: hedge without readOnly is refused", async () => {
   const { pool } = setup();
   let ran = 0;

@@ -105,7 +105,7 @@ export async function call(host, context, attempt, options = {}) {
    * attempt starts on another resource, budget permitting; the first to deliver wins and the
    * other is cancelled (nothing reported for it). Gives the decisive run and the last number. */
   const hedgeRound = async (primary, number) => {
-    const delay = s.hedge.delayMs ?? (await guard(() => pool.p95(context))) ?? null;
+    const delay = s.hedge.delayMs ?? (await guard(() => pool.p95(context, s.acquire))) ?? null;
     if (delay === null || !s.budget.enabled) return { run: await primary.done, number };
     let timer;
     const waited = new Promise((resolve) => (timer = s.timers.setTimeout(() => resolve(null), delay)));

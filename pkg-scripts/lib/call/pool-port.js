@@ -6,7 +6,8 @@
 //   acquire(context, options)   → { lease: Lease | null, retryAfterMs? }  (options: { groups } or undefined)
 //   retryAfterMs(context, options, answer) → ms until something may be eligible, or undefined
 //   report(lease, context, outcome), release(lease), renew(lease) → Lease | null (null: refused)
-//   p95(context)                → the context's p95 latency (median of its cells'), or null
+//   p95(context, options)       → the context's p95 latency (median of its cells', of the listed
+//                                 groups' resources only with `groups`), or null
 //   name(lease)                 → the resource as events show it (credentials masked)
 //   renews                      → whether the pool renews leases at all
 //
@@ -37,10 +38,15 @@ export function poolPort(host) {
     report: async (lease, context, outcome) => host.report(lease.kind, lease.value, context, outcome),
     release: async (lease) => host.release(lease),
     renew: async (lease) => host.renew(lease),
-    async p95(context) {
+    async p95(context, options) {
       const views = (await host.resources?.({ context })) ?? [];
+      // With `groups`, only the resources the call may be given (a hedge goes to one of them).
+      const groups = options?.groups;
       const p95 = [];
-      for (const v of views) for (const c of v.cells) if (c.context === context && typeof c.p95LatencyMs === "number") p95.push(c.p95LatencyMs);
+      for (const v of views) {
+        if (groups && !groups.includes(v.group ?? null)) continue;
+        for (const c of v.cells) if (c.context === context && typeof c.p95LatencyMs === "number") p95.push(c.p95LatencyMs);
+      }
       p95.sort((a, b) => a - b);
       return p95.length === 0 ? null : p95[p95.length >> 1];
     },
