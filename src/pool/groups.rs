@@ -128,10 +128,10 @@ impl Core {
         self.emit(e);
     }
 
-    /// What group `g` offers context `ctx` (`None`: no cells there) now, with the expiries
-    /// due at `now` counted as if applied (they only add candidates).
-    fn offer(&mut self, ctx: Option<u32>, g: u32, now: Millis) -> Offer {
-        let (mut count, mut usable) = match ctx {
+    /// Group `g`'s candidates in context `ctx` (`None`: no cells there) as indexed now (its
+    /// indexes brought up to date): how many, and whether one is not held.
+    pub(crate) fn group_candidates(&mut self, ctx: Option<u32>, g: u32) -> (u64, bool) {
+        match ctx {
             Some(c) => {
                 self.sync_sub(c, g);
                 let sub = self.ctxs.get_mut(c).subs.get_mut(&g).expect("synced");
@@ -143,7 +143,13 @@ impl Core {
                 let n = u64::from(GroupUni::new(&self.reg, g).available());
                 (n, n > 0)
             }
-        };
+        }
+    }
+
+    /// What group `g` offers context `ctx` (`None`: no cells there) now, with the expiries
+    /// due at `now` counted as if applied (they only add candidates).
+    fn offer(&mut self, ctx: Option<u32>, g: u32, now: Millis) -> Offer {
+        let (mut count, mut usable) = self.group_candidates(ctx, g);
         if self.expiries.maybe_due(now) {
             let mut seen: Vec<u32> = Vec::new();
             for slot in self.due_slots(ctx, now) {
@@ -203,9 +209,7 @@ impl Core {
             return Ok(None);
         };
         let g = o.group;
-        // Expiries may have made the context (a first cell cannot appear by time, but its id
-        // is looked up again for clarity).
-        let ctx = self.ctxs.find(context);
+        // Time passing neither makes nor removes contexts: `ctx` still names this one.
         let floor = self.cfg.exploration_floor;
         let (sum, picked) = match ctx {
             Some(c) => {

@@ -76,20 +76,7 @@ impl Core {
         let ctx = self.ctxs.find(context);
         let mut best: Option<Millis> = None;
         for &g in groups {
-            let count = match ctx {
-                Some(c) => {
-                    self.sync_sub(c, g);
-                    let sub = self.ctxs.get_mut(c).subs.get_mut(&g).expect("synced");
-                    sub.ensure();
-                    sub.summary(1.0).count
-                }
-                None => {
-                    self.sync_group(g);
-                    u64::from(crate::index::universe::Universe::available(
-                        &crate::index::universe::GroupUni::new(&self.reg, g),
-                    ))
-                }
-            };
+            let (count, _) = self.group_candidates(ctx, g);
             if count > 0 {
                 return Some(now);
             }
