@@ -5,11 +5,12 @@
 
 mod common;
 
+use common::{ClockedPool, ManualClock};
 use common::{Harness, T0};
-use repute::{Error, Floor, ManualClock, Pool};
+use repute::{Error, Floor};
 
-fn restored(json: &str, floor: &Floor) -> Pool {
-    Pool::restore_above(json, None, floor, ManualClock::new(T0), repute::SeededRandom::new(1)).unwrap()
+fn restored(json: &str, floor: &Floor) -> ClockedPool {
+    ClockedPool::restore_above(json, None, floor, ManualClock::new(T0), repute::SeededRandom::new(1)).unwrap()
 }
 
 fn without_counters(json: &str) -> serde_json::Value {

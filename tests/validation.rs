@@ -9,9 +9,10 @@
 
 mod common;
 
+use common::{ClockedPool, ManualClock};
 use common::{Draws, Harness, T0};
 use repute::types::{CauseSet, PerFailure};
-use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
+use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Outcome};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -263,7 +264,7 @@ fn an_invalid_field_rejects_the_whole_patch() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"windowSize":0}"#).unwrap();
-    let r = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0);
+    let r = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0);
     assert!(matches!(r, Err(Error::InvalidConfig(_))), "{r:?}");
 }
 
@@ -659,15 +660,15 @@ fn base_snapshot() -> serde_json::Value {
     serde_json::from_str(&h.snapshot()).unwrap()
 }
 
-fn restore_value(v: &serde_json::Value) -> Result<Pool, Error> {
+fn restore_value(v: &serde_json::Value) -> Result<ClockedPool, Error> {
     restore_str(&v.to_string())
 }
 
-fn restore_str(json: &str) -> Result<Pool, Error> {
-    Pool::restore(json, None, ManualClock::new(T0), Draws::default().source())
+fn restore_str(json: &str) -> Result<ClockedPool, Error> {
+    ClockedPool::restore(json, None, ManualClock::new(T0), Draws::default().source())
 }
 
-fn expect_invalid_snapshot(r: Result<Pool, Error>, path: &str, what: &str) {
+fn expect_invalid_snapshot(r: Result<ClockedPool, Error>, path: &str, what: &str) {
     match r {
         Err(Error::InvalidSnapshot(msg)) => {
             assert!(msg.contains(path), "{what}: message {msg:?} must contain {path:?}")
@@ -986,7 +987,7 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"penalties":{"BLOCKED":1}}"#).unwrap();
-    let pool = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
     let want = Config {
         cool_after: 5,
         window_size: 7,
@@ -995,7 +996,7 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     };
     assert_eq!(*pool.config(), want);
     // Without an override the snapshot's config is used as is.
-    let pool = Pool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+    let pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
     assert_eq!(
         *pool.config(),
         Config { window_size: 7, penalties: PerFailure([30.0, 15.0, 10.0, 5.0, 9.0]), ..spec_defaults() }
@@ -1011,7 +1012,7 @@ fn a_smaller_window_size_on_restore_keeps_the_newest_outcomes() {
     }
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"windowSize":2}"#).unwrap();
-    let mut pool = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
     let snap: serde_json::Value = serde_json::from_str(&pool.snapshot().unwrap()).unwrap();
     assert_eq!(snap["cells"][0]["window"], serde_json::json!([["OK", 4], ["OK", 5]]));
     assert_eq!(snap["config"]["windowSize"], 2);
@@ -1027,12 +1028,12 @@ fn limits_smaller_than_the_snapshot_are_capacity_exceeded() {
     let json = h.snapshot();
     for patch in [r#"{"maxResources":1}"#, r#"{"maxCells":1}"#] {
         let p = ConfigPatch::from_json(patch).unwrap();
-        let r = Pool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0);
+        let r = ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0);
         assert!(matches!(r, Err(Error::CapacityExceeded(_))), "{patch}: {r:?}");
     }
     // Exactly at the limits: fine.
     let p = ConfigPatch::from_json(r#"{"maxResources":2,"maxCells":2}"#).unwrap();
-    assert!(Pool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0).is_ok());
+    assert!(ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0).is_ok());
 }
 
 /// A pool in a varied state: non-default config, kinds, escapes, cooling/recovering cells,
@@ -1072,11 +1073,11 @@ fn restore_then_snapshot_is_byte_identical() {
     h.at(125_000.0);
     let json = h.snapshot();
     let clock = ManualClock::new(T0 + 125_000.0);
-    let mut pool = Pool::restore(&json, None, clock, || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock, || 0.0).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     // Twice round.
     let again = pool.snapshot().unwrap();
-    let mut pool2 = Pool::restore(&again, None, ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool2 = ClockedPool::restore(&again, None, ManualClock::new(T0), || 0.0).unwrap();
     assert_eq!(pool2.snapshot().unwrap(), json);
 }
 
@@ -1087,7 +1088,7 @@ fn a_restored_pools_time_starts_at_taken_at() {
     let json = h.snapshot();
     // An earlier clock reading is treated as takenAt: the snapshot is unchanged, byte for byte.
     let clock = ManualClock::new(T0 + 5_000.0);
-    let mut pool = Pool::restore(&json, None, clock.clone(), || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock.clone(), || 0.0).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     assert_eq!(pool.stats().unwrap().now, T + 125_000);
     // A report at the earlier reading is stamped at takenAt, and cooldowns run from it.
@@ -1138,7 +1139,7 @@ fn restore_then_snapshot_is_byte_identical_over_random_histories() {
             }
         }
         let json = h.snapshot();
-        let mut pool = Pool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+        let mut pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
         assert_eq!(pool.snapshot().unwrap(), json, "round {round}");
     }
 }
