@@ -11,8 +11,7 @@ mod common;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::T0;
-use common::{ClockedPool, ManualClock};
+use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
 use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, RandomSource, SeededRandom};
 

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{Config, ConfigPatch, Error};
 
 const TWO_31: u64 = 1 << 31;

@@ -10,8 +10,7 @@ mod common;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::{ClockedPool, ManualClock};
-use common::{Rng, T0};
+use common::{ClockedPool, ManualClock, Rng, T0};
 use proptest::prelude::*;
 use repute::{BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Outcome};
 

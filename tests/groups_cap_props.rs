@@ -28,8 +28,7 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::T0;
-use common::{ClockedPool, ManualClock};
+use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
 use repute::{
     BlockSpec, Config, ConfigPatch, EventType, FailureType, Filter, Kind, Lease, Outcome, RandomSource,

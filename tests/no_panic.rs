@@ -8,8 +8,7 @@ mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use proptest::prelude::*;
 use repute::{BlockSpec, ConfigPatch, FailureType, Filter, Kind, Outcome};
 

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{Error, Floor};
 
 fn restored(json: &str, floor: &Floor) -> ClockedPool {

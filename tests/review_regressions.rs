@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{BlockSpec, Config, Error, FailureType, Kind, Outcome};
 
 #[test]

@@ -9,8 +9,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Draws, Harness, T0};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::registry::blocklist::Block;
 use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, ViewState};
 

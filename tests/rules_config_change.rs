@@ -9,8 +9,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::wasm::views_json;
 use repute::{ConfigPatch, Error, EventType, FailureType, Kind, Outcome};
 

@@ -14,8 +14,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{ConfigPatch, EventType, FailureType, Filter, Kind, PoolEvent, ViewState};
 
 use FailureType::{Blocked, ConnectionReset, Timeout};

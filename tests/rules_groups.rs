@@ -16,8 +16,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{EventType, FailureType, Filter, Kind, Lease, Outcome, ViewState};
 
 use FailureType::{Blocked, Timeout};

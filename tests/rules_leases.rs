@@ -8,8 +8,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Draws, Harness, T0};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::{BlockSpec, ConfigPatch, Error, EventType, FailureType, Filter, Kind, Lease};
 
 /// T0 as an integer instant.

@@ -10,8 +10,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{ConfigPatch, EventType, FailureType, Kind};
 
 use FailureType::Timeout;

@@ -14,8 +14,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Harness, Rng, T0};
+use common::{ClockedPool, Harness, ManualClock, Rng, T0};
 use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, ProbeDue};
 
 /// T0 as an integer instant.

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Draws, Harness, T0};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::{ConfigPatch, Error};
 
 const V2_DEFAULTS: &str = r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":100}"#;

@@ -9,10 +9,11 @@
 
 mod common;
 
-use common::{ClockedPool, ManualClock};
-use common::{Draws, Harness, T0};
+use std::rc::Rc;
+
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::types::{CauseSet, PerFailure};
-use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Outcome};
+use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Outcome, Pool};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -471,33 +472,45 @@ fn bad_clock_readings_fail_every_call_and_change_nothing() {
     let mut h = populated();
     let b = before(&mut h);
     let lease = h.view("q").lease.unwrap();
+    let q = h.pool.resource_id(Kind::Proxy, "q").unwrap();
+    let (ctx, token) = (Rc::clone(&lease.context), lease.token);
+    let patch = ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap();
+    let groups = [None, Some("g")];
     let two_52 = 4_503_599_627_370_496.0;
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, -0.5, two_52 + 1.0, 1e300] {
-        h.clock.set(bad);
-        let p = &mut h.pool;
+        // The engine's own API: the reading is each call's first argument, `now`.
+        let p: &mut Pool = &mut h.pool.pool;
         let w = |call: &str| format!("{call} with clock {bad}");
-        expect_invalid_argument(p.register(Kind::Proxy, "new"), &w("register"));
-        expect_invalid_argument(p.deregister(Kind::Proxy, "p"), &w("deregister"));
-        expect_invalid_argument(p.acquire("c"), &w("acquire"));
-        expect_invalid_argument(p.acquire_resource(Kind::Proxy, "p", "c"), &w("acqRes"));
-        expect_invalid_argument(p.report(Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
-        expect_invalid_argument(p.renew(&lease), &w("renew"));
-        expect_invalid_argument(p.release(&lease), &w("release"));
-        expect_invalid_argument(p.block(Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
-        expect_invalid_argument(p.unblock(Kind::Proxy, "p"), &w("unblock"));
-        expect_invalid_argument(p.snapshot(), &w("snapshot"));
-        expect_invalid_argument(p.stats(), &w("stats"));
-        expect_invalid_argument(p.resources(&Filter::default()), &w("resources"));
-        expect_invalid_argument(p.due_for_recovery_probe(), &w("probe"));
-        expect_invalid_argument(p.next_change_at("c"), &w("nextChangeAt"));
-        expect_invalid_argument(p.drain_events(), &w("drainEvents"));
+        expect_invalid_argument(p.register(bad, Kind::Proxy, "new"), &w("register"));
+        expect_invalid_argument(p.register_in(bad, Kind::Proxy, "new", Some(Some("g"))), &w("registerIn"));
+        expect_invalid_argument(p.deregister(bad, Kind::Proxy, "p"), &w("deregister"));
+        expect_invalid_argument(p.acquire(bad, "c"), &w("acquire"));
+        expect_invalid_argument(p.acquire_in(bad, "c", &groups), &w("acquireIn"));
+        expect_invalid_argument(p.acquire_resource(bad, Kind::Proxy, "p", "c"), &w("acqRes"));
+        expect_invalid_argument(p.report(bad, Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
+        expect_invalid_argument(p.report_by_id(bad, q, "c", Outcome::success()), &w("reportById"));
+        expect_invalid_argument(p.renew(bad, &lease), &w("renew"));
+        expect_invalid_argument(p.renew_by_id(bad, q, Rc::clone(&ctx), token), &w("renewById"));
+        expect_invalid_argument(p.release(bad, &lease), &w("release"));
+        expect_invalid_argument(p.release_by_id(bad, q, Rc::clone(&ctx), token), &w("releaseById"));
+        expect_invalid_argument(p.block(bad, Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
+        expect_invalid_argument(p.unblock(bad, Kind::Proxy, "p"), &w("unblock"));
+        expect_invalid_argument(p.snapshot(bad), &w("snapshot"));
+        expect_invalid_argument(p.snapshot_part(bad, None), &w("snapshotPart head"));
+        expect_invalid_argument(p.snapshot_part(bad, Some((Kind::Proxy, "p"))), &w("snapshotPart"));
+        expect_invalid_argument(p.stats(bad), &w("stats"));
+        expect_invalid_argument(p.resources(bad, &Filter::default()), &w("resources"));
+        expect_invalid_argument(p.resource(bad, Kind::Proxy, "p"), &w("resource"));
+        expect_invalid_argument(p.due_for_recovery_probe(bad), &w("probe"));
+        expect_invalid_argument(p.next_change_at(bad, "c"), &w("nextChangeAt"));
+        expect_invalid_argument(p.next_change_at_in(bad, "c", &groups), &w("nextChangeAtIn"));
+        expect_invalid_argument(p.drain_events(bad), &w("drainEvents"));
+        expect_invalid_argument(p.set_config(bad, &patch), &w("setConfig"));
     }
-    h.clock.set(T0);
     assert_unchanged(&mut h, &b, "bad clock");
     assert_eq!(h.view("q").lease, Some(lease), "the lease survived");
     // 2^52 exactly is a valid reading.
-    h.clock.set(two_52);
-    assert_eq!(h.pool.stats().unwrap().now, 1 << 52);
+    assert_eq!(h.pool.pool.stats(two_52).unwrap().now, 1 << 52);
 }
 
 #[test]
