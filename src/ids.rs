@@ -1,7 +1,9 @@
 //! Small copyable ids for the hot path: `ResourceId`, a registered resource's registry slot
 //! with that slot's generation (`slab.rs`), so that an id held across a deregistration is
 //! refused rather than taken for whatever resource the slot holds next. Hosts carry it as one
-//! JavaScript-safe number (`to_f64` / `from_f64`). It knows nothing of the registry.
+//! JavaScript-safe number (`to_f64` / `from_f64`); and `ContextId`, a context name interned by
+//! the pool (`pool/context_names.rs`), which names that context for the pool's life. It knows
+//! nothing of the registry.
 
 use crate::slab::GENERATIONS;
 
@@ -12,6 +14,10 @@ pub struct ResourceId {
     pub slot: u32,
     pub generation: u32,
 }
+
+/// A context name by the number `Pool::context_id` gave it (for the pool's life).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextId(pub u32);
 
 const LOW: f64 = 4_294_967_296.0;
 

@@ -57,7 +57,7 @@ pub use clock::{Clock, ManualClock};
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
-pub use ids::ResourceId;
+pub use ids::{ContextId, ResourceId};
 pub use pool::{
     BlockSpec, CellView, Filter, Floor, Lease, Pool, ProbeDue, ResourceDetail, ResourceView, Stats,
 };

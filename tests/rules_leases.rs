@@ -489,15 +489,19 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     let (kind, value) = h.pool.resource_of(ib).expect("registered");
     assert_eq!((kind, &**value), (Kind::Proxy, "b"));
     // By id, the calls do what the string calls do.
-    h.pool.report_by_id(ib, "x", repute::Outcome::success()).unwrap();
+    let x = h.pool.context_id("x").unwrap();
+    let y = h.pool.context_id("y").unwrap();
+    assert_eq!(h.pool.context_id("x").unwrap(), x, "one id per name");
+    assert_eq!(&**h.pool.context_name(y).unwrap(), "y");
+    h.pool.report_by_id(ib, x, repute::Outcome::success()).unwrap();
     h.pool.report(Kind::Proxy, "a", "x", repute::Outcome::success()).unwrap();
     assert_eq!(h.cell("b", "x").consecutive_successes, 1);
     assert_eq!(h.cell("b", "x").score, h.cell("a", "x").score);
-    let renewed = h.pool.renew_by_id(ib, "x".into(), lease.token).unwrap().expect("held");
+    let renewed = h.pool.renew_by_id(ib, x, lease.token).unwrap().expect("held");
     assert_eq!(renewed.token, lease.token);
-    assert_eq!(h.pool.renew_by_id(ib, "y".into(), lease.token).unwrap(), None, "not the holder");
-    assert!(h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
-    assert!(!h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
+    assert_eq!(h.pool.renew_by_id(ib, y, lease.token).unwrap(), None, "not the holder");
+    assert!(h.pool.release_by_id(ib, x, lease.token).unwrap());
+    assert!(!h.pool.release_by_id(ib, x, lease.token).unwrap());
     // Deregistering "a" ends its id, also once "c" takes its slot: every call by it is
     // refused and nothing changes, where a slot number alone would now name "c".
     assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
@@ -507,11 +511,34 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     assert_ne!(ic, ia);
     let before = h.pool.snapshot().unwrap();
     assert!(matches!(h.pool.resource_of(ia), Err(Error::UnknownResource(_))));
-    let refused = h.pool.report_by_id(ia, "x", repute::Outcome::success());
+    let refused = h.pool.report_by_id(ia, x, repute::Outcome::success());
     assert!(matches!(refused, Err(Error::UnknownResource(_))), "{refused:?}");
-    assert!(matches!(h.pool.renew_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
-    assert!(matches!(h.pool.release_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
+    assert!(matches!(h.pool.renew_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
+    assert!(matches!(h.pool.release_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
     assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
     assert_eq!(h.pool.resource_of(ic).map(|(_, v)| &**v).unwrap(), "c");
     assert_eq!(h.pool.resource_of(ib).map(|(_, v)| &**v).unwrap(), "b", "others keep theirs");
+}
+
+#[test]
+fn a_context_id_is_checked_once_and_names_its_context_for_the_pools_life() {
+    let mut h = Harness::new();
+    h.reg("a");
+    assert!(matches!(h.pool.context_id(""), Err(Error::InvalidArgument(_))), "checked as it enters");
+    let x = h.pool.context_id("x").unwrap();
+    let y = h.pool.context_id("y").unwrap();
+    assert_ne!(x, y);
+    let lease = h.pool.acquire_by_id(x).unwrap().expect("free");
+    assert_eq!(&*lease.context, "x");
+    assert_eq!(h.pool.acquire_by_id(y).unwrap(), None, "leased");
+    let a = h.pool.resource_id(Kind::Proxy, "a").unwrap();
+    h.pool.report_by_id(a, x, repute::Outcome::success()).unwrap();
+    assert!(h.pool.release_by_id(a, x, lease.token).unwrap());
+    // The context's cells go with its resource; its id stays.
+    assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
+    h.reg("b");
+    assert_eq!(h.pool.context_id("x").unwrap(), x);
+    assert_eq!(h.pool.acquire_by_id(x).unwrap().expect("free").value.as_ref(), "b");
+    let never = repute::ContextId(99);
+    assert!(matches!(h.pool.acquire_by_id(never), Err(Error::InvalidArgument(_))));
 }

@@ -70,3 +70,23 @@ test("the Pool's cached ids follow deregistrations", () => {
   assert.equal(pool.release(third), true);
   pool.free();
 });
+
+test("a context id is the engine's: checked once, stable, one acquire export", () => {
+  const raw = new RawPool(undefined, undefined, 1);
+  raw.register(1, PROXY, "a");
+  assert.equal(typeof raw.acquireNamed, "undefined", "no by-name twin of acquire");
+  assert.throws(() => raw.context(""), (e) => e.code === "INVALID_ARGUMENT");
+  const x = raw.context("x");
+  assert.equal(raw.context("y"), x + 1);
+  assert.equal(raw.context("x"), x, "the same id for the same name");
+  assert.throws(() => raw.acquire(2, 99), (e) => e.code === "INVALID_ARGUMENT", "an id never given");
+  const a = raw.acquire(2, x);
+  assert.ok(a > 0);
+  assert.equal(raw.releaseHandle(3, a, x, raw.leaseToken()), true);
+  raw.deregister(4, PROXY, "a");
+  raw.register(5, PROXY, "b");
+  assert.equal(raw.context("x"), x, "a context's id outlives its cells");
+  assert.ok(raw.acquire(6, x) > 0);
+  assert.equal(raw.leaseValue(), "b");
+  raw.free();
+});
