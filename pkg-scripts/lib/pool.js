@@ -255,8 +255,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
   class Pool {
     #raw;
     #now;
-    /** Context name → the engine's id for it (`Pool::context_id`, the same for the pool's
-     * life; the hot path passes numbers, not strings). */
+    /** Context name → the engine's id for it (`Pool::context_id`; the hot path passes
+     * numbers, not strings). As bounded as the engine's table: cleared when it forgets. */
     #contexts = new Map();
     /** Resource id → its value string (by the id's low 32 bits, its slot plus one: a dense
      * array), and per kind value → id. Forgotten whenever a resource is deregistered (the
@@ -270,7 +270,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lastKind = -1;
     #lastValue = undefined;
     #lastHandle = 0;
-    /** The context name last found interned, and its id (ids are never taken back). */
+    /** The context name last found interned, and its id (forgotten with `#contexts`). */
     #lastContext = NOT_A_NAME;
     #lastContextId = 0;
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
@@ -300,11 +300,18 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now)]);
     }
 
-    /** The engine's id of a well-formed context name (the engine checks its rules once). */
+    /** The engine's id of a well-formed context name (the engine checks its rules once). A
+     * negative answer: the engine forgot the names of contexts holding nothing to make room
+     * (src/pool/context_names.rs), so the ids cached here may name nothing now. */
     #context(name) {
       let id = this.#contexts.get(name);
       if (id === undefined) {
         id = this.#raw.context(name);
+        if (id < 0) {
+          id = -id;
+          this.#contexts.clear();
+          this.#lastContext = NOT_A_NAME;
+        }
         this.#contexts.set(name, id);
       }
       return id;

@@ -46,6 +46,7 @@ use crate::redact::redact;
 use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis, Outcome};
 use context_names::ContextNames;
+pub use context_names::{Interned, MIN_SWEEP};
 
 /// How long a block lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -240,10 +241,13 @@ impl Pool {
         self.acquire_at(t, &name, known)
     }
 
-    /// The id of a context name, for calls by id: the name is checked once, here, and the id
-    /// names it for the pool's life. Reads no clock and changes no state of the pool's.
-    pub fn context_id(&mut self, name: &str) -> Result<ContextId> {
-        self.contexts.intern(name)
+    /// The id of a context name, for calls by id: the name is checked once, here. The id names
+    /// the context while the pool holds a cell or a lease in it, and after that until the table of names
+    /// fills up (`context_names.rs`; `Interned::forgot` says when this call forgot other
+    /// names). Reads no clock and changes no state that a snapshot or view shows.
+    pub fn context_id(&mut self, name: &str) -> Result<Interned> {
+        let core = &self.core;
+        self.contexts.intern(name, |f| core.contexts_in_use(f))
     }
 
     /// The name a `context_id` stands for.

@@ -98,6 +98,11 @@ fn resource_id(n: f64) -> Result<ResourceId, Error> {
         .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
 }
 
+/// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
+fn context_id(n: f64) -> Result<ContextId, Error> {
+    ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
+}
+
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
@@ -243,10 +248,14 @@ impl RawPool {
         Ok(crate::redact::redact(k, value).into_owned())
     }
 
-    /// The engine's id of a context name (`Pool::context_id`): checked once, here, and the
-    /// same name for the pool's life, so the JS side caches it and the hot path passes it.
-    pub fn context(&mut self, name: &str) -> JsResult<u32> {
-        self.pool.context_id(name).map(|c| c.0).map_err(js_error)
+    /// The engine's id of a context name (`Pool::context_id`) as one number, checked once,
+    /// here; the JS side caches it and the hot path passes it. Negative (the id's number,
+    /// negated) when this call made the engine forget unused names: the JS side then forgets
+    /// its cached ids, which may name nothing now.
+    pub fn context(&mut self, name: &str) -> JsResult<f64> {
+        let got = self.pool.context_id(name).map_err(js_error)?;
+        let n = got.id.to_f64();
+        Ok(if got.forgot { -n } else { n })
     }
 
     /// The new resource's handle, 0 when it was registered already: the JS side keeps the
@@ -283,8 +292,8 @@ impl RawPool {
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: u32) -> JsResult<f64> {
-        let lease = self.at(now).acquire_by_id(ContextId(context)).map_err(js_error)?;
+    pub fn acquire(&mut self, now: f64, context: f64) -> JsResult<f64> {
+        let lease = self.at(now).acquire_by_id(context_id(context).map_err(js_error)?).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
@@ -321,13 +330,13 @@ impl RawPool {
         &mut self,
         now: f64,
         handle: f64,
-        context: u32,
+        context: f64,
         code: u8,
         latency: f64,
     ) -> JsResult<()> {
         let mut call = || -> Result<(), Error> {
             let o = outcome(code, latency)?;
-            self.at(now).report_by_id(resource_id(handle)?, ContextId(context), o)
+            self.at(now).report_by_id(resource_id(handle)?, context_id(context)?, o)
         };
         call().map_err(js_error)
     }
@@ -348,10 +357,10 @@ impl RawPool {
 
     /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = renewHandle)]
-    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    pub fn renew_handle(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<Option<Lease>, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
-            self.at(now).renew_by_id(id, ContextId(context), token)
+            self.at(now).renew_by_id(id, context_id(context)?, token)
         };
         let renewed = call().map_err(js_error)?;
         Ok(self.keep(renewed) != 0.0)
@@ -371,10 +380,10 @@ impl RawPool {
 
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = releaseHandle)]
-    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    pub fn release_handle(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<bool, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
-            self.at(now).release_by_id(id, ContextId(context), token)
+            self.at(now).release_by_id(id, context_id(context)?, token)
         };
         call().map_err(js_error)
     }
