@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::rc::Rc;
-
 use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::types::{CauseSet, PerFailure};
 use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Outcome, Pool};
@@ -470,10 +468,10 @@ fn bad_latencies_are_invalid_arguments_and_change_nothing() {
 #[test]
 fn bad_clock_readings_fail_every_call_and_change_nothing() {
     let mut h = populated();
+    let q = h.pool.resource_id(Kind::Proxy, "q").unwrap();
+    let (ctx, token) = (h.pool.context_id("c").unwrap().id, h.view("q").lease.unwrap().token);
     let b = before(&mut h);
     let lease = h.view("q").lease.unwrap();
-    let q = h.pool.resource_id(Kind::Proxy, "q").unwrap();
-    let (ctx, token) = (Rc::clone(&lease.context), lease.token);
     let patch = ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap();
     let groups = [None, Some("g")];
     let two_52 = 4_503_599_627_370_496.0;
@@ -488,11 +486,11 @@ fn bad_clock_readings_fail_every_call_and_change_nothing() {
         expect_invalid_argument(p.acquire_in(bad, "c", &groups), &w("acquireIn"));
         expect_invalid_argument(p.acquire_resource(bad, Kind::Proxy, "p", "c"), &w("acqRes"));
         expect_invalid_argument(p.report(bad, Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
-        expect_invalid_argument(p.report_by_id(bad, q, "c", Outcome::success()), &w("reportById"));
+        expect_invalid_argument(p.report_by_id(bad, q, ctx, Outcome::success()), &w("reportById"));
         expect_invalid_argument(p.renew(bad, &lease), &w("renew"));
-        expect_invalid_argument(p.renew_by_id(bad, q, Rc::clone(&ctx), token), &w("renewById"));
+        expect_invalid_argument(p.renew_by_id(bad, q, ctx, token), &w("renewById"));
         expect_invalid_argument(p.release(bad, &lease), &w("release"));
-        expect_invalid_argument(p.release_by_id(bad, q, Rc::clone(&ctx), token), &w("releaseById"));
+        expect_invalid_argument(p.release_by_id(bad, q, ctx, token), &w("releaseById"));
         expect_invalid_argument(p.block(bad, Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
         expect_invalid_argument(p.unblock(bad, Kind::Proxy, "p"), &w("unblock"));
         expect_invalid_argument(p.snapshot(bad), &w("snapshot"));

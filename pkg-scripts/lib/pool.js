@@ -234,7 +234,6 @@ export function cryptoSeed() {
   return (words[0] & 0x1fffff) * 0x100000000 + words[1];
 }
 
-const NO_CONTEXT = 0xffffffff;
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
 const SLOTS = 0x100000000;
 /** Equal to no argument a caller can pass. */
@@ -256,7 +255,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
   class Pool {
     #raw;
     #now;
-    /** Context name → the engine's id for it (hot path passes numbers, not strings). */
+    /** Context name → the engine's id for it (`Pool::context_id`; the hot path passes
+     * numbers, not strings). As bounded as the engine's table: cleared when it forgets. */
     #contexts = new Map();
     /** Resource id → its value string (by the id's low 32 bits, its slot plus one: a dense
      * array), and per kind value → id. Forgotten whenever a resource is deregistered (the
@@ -270,7 +270,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lastKind = -1;
     #lastValue = undefined;
     #lastHandle = 0;
-    /** The context name last found interned, and its id (ids are never taken back). */
+    /** The context name last found interned, and its id (forgotten with `#contexts`). */
     #lastContext = NOT_A_NAME;
     #lastContextId = 0;
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
@@ -300,11 +300,19 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now)]);
     }
 
+    /** The engine's id of a well-formed context name (the engine checks its rules once). A
+     * negative answer: the engine forgot the names of contexts holding nothing to make room
+     * (src/pool/context_names.rs), so the ids cached here may name nothing now. */
     #context(name) {
       let id = this.#contexts.get(name);
       if (id === undefined) {
         id = this.#raw.context(name);
-        if (id !== NO_CONTEXT) this.#contexts.set(name, id);
+        if (id < 0) {
+          id = -id;
+          this.#contexts.clear();
+          this.#lastContext = NOT_A_NAME;
+        }
+        this.#contexts.set(name, id);
       }
       return id;
     }
@@ -349,8 +357,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
         }
       }
       const id = this.#contextOf(context, "context") ?? this.#context(context);
-      const t = this.#now();
-      const h = id === NO_CONTEXT ? this.#raw.acquireNamed(t, context) : this.#raw.acquire(t, id);
+      const h = this.#raw.acquire(this.#now(), id);
       return h === 0 ? null : this.#lease(h, context);
     }
 
@@ -409,7 +416,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const ms = latency(outcome.latencyMs);
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      if (id !== NO_CONTEXT) this.#raw.reportHandle(t, h, id, code, ms);
+      if (id !== undefined) this.#raw.reportHandle(t, h, id, code, ms);
       else this.#raw.report(t, k, value, context, code, ms);
     }
 
@@ -420,7 +427,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      const renewed = id === NO_CONTEXT
+      const renewed = id === undefined
         ? this.#raw.renew(t, k, value, context, token)
         : this.#raw.renewHandle(t, h, id, token);
       if (!renewed) return null;
@@ -440,15 +447,15 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const known = this.#contextOf(context, "lease.context");
       const t = this.#now();
       const id = this.#idFor(h, known, context);
-      return id === NO_CONTEXT
+      return id === undefined
         ? this.#raw.release(t, k, value, context, token)
         : this.#raw.releaseHandle(t, h, id, token);
     }
 
-    /** The context id for a call by handle (`known`: the id if interned): `NO_CONTEXT` when the
-     * resource has no handle yet or the context table is full; the call then goes by name. */
+    /** The context id for a call by resource id (`known`: the id if interned), or `undefined`
+     * when the resource has no id here yet: the call then goes by name. */
     #idFor(h, known, context) {
-      return h === undefined ? NO_CONTEXT : (known ?? this.#context(context));
+      return h === undefined ? undefined : (known ?? this.#context(context));
     }
 
     /** `value`'s handle when a lease has named it (so it is a well-formed string already),

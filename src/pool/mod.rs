@@ -15,6 +15,7 @@
 //! before anything changes too (`counters.rs`).
 
 mod admin;
+mod context_names;
 mod core;
 mod counters;
 mod durable;
@@ -42,11 +43,13 @@ use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
-use crate::ids::ResourceId;
+use crate::ids::{ContextId, ResourceId};
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis, Outcome};
+use context_names::ContextNames;
+pub use context_names::{Interned, MIN_SWEEP};
 
 /// How long a block lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,6 +63,8 @@ pub enum BlockSpec {
 /// A reputation pool with its host random source (the clock's readings come with each call).
 pub struct Pool {
     core: Core,
+    /// Context names interned for calls by id (not durable).
+    contexts: ContextNames,
     random: Box<dyn RandomSource>,
 }
 
@@ -82,7 +87,7 @@ impl Pool {
     /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
     pub fn new(config: Config, random: impl RandomSource + 'static) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool { core: Core::new(config, 0), random: Box::new(random) })
+        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
@@ -110,7 +115,7 @@ impl Pool {
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, random: Box::new(random) })
+        Ok(Pool { core, contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -122,19 +127,10 @@ impl Pool {
         self.core.reg.slot_of(id).ok_or_else(|| stale(id))
     }
 
-    /// Checks `context` as an argument unless it is the context of `slot`'s lease (checked
-    /// when it was acquired).
-    fn check_context_of(&self, slot: u32, context: &str) -> Result<()> {
-        match self.core.reg.get(slot).lease() {
-            Some(l) if *l.context == *context => Ok(()),
-            _ => check::context_arg(context),
-        }
-    }
-
     /// The lease `(id, context, token)` names, as the string calls take it.
-    fn held(&self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Lease> {
+    fn held(&self, id: ResourceId, context: ContextId, token: u64) -> Result<Lease> {
         let slot = self.slot_of(id)?;
-        self.check_context_of(slot, &context)?;
+        let context = Rc::clone(self.contexts.name(context)?);
         let r = self.core.reg.get(slot);
         Ok(Lease {
             kind: r.kind,
@@ -228,6 +224,32 @@ impl Pool {
         if known.is_none() {
             check::context_arg(context)?;
         }
+        self.acquire_at(t, context, known)
+    }
+
+    /// `acquire` in the context `context_id` gave.
+    pub fn acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let name = Rc::clone(self.contexts.name(context)?);
+        let known = self.core.ctxs.find(&name);
+        self.acquire_at(t, &name, known)
+    }
+
+    /// The id of a context name, for calls by id: the name is checked once, here. The id names
+    /// the context while the pool holds a cell or a lease in it, and after that until the table of names
+    /// fills up (`context_names.rs`; `Interned::forgot` says when this call forgot other
+    /// names). Reads no clock and changes no state that a snapshot or view shows.
+    pub fn context_id(&mut self, name: &str) -> Result<Interned> {
+        let core = &self.core;
+        self.contexts.intern(name, |f| core.contexts_in_use(f))
+    }
+
+    /// The name a `context_id` stands for.
+    pub fn context_name(&self, context: ContextId) -> Result<&Rc<str>> {
+        self.contexts.name(context)
+    }
+
+    fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
@@ -282,12 +304,18 @@ impl Pool {
     }
 
     /// `report` by resource id; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn report_by_id(&mut self, now: f64, id: ResourceId, context: &str, outcome: Outcome) -> Result<()> {
+    pub fn report_by_id(
+        &mut self,
+        now: f64,
+        id: ResourceId,
+        context: ContextId,
+        outcome: Outcome,
+    ) -> Result<()> {
         let t = check::clock_reading(now)?;
         let slot = self.slot_of(id)?;
-        self.check_context_of(slot, context)?;
+        let name = Rc::clone(self.contexts.name(context)?);
         check::latency_arg(outcome.latency_ms())?;
-        self.report_at(t, slot, context, outcome)
+        self.report_at(t, slot, &name, outcome)
     }
 
     fn report_at(&mut self, t: Millis, slot: u32, context: &str, outcome: Outcome) -> Result<()> {
@@ -310,7 +338,7 @@ impl Pool {
         &mut self,
         now: f64,
         id: ResourceId,
-        context: Rc<str>,
+        context: ContextId,
         token: u64,
     ) -> Result<Option<Lease>> {
         let t = check::clock_reading(now)?;
@@ -326,7 +354,13 @@ impl Pool {
     }
 
     /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn release_by_id(&mut self, now: f64, id: ResourceId, context: Rc<str>, token: u64) -> Result<bool> {
+    pub fn release_by_id(
+        &mut self,
+        now: f64,
+        id: ResourceId,
+        context: ContextId,
+        token: u64,
+    ) -> Result<bool> {
         let t = check::clock_reading(now)?;
         let lease = self.held(id, context, token)?;
         self.apply(t, CHANGES, |c, now| c.release(&lease, now))

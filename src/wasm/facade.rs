@@ -1,8 +1,9 @@
 //! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
 //! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
 //! its first argument (the JS side reads `now()`; no call back into JS), and `acquire`,
-//! `report`, `renew` and `release` can name the resource and the context by small numbers the
-//! JS side caches (`handle`, `context`), so the hot path passes no strings. Bulk results are
+//! `report`, `renew` and `release` name the resource and the context by the engine's ids
+//! (`ids.rs`), which the JS side caches (`handle`, `context`), so the hot path passes no
+//! strings; the facade keeps no table of its own. Bulk results are
 //! JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
 //! the host a quarter of an acquire + report + release cycle. Object shapes and argument types
 //! are the package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users
@@ -30,17 +31,13 @@ use super::views_json;
 use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
-use crate::ids::ResourceId;
+use crate::ids::{ContextId, ResourceId};
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
 type JsResult<T> = Result<T, JsValue>;
 
-/// Contexts interned for the hot path, at most; beyond that, contexts go by name.
-const MAX_CONTEXT_IDS: usize = 4096;
-/// `context()` when the table is full.
-const NO_CONTEXT: u32 = u32::MAX;
 /// Group names numbered for leases, at most; beyond that, a lease's group is read by name.
 const MAX_GROUP_IDS: usize = 4096;
 /// The length that stands for `null` in a `groups` list.
@@ -100,6 +97,11 @@ fn resource_id(n: f64) -> Result<ResourceId, Error> {
         .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
 }
 
+/// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
+fn context_id(n: f64) -> Result<ContextId, Error> {
+    ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
+}
+
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
@@ -109,9 +111,6 @@ pub struct RawPool {
     pool: Pool,
     /// The lease of the last call that returned one, read by the `lease*` getters.
     last: Option<Lease>,
-    /// Interned context names, by id.
-    contexts: Vec<Rc<str>>,
-    context_ids: FxHashMap<Rc<str>, u32>,
     /// The string table of the last drained events, until read.
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
@@ -128,8 +127,6 @@ impl RawPool {
         RawPool {
             pool,
             last: None,
-            contexts: Vec::new(),
-            context_ids: FxHashMap::default(),
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
@@ -177,15 +174,6 @@ impl RawPool {
 
     fn lease(&self) -> &Lease {
         self.last.as_ref().expect_throw("no lease to read")
-    }
-
-    fn context_name(&self, id: u32) -> Option<Rc<str>> {
-        self.contexts.get(id as usize).cloned()
-    }
-
-    /// The context name an id stands for.
-    fn context_of(&self, id: u32) -> Result<Rc<str>, Error> {
-        self.context_name(id).ok_or_else(|| invalid_argument("unknown context id"))
     }
 
     fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
@@ -241,19 +229,14 @@ impl RawPool {
         Ok(crate::redact::redact(k, value).into_owned())
     }
 
-    /// The id of a context name for the hot path (`NO_CONTEXT` once the table is full).
-    pub fn context(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.context_ids.get(name) {
-            return id;
-        }
-        if self.contexts.len() >= MAX_CONTEXT_IDS {
-            return NO_CONTEXT;
-        }
-        let name: Rc<str> = Rc::from(name);
-        let id = self.contexts.len() as u32;
-        self.contexts.push(Rc::clone(&name));
-        self.context_ids.insert(name, id);
-        id
+    /// The engine's id of a context name (`Pool::context_id`) as one number, checked once,
+    /// here; the JS side caches it and the hot path passes it. Negative (the id's number,
+    /// negated) when this call made the engine forget unused names: the JS side then forgets
+    /// its cached ids, which may name nothing now.
+    pub fn context(&mut self, name: &str) -> JsResult<f64> {
+        let got = self.pool.context_id(name).map_err(js_error)?;
+        let n = got.id.to_f64();
+        Ok(if got.forgot { -n } else { n })
     }
 
     /// The new resource's handle, 0 when it was registered already: the JS side keeps the
@@ -290,16 +273,8 @@ impl RawPool {
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: u32) -> JsResult<f64> {
-        let name =
-            self.context_name(context).ok_or_else(|| js_error(invalid_argument("unknown context id")))?;
-        let lease = self.pool.acquire(now, &name).map_err(js_error)?;
-        Ok(self.keep(lease))
-    }
-
-    #[wasm_bindgen(js_name = acquireNamed)]
-    pub fn acquire_named(&mut self, now: f64, context: &str) -> JsResult<f64> {
-        let lease = self.pool.acquire(now, context).map_err(js_error)?;
+    pub fn acquire(&mut self, now: f64, context: f64) -> JsResult<f64> {
+        let lease = self.pool.acquire_by_id(now, context_id(context).map_err(js_error)?).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
@@ -336,14 +311,13 @@ impl RawPool {
         &mut self,
         now: f64,
         handle: f64,
-        context: u32,
+        context: f64,
         code: u8,
         latency: f64,
     ) -> JsResult<()> {
         let mut call = || -> Result<(), Error> {
             let o = outcome(code, latency)?;
-            let name = self.context_of(context)?;
-            self.pool.report_by_id(now, resource_id(handle)?, &name, o)
+            self.pool.report_by_id(now, resource_id(handle)?, context_id(context)?, o)
         };
         call().map_err(js_error)
     }
@@ -364,10 +338,10 @@ impl RawPool {
 
     /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = renewHandle)]
-    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    pub fn renew_handle(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
-            self.pool.renew_by_id(now, id, name, token)
+            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            self.pool.renew_by_id(now, id, context_id(context)?, token)
         };
         let renewed = call().map_err(js_error)?;
         Ok(self.keep(renewed) != 0.0)
@@ -387,10 +361,10 @@ impl RawPool {
 
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     #[wasm_bindgen(js_name = releaseHandle)]
-    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    pub fn release_handle(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<bool, Error> {
-            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
-            self.pool.release_by_id(now, id, name, token)
+            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            self.pool.release_by_id(now, id, context_id(context)?, token)
         };
         call().map_err(js_error)
     }

@@ -2,16 +2,14 @@
 //! reading as its first argument (`now`); this wrapper reads its clock exactly once per call
 //! and passes the reading, unvalidated, so tests written against a clock (a `ManualClock` they
 //! move, or a closure returning NaN to see the reading refused) call the pool as they did.
-//! Calls that read no time (`config`, `resource_id`, `core`, `check_invariants`, …) go
+//! Calls that read no time (`config`, `context_id`, `resource_id`, `core`, `check_invariants`, …) go
 //! through `Deref` to the pool itself.
 
-use std::ops::{Deref, DerefMut};
-use std::rc::Rc;
-
 use repute::{
-    BlockSpec, Config, ConfigPatch, Filter, Floor, Kind, Lease, Millis, Outcome, Pool, PoolEvent, ProbeDue,
-    RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
+    BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Outcome, Pool, PoolEvent,
+    ProbeDue, RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
 };
+use std::ops::{Deref, DerefMut};
 
 use super::clock::Clock;
 
@@ -100,6 +98,11 @@ impl ClockedPool {
         self.pool.acquire(now, context)
     }
 
+    pub fn acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.acquire_by_id(now, context)
+    }
+
     pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
         let now = self.now();
         self.pool.acquire_in(now, context, groups)
@@ -115,7 +118,7 @@ impl ClockedPool {
         self.pool.report(now, kind, value, context, outcome)
     }
 
-    pub fn report_by_id(&mut self, id: ResourceId, context: &str, outcome: Outcome) -> Result<()> {
+    pub fn report_by_id(&mut self, id: ResourceId, context: ContextId, outcome: Outcome) -> Result<()> {
         let now = self.now();
         self.pool.report_by_id(now, id, context, outcome)
     }
@@ -125,7 +128,7 @@ impl ClockedPool {
         self.pool.renew(now, lease)
     }
 
-    pub fn renew_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Option<Lease>> {
+    pub fn renew_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<Option<Lease>> {
         let now = self.now();
         self.pool.renew_by_id(now, id, context, token)
     }
@@ -135,7 +138,7 @@ impl ClockedPool {
         self.pool.release(now, lease)
     }
 
-    pub fn release_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<bool> {
+    pub fn release_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<bool> {
         let now = self.now();
         self.pool.release_by_id(now, id, context, token)
     }

@@ -70,3 +70,61 @@ test("the Pool's cached ids follow deregistrations", () => {
   assert.equal(pool.release(third), true);
   pool.free();
 });
+
+test("a context id is the engine's: checked once, stable, one acquire export", () => {
+  const raw = new RawPool(undefined, undefined, 1);
+  raw.register(1, PROXY, "a");
+  assert.equal(typeof raw.acquireNamed, "undefined", "no by-name twin of acquire");
+  assert.throws(() => raw.context(""), (e) => e.code === "INVALID_ARGUMENT");
+  const x = raw.context("x");
+  assert.ok(x > 0);
+  assert.notEqual(raw.context("y"), x);
+  assert.equal(raw.context("x"), x, "the same id for the same name");
+  for (const never of [99, 0, -1, 1.5, NaN]) {
+    assert.throws(() => raw.acquire(2, never), (e) => e.code === "INVALID_ARGUMENT", `an id never given: ${never}`);
+  }
+  const a = raw.acquire(2, x);
+  assert.ok(a > 0);
+  assert.equal(raw.releaseHandle(3, a, x, raw.leaseToken()), true);
+  raw.deregister(4, PROXY, "a");
+  raw.register(5, PROXY, "b");
+  assert.equal(raw.context("x"), x, "a context's id outlives its cells while the table has room");
+  assert.ok(raw.acquire(6, x) > 0);
+  assert.equal(raw.leaseValue(), "b");
+  raw.free();
+});
+
+test("the engine's table of context names is bounded, and the Pool's cache follows it", () => {
+  const raw = new RawPool(undefined, undefined, 1);
+  raw.register(1, PROXY, "a");
+  const held = raw.context("held");
+  const h = raw.acquire(2, held);
+  const token = raw.leaseToken();
+  const idle = raw.context("idle");
+  let forgot = 0;
+  for (let i = 0; i < 10_000; i++) if (raw.context(`c${i}`) < 0) forgot++;
+  assert.ok(forgot >= 2, `forgot ${forgot} times over 10 000 new names`);
+  assert.equal(raw.context("held"), held, "a leased context keeps its id");
+  assert.throws(() => raw.acquire(3, idle), (e) => e.code === "INVALID_ARGUMENT", "a forgotten id is refused");
+  assert.equal(raw.releaseHandle(3, h, held, token), true);
+  raw.free();
+
+  // Through the package: contexts named by clients' requests come and go; every call keeps
+  // reaching the right context.
+  const pool = new Pool({ seed: 1, now: () => 1 });
+  pool.register("PROXY", "p");
+  const lease = pool.acquire("kept");
+  pool.report("PROXY", "p", "scored", { ok: true });
+  for (let i = 0; i < 10_000; i++) assert.equal(pool.acquire(`request-${i}`), null, "p is leased");
+  pool.report("PROXY", "p", "scored", { ok: true });
+  assert.equal(pool.release(lease), true);
+  const again = pool.acquire("request-0");
+  assert.equal(again.context, "request-0");
+  pool.report("PROXY", "p", "request-0", { ok: true });
+  assert.equal(pool.release(again), true);
+  const cells = JSON.parse(pool.snapshot()).cells.map((c) => c.context).sort();
+  assert.deepEqual(cells, ["request-0", "scored"]);
+  const scored = JSON.parse(pool.snapshot()).cells.find((c) => c.context === "scored");
+  assert.equal(scored.score > 0, true, "both reports reached the scored context");
+  pool.free();
+});
