@@ -512,6 +512,25 @@ impl Pool {
         self.core.reg.find(kind, value).map(|slot| self.core.reg.id_of(slot))
     }
 
+    /// The id of the resource a call by name would address, resolving the name once for calls
+    /// by id: `None` when it is not registered — then the value is checked as an argument
+    /// (`INVALID_ARGUMENT` for one no call takes) and, when `required`, the answer is the
+    /// `UNKNOWN_RESOURCE` that `report` would give. Reads no clock and changes nothing.
+    pub fn resolve_resource(&self, kind: Kind, value: &str, required: bool) -> Result<Option<ResourceId>> {
+        if let Some(id) = self.resource_id(kind, value) {
+            return Ok(Some(id));
+        }
+        check::value_arg(value)?;
+        if required { Err(unknown(kind, value)) } else { Ok(None) }
+    }
+
+    /// The group of the resource `id` names (`None`: ungrouped); `UNKNOWN_RESOURCE` once it was
+    /// deregistered. Reads no clock.
+    pub fn resource_group(&self, id: ResourceId) -> Result<Option<&Rc<str>>> {
+        let slot = self.slot_of(id)?;
+        Ok(self.core.reg.group_name(self.core.reg.get(slot).group()))
+    }
+
     /// The resource `id` names; `UNKNOWN_RESOURCE` once it was deregistered. Reads no clock.
     pub fn resource_of(&self, id: ResourceId) -> Result<(Kind, &Rc<str>)> {
         let slot = self.slot_of(id)?;
