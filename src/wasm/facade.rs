@@ -110,6 +110,8 @@ fn token_of(token: f64) -> Result<u64, Error> {
 #[wasm_bindgen]
 pub struct RawPool {
     pool: Pool,
+    /// The error of the last hot-path call that failed, until `takeError` takes it.
+    failed: Option<JsValue>,
     /// The string table of the last drained events, until read.
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
@@ -125,6 +127,7 @@ impl RawPool {
     fn wrap(pool: Pool) -> RawPool {
         RawPool {
             pool,
+            failed: None,
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
@@ -152,6 +155,20 @@ impl RawPool {
             group,
         ];
         handle
+    }
+
+    /// A hot-path call's answer as one number: `acquire`, `report`, `renew` and `release`
+    /// return no `Result` (wasm-bindgen hands a `Result` back as a fresh JavaScript array per
+    /// call); a failure answers NaN and leaves its error for `takeError`.
+    fn answer(&mut self, answer: Result<f64, Error>) -> f64 {
+        answer.unwrap_or_else(|e| self.failed(e))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, e: Error) -> f64 {
+        self.failed = Some(js_error(e));
+        f64::NAN
     }
 
     /// The number of a lease's group name (never reused for another name), or -1 once the
@@ -254,9 +271,10 @@ impl RawPool {
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: f64) -> JsResult<f64> {
-        let lease = self.pool.acquire_by_id(now, context_id(context).map_err(js_error)?).map_err(js_error)?;
-        Ok(self.keep(lease))
+    pub fn acquire(&mut self, now: f64, context: f64) -> f64 {
+        let lease = context_id(context).and_then(|c| self.pool.acquire_by_id(now, c));
+        let answer = lease.map(|l| self.keep(l));
+        self.answer(answer)
     }
 
     /// `acquire` with a `groups` list (see the header for `names` and `lens`).
@@ -283,32 +301,40 @@ impl RawPool {
     }
 
     /// `report` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> JsResult<()> {
-        let mut call = || -> Result<(), Error> {
+    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> f64 {
+        let mut call = || -> Result<f64, Error> {
             let o = outcome(code, latency)?;
-            self.pool.report_by_id(now, resource_id(handle)?, context_id(context)?, o)
+            self.pool.report_by_id(now, resource_id(handle)?, context_id(context)?, o).map(|()| 0.0)
         };
-        call().map_err(js_error)
+        let answer = call();
+        self.answer(answer)
     }
 
     /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`. True when
     /// renewed (read the new expiry with `leaseFields`).
-    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
+    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
             self.pool.renew_by_id(now, id, context_id(context)?, token)
         };
-        let renewed = call().map_err(js_error)?;
-        Ok(self.keep(renewed) != 0.0)
+        let answer = call().map(|renewed| if self.keep(renewed) != 0.0 { 1.0 } else { 0.0 });
+        self.answer(answer)
     }
 
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
+    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<bool, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
             self.pool.release_by_id(now, id, context_id(context)?, token)
         };
-        call().map_err(js_error)
+        let answer = call().map(f64::from);
+        self.answer(answer)
+    }
+
+    /// The error of the last hot-path call that answered NaN (once; `undefined` after).
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&mut self) -> JsValue {
+        self.failed.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// `seconds` NaN blocks permanently.
