@@ -9,16 +9,8 @@
 //! does it): slower, but only long fractions take it. `tests/json_number.rs` checks it against
 //! Rust's own parser on a million random inputs and on exact halfway cases.
 //!
-//! Only fields that may hold fractions use it (scores, latencies, rewards, penalties, the
-//! exploration floor); integers are read exactly by serde_json. Error messages never quote the
-//! text.
-
-use serde::de::{self, Deserialize, Deserializer};
-use serde_json::value::RawValue;
-
-/// A number read exactly.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Exact(pub f64);
+//! Every number the engine reads from JSON goes through it (`json_read.rs`); integers take the
+//! fast path. Error messages never quote the text.
 
 /// Digits kept: enough to decide every halfway case of an f64 (its exact decimal expansions
 /// have at most 767 significant digits); dropped non-zero digits set `truncated`.
@@ -268,35 +260,6 @@ impl Decimal {
         };
         n + u64::from(up)
     }
-}
-
-impl<'de> Deserialize<'de> for Exact {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Exact, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        parse(raw.get()).filter(|v| v.is_finite()).map(Exact).ok_or_else(|| {
-            let what = match raw.get().as_bytes().first() {
-                // serde's words for the input's type (it quotes nothing of the text)
-                Some(b'"') => "string",
-                Some(b'{') => "map",
-                Some(b'[') => "sequence",
-                Some(b't' | b'f') => "boolean",
-                Some(b'n') => "null",
-                _ => "a number out of range",
-            };
-            de::Error::custom(format_args!("invalid type: {what}, expected a finite number"))
-        })
-    }
-}
-
-/// `deserialize_with` for an `f64` field read exactly.
-pub fn exact<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Exact::deserialize(d).map(|e| e.0)
-}
-
-/// `deserialize_with` for an optional field read exactly, present as `Some` (an explicit
-/// `null` is an error: see `config.rs`).
-pub fn some_exact<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    Exact::deserialize(d).map(|e| Some(e.0))
 }
 
 #[cfg(test)]
