@@ -97,8 +97,9 @@ fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
 
 /// A resource id from the number `ResourceId::to_f64` gave (any other: `UNKNOWN_RESOURCE`).
 fn resource_id(n: f64) -> Result<ResourceId, Error> {
-    ResourceId::from_f64(n)
-        .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
+    ResourceId::from_f64(n).ok_or_else(|| {
+        Error::UnknownResource(format!("resource id {} names no resource", crate::json::float_text(n)))
+    })
 }
 
 fn token_of(token: f64) -> Result<u64, Error> {

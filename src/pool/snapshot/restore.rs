@@ -48,7 +48,8 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<Ve
         Some(1.0) => Ok(Version::V1),
         Some(v) if v == VERSION as f64 => Ok(Version::V2),
         Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
-            "version {v} is not supported (this engine reads versions 1 and {VERSION})"
+            "version {} is not supported (this engine reads versions 1 and {VERSION})",
+            crate::json::float_text(v)
         ))),
         None => Err(bad("version: expected an integer")),
     }
