@@ -26,6 +26,9 @@ struct Decimal {
 /// Parses JSON number text exactly; `None` for anything that is not a JSON number
 /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`). Overflow gives ±∞.
 pub fn parse(text: &str) -> Option<f64> {
+    if let Some(v) = short(text.as_bytes()) {
+        return Some(v);
+    }
     let b = text.as_bytes();
     let negative = b.first() == Some(&b'-');
     let mut i = usize::from(negative);
@@ -93,6 +96,35 @@ pub fn parse(text: &str) -> Option<f64> {
     let dp = i64::from(int_digits) + i64::from(point) + exp;
     d.dp = dp.clamp(-100_000, 100_000) as i32;
     let v = d.nearest();
+    Some(if negative { -v } else { v })
+}
+
+/// The common case without allocating: `-?digits(.digits)?`, at most 15 digits in all, no
+/// leading zero before other digits (`None` for anything else: `parse` reads it). The digits
+/// as an integer are below 2^53 and 10^fraction is exact, so one division is correctly rounded.
+fn short(b: &[u8]) -> Option<f64> {
+    let negative = b.first() == Some(&b'-');
+    let digits = &b[usize::from(negative)..];
+    if digits.len() > 16 || digits.first() == Some(&b'0') && digits.len() > 1 && digits[1] != b'.' {
+        return None;
+    }
+    let (mut m, mut n, mut fraction) = (0u64, 0, None);
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(c - b'0');
+                n += 1;
+            }
+            b'.' if fraction.is_none() && i > 0 && i + 1 < digits.len() => {
+                fraction = Some(digits.len() - i - 1)
+            }
+            _ => return None,
+        }
+    }
+    if n == 0 || n > 15 {
+        return None;
+    }
+    let v = m as f64 / POW10[fraction.unwrap_or(0)];
     Some(if negative { -v } else { v })
 }
 

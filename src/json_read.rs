@@ -670,7 +670,7 @@ impl<'a> Reader<'a> {
         strict: bool,
         field: &mut dyn FnMut(&mut Self, usize) -> Read<()>,
     ) -> Read<()> {
-        let mut seen = vec![false; names.len()];
+        let mut seen = 0u32; // bit k: names[k] read (structs have at most 32 fields)
         self.map(expected, &mut |r, key| {
             let Some(k) = names.iter().position(|n| **n == *key) else {
                 if strict {
@@ -679,9 +679,10 @@ impl<'a> Reader<'a> {
                 r.colon()?;
                 return r.skip();
             };
-            if std::mem::replace(&mut seen[k], true) {
+            if seen & 1 << k != 0 {
                 return Err(Reader::unplaced(format!("duplicate field `{}`", names[k])));
             }
+            seen |= 1 << k;
             r.colon()?;
             field(r, k)
         })
