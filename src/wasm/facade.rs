@@ -94,8 +94,9 @@ fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
 
 /// A resource id from the number `ResourceId::to_f64` gave (any other: `UNKNOWN_RESOURCE`).
 fn resource_id(n: f64) -> Result<ResourceId, Error> {
-    ResourceId::from_f64(n)
-        .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
+    ResourceId::from_f64(n).ok_or_else(|| {
+        Error::UnknownResource(format!("resource id {} names no resource", crate::json::float_text(n)))
+    })
 }
 
 /// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
