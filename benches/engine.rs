@@ -106,14 +106,14 @@ fn with_big<R>(f: impl FnOnce(&mut Pool, &str) -> R) -> R {
 
 #[divan::bench(sample_count = 7, sample_size = 1)]
 fn snapshot_500k_cells(bencher: divan::Bencher) {
-    bencher.bench_local(|| with_big(|pool, _| divan::black_box(pool.snapshot().unwrap().len())));
+    bencher.bench_local(|| with_big(|pool, _| divan::black_box(pool.snapshot(T0).unwrap().len())));
 }
 
 #[divan::bench(sample_count = 7, sample_size = 1)]
 fn restore_500k_cells(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         with_big(|_, snap| {
-            let p = Pool::restore(snap, None, || T0 + 1.0, SeededRandom::new(1)).unwrap();
+            let p = Pool::restore(snap, None, SeededRandom::new(1)).unwrap();
             divan::black_box(p);
         })
     });
@@ -122,11 +122,11 @@ fn restore_500k_cells(bencher: divan::Bencher) {
 /// Builds the 500k-cell pool once (outside any timing) and prints its live heap per cell.
 fn build_big() {
     let before = LIVE.load(Ordering::Relaxed);
-    let (mut pool, _) = build(BIG, 10);
+    let mut pool = build(BIG, 10);
     let after = LIVE.load(Ordering::Relaxed);
-    let stats = pool.stats().unwrap();
+    let stats = pool.stats(T0).unwrap();
     let bytes = (after - before) as f64;
-    let snap = pool.snapshot().unwrap();
+    let snap = pool.snapshot(T0).unwrap();
     println!(
         "memory: {} resources, {} cells, {:.1} MiB live heap = {:.0} bytes per cell (windows of 10); snapshot {:.1} MiB",
         stats.registered,

@@ -9,17 +9,18 @@ fn main() {
         &ConfigPatch::from_json(r#"{"maxResources":10000000,"maxCells":10000000}"#).unwrap(),
     )
     .unwrap();
-    let mut pool = Pool::with_seed(cfg, || 1.7e12, 1).unwrap();
+    let now = 1.7e12; // one clock reading for every call
+    let mut pool = Pool::with_seed(cfg, 1).unwrap();
     let mut rng = SeededRandom::new(3);
     let values: Vec<String> = (0..n).map(|_| format!("proxy-{:016x}", rng.next_u64())).collect();
     let start = std::time::Instant::now();
     for v in &values {
-        pool.register(Kind::Proxy, v).unwrap();
+        pool.register(now, Kind::Proxy, v).unwrap();
     }
     let registered = start.elapsed();
     let start = std::time::Instant::now();
     for v in &values {
-        pool.report(Kind::Proxy, v, "ctx", Outcome::success()).unwrap();
+        pool.report(now, Kind::Proxy, v, "ctx", Outcome::success()).unwrap();
     }
     println!(
         "{n} resources: registered in {registered:.2?}, first reports (new cells) in {:.2?}",

@@ -188,7 +188,8 @@ pub fn groups_arg(gs: &[Option<&str>]) -> Result<()> {
     Ok(())
 }
 
-/// A host clock reading: finite, within [0, 2^52]; fractional milliseconds are floored.
+/// A host clock reading (every `Pool` call's `now`): finite, within [0, 2^52]; fractional
+/// milliseconds are floored.
 pub fn clock_reading(v: f64) -> Result<Millis> {
     if v.is_finite() && (0.0..=MAX_INSTANT as f64).contains(&v) {
         Ok(v as Millis) // truncation is the floor: v is not negative

@@ -11,11 +11,9 @@ mod common;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::T0;
+use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
-use repute::{
-    BlockSpec, Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, RandomSource, SeededRandom,
-};
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, RandomSource, SeededRandom};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -59,7 +57,7 @@ impl RandomSource for Counting {
 }
 
 struct Run {
-    pool: Pool,
+    pool: ClockedPool,
     clock: ManualClock,
     draws: Rc<Cell<u32>>,
     held: Vec<repute::Lease>,
@@ -72,7 +70,8 @@ fn run(ops: &[Op], read_before_acquire: bool) -> Run {
     let cfg = Config::from_patch(&ConfigPatch::from_json(patch).unwrap()).unwrap();
     let clock = ManualClock::new(T0);
     let draws = Rc::new(Cell::new(0));
-    let pool = Pool::new(cfg, clock.clone(), Counting(SeededRandom::new(11), Rc::clone(&draws))).unwrap();
+    let pool =
+        ClockedPool::new(cfg, clock.clone(), Counting(SeededRandom::new(11), Rc::clone(&draws))).unwrap();
     let mut r = Run { pool, clock, draws, held: Vec::new(), log: Vec::new() };
     let value = |i: u8| format!("r{i}");
     let ctx = |i: u8| ["a", "b", "c"][i as usize].to_owned();

@@ -9,8 +9,8 @@
 
 mod common;
 
-use common::{Draws, Harness, T0};
-use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
+use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, Outcome};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -110,7 +110,8 @@ fn event_seq_never_restarts_across_snapshot_and_restore() {
     let snap: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(snap["nextEventSeq"], n + 3);
 
-    let mut pool = Pool::restore(&json, None, ManualClock::new(T0), Draws::default().source()).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, None, ManualClock::new(T0), Draws::default().source()).unwrap();
     assert!(pool.drain_events().unwrap().is_empty(), "events are not persisted");
     pool.register(Kind::Proxy, "c").unwrap();
     pool.unblock(Kind::Proxy, "b").unwrap();
@@ -118,7 +119,8 @@ fn event_seq_never_restarts_across_snapshot_and_restore() {
     assert_eq!(seqs, vec![n + 3, n + 4]);
     // And again through a second round trip.
     let json2 = pool.snapshot().unwrap();
-    let mut pool2 = Pool::restore(&json2, None, ManualClock::new(T0), Draws::default().source()).unwrap();
+    let mut pool2 =
+        ClockedPool::restore(&json2, None, ManualClock::new(T0), Draws::default().source()).unwrap();
     pool2.register(Kind::Proxy, "d").unwrap();
     assert_eq!(pool2.drain_events().unwrap()[0].seq, n + 5);
 }
@@ -287,7 +289,8 @@ fn the_snapshot_carries_the_revision_and_restore_keeps_it() {
     let json = h.snapshot();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["revision"], 3);
-    let mut pool = Pool::restore(&json, None, ManualClock::new(T0), Draws::default().source()).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, None, ManualClock::new(T0), Draws::default().source()).unwrap();
     assert_eq!(pool.stats().unwrap().revision, 3);
     pool.report(Kind::Proxy, "a", "c", Outcome::success()).unwrap();
     assert_eq!(pool.stats().unwrap().revision, 4);

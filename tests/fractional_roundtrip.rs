@@ -10,9 +10,9 @@ mod common;
 use std::cell::Cell;
 use std::rc::Rc;
 
-use common::{Rng, T0};
+use common::{ClockedPool, ManualClock, Rng, T0};
 use proptest::prelude::*;
-use repute::{BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Outcome};
 
 /// A decimal with up to three fractional digits in [lo, hi], or any double there.
 fn decimal(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
@@ -45,7 +45,7 @@ fn draws(state: &Rc<Cell<u64>>) -> impl FnMut() -> f64 + 'static {
 }
 
 /// One random call; errors (a block on an unknown resource, …) are part of the history.
-fn step(pool: &mut Pool, clock: &ManualClock, rng: &mut Rng) {
+fn step(pool: &mut ClockedPool, clock: &ManualClock, rng: &mut Rng) {
     let names = ["a", "b:c@d", "é", "Z"];
     let ctxs = ["x", "y", "😀"];
     let kind = [Kind::Proxy, Kind::Account][rng.below(2) as usize];
@@ -76,7 +76,7 @@ fn step(pool: &mut Pool, clock: &ManualClock, rng: &mut Rng) {
     }
 }
 
-fn scores(pool: &mut Pool) -> Vec<u64> {
+fn scores(pool: &mut ClockedPool) -> Vec<u64> {
     let views = pool.resources(&Filter::default()).unwrap();
     views.iter().flat_map(|r| r.cells.iter().map(|c| c.score.to_bits())).collect()
 }
@@ -89,7 +89,7 @@ proptest! {
         let config = Config::from_patch(&ConfigPatch::from_json(&cfg).unwrap()).unwrap();
         let clock = ManualClock::new(T0);
         let state = Rc::new(Cell::new(seed | 1));
-        let mut pool = Pool::new(config, clock.clone(), draws(&state)).unwrap();
+        let mut pool = ClockedPool::new(config, clock.clone(), draws(&state)).unwrap();
         let mut rng = Rng(seed ^ 0x9E37_79B9_7F4A_7C15 | 1);
         for _ in 0..len {
             step(&mut pool, &clock, &mut rng);
@@ -101,7 +101,7 @@ proptest! {
         let json = pool.snapshot().unwrap();
         let copy = Rc::new(Cell::new(state.get()));
         let clock2 = ManualClock::new(clock.get());
-        let mut restored = Pool::restore(&json, None, clock2.clone(), draws(&copy)).unwrap();
+        let mut restored = ClockedPool::restore(&json, None, clock2.clone(), draws(&copy)).unwrap();
         prop_assert_eq!(restored.snapshot().unwrap(), json.clone(), "snapshot → restore → snapshot");
         prop_assert_eq!(scores(&mut restored), scores(&mut pool), "scores bit for bit");
         // The same further calls and draws: the same state.

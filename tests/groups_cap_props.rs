@@ -28,11 +28,11 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::T0;
+use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
 use repute::{
-    BlockSpec, Config, ConfigPatch, EventType, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
-    RandomSource, ResourceView, SeededRandom, ViewState,
+    BlockSpec, Config, ConfigPatch, EventType, FailureType, Filter, Kind, Lease, Outcome, RandomSource,
+    ResourceView, SeededRandom, ViewState,
 };
 use serde_json::Value;
 
@@ -123,7 +123,7 @@ impl RandomSource for Logged {
 }
 
 struct Side {
-    pool: Pool,
+    pool: ClockedPool,
     draws: Rc<RefCell<Vec<f64>>>,
     leases: Vec<Lease>,
 }
@@ -132,7 +132,8 @@ impl Side {
     fn new(cfg: &Config, clock: &ManualClock) -> Side {
         let draws = Rc::new(RefCell::new(Vec::new()));
         let pool =
-            Pool::new(cfg.clone(), clock.clone(), Logged(SeededRandom::new(5), Rc::clone(&draws))).unwrap();
+            ClockedPool::new(cfg.clone(), clock.clone(), Logged(SeededRandom::new(5), Rc::clone(&draws)))
+                .unwrap();
         Side { pool, draws, leases: Vec::new() }
     }
 
@@ -141,7 +142,7 @@ impl Side {
     fn restore(&mut self, clock: &ManualClock, step: u64) {
         let snap = self.pool.snapshot().unwrap();
         let random = Logged(SeededRandom::new(step), Rc::clone(&self.draws));
-        self.pool = Pool::restore(&snap, None, clock.clone(), random).unwrap();
+        self.pool = ClockedPool::restore(&snap, None, clock.clone(), random).unwrap();
         self.leases.clear();
     }
 }
@@ -226,7 +227,7 @@ struct Stored {
 }
 
 impl Stored {
-    fn of(pool: &mut Pool) -> Stored {
+    fn of(pool: &mut ClockedPool) -> Stored {
         let snap: Value = serde_json::from_str(&pool.snapshot().unwrap()).unwrap();
         let now = snap["takenAt"].as_u64().unwrap();
         let registered = snap["registered"].as_array().unwrap().len() as u64;
@@ -412,7 +413,7 @@ fn run(cfg: Config, ops: &[Op]) -> Result<(), TestCaseError> {
     direct.pool.check_invariants().map_err(TestCaseError::fail)?;
     // The final state restores byte for byte.
     let snap = direct.pool.snapshot().unwrap();
-    let mut r = Pool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
     prop_assert_eq!(r.snapshot().unwrap(), snap);
     r.check_invariants().map_err(TestCaseError::fail)?;
     Ok(())
@@ -421,7 +422,7 @@ fn run(cfg: Config, ops: &[Op]) -> Result<(), TestCaseError> {
 /// The cap rule for one failure report of `v` in `ctx`, from the stored state `s` just before
 /// it (at the same instant) and the events it emitted.
 fn check_cap(
-    pool: &mut Pool,
+    pool: &mut ClockedPool,
     s: &Stored,
     cfg: &Config,
     (v, ctx, t): (&str, &str, FailureType),

@@ -4,12 +4,14 @@
 //! must be the spec's pick computed naively from the dashboard view, and a pool restored from
 //! a snapshot must pick exactly what the live one picks.
 
+mod common;
+
+use common::{ClockedPool, ManualClock};
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use repute::{
-    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, ManualClock, Outcome, Pool, RandomSource,
-    SeededRandom, ViewState,
+    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Outcome, RandomSource, SeededRandom, ViewState,
 };
 
 const T0: f64 = 1_700_000_000_000.0;
@@ -26,7 +28,7 @@ fn config() -> Config {
 
 /// The spec's grouped pick from the views: the first listed group with a candidate that is not
 /// held, else the first with any; weighted by `(score − min) + floor` in canonical order.
-fn spec_pick(pool: &mut Pool, ctx: &str, groups: &[Option<&str>], u: f64) -> Option<String> {
+fn spec_pick(pool: &mut ClockedPool, ctx: &str, groups: &[Option<&str>], u: f64) -> Option<String> {
     let now = pool.stats().unwrap().now;
     let views = pool.resources(&Filter::default()).unwrap();
     let candidates = |g: Option<&str>| -> Vec<(String, f64, bool)> {
@@ -66,7 +68,7 @@ fn history(seed: u64, steps: usize, n: u64) {
     let clock = ManualClock::new(T0);
     let rng = Rc::new(RefCell::new(SeededRandom::new(seed)));
     let source = Rc::clone(&rng);
-    let mut pool = Pool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
+    let mut pool = ClockedPool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
     let mut ops = SeededRandom::new(seed ^ 0x5eed);
     let mut leases = Vec::new();
     let value = |i: u64| format!("res-{i:03}");
@@ -159,10 +161,11 @@ fn history(seed: u64, steps: usize, n: u64) {
         }
         if step % 97 == 0 {
             let snap = pool.snapshot().unwrap();
-            let mut restored = Pool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
+            let mut restored =
+                ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
             restored.check_invariants().unwrap();
             assert_eq!(restored.snapshot().unwrap(), snap, "seed {seed} step {step}: snapshot round trip");
-            let mut live = Pool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
+            let mut live = ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
             for (j, c) in CONTEXTS.iter().enumerate() {
                 let list = [GROUPS[j], GROUPS[(j + 1) % 4]];
                 assert_eq!(live.acquire_in(c, &list).unwrap(), restored.acquire_in(c, &list).unwrap());

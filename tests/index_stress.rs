@@ -5,12 +5,14 @@
 //! and a pool restored from a snapshot (built canonically, in one pass) must pick exactly what
 //! the live pool picks for the same draws.
 
+mod common;
+
+use common::{ClockedPool, ManualClock};
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use repute::{
-    Config, ConfigPatch, FailureType, Filter, Kind, ManualClock, Outcome, Pool, RandomSource, SeededRandom,
-    ViewState,
+    Config, ConfigPatch, FailureType, Filter, Kind, Outcome, RandomSource, SeededRandom, ViewState,
 };
 
 const T0: f64 = 1_700_000_000_000.0;
@@ -35,16 +37,16 @@ fn value(i: u64) -> String {
 }
 
 /// A pool whose random source can be re-seeded from outside.
-fn pool_with_reseedable_rng(clock: &ManualClock) -> (Pool, Rc<RefCell<SeededRandom>>) {
+fn pool_with_reseedable_rng(clock: &ManualClock) -> (ClockedPool, Rc<RefCell<SeededRandom>>) {
     let rng = Rc::new(RefCell::new(SeededRandom::new(11)));
     let source = Rc::clone(&rng);
-    let pool = Pool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
+    let pool = ClockedPool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
     (pool, rng)
 }
 
 /// The spec's pick, computed naively from the dashboard view: candidates in canonical order
 /// (the view's order), weights `(score − min) + 1`, first running sum above `u × total`.
-fn spec_pick(pool: &mut Pool, ctx: &str, u: f64) -> Option<String> {
+fn spec_pick(pool: &mut ClockedPool, ctx: &str, u: f64) -> Option<String> {
     let now = pool.stats().unwrap().now;
     let views = pool.resources(&Filter::default()).unwrap();
     let cands: Vec<(String, f64)> = views
@@ -78,7 +80,7 @@ fn spec_pick(pool: &mut Pool, ctx: &str, u: f64) -> Option<String> {
 /// from its snapshot, both drawing the same numbers, and demands the same leases, equal to the
 /// spec's pick computed naively.
 fn live_and_restored_pick_alike(
-    pool: &mut Pool,
+    pool: &mut ClockedPool,
     rng: &RefCell<SeededRandom>,
     clock: &ManualClock,
     contexts: &[&str],
@@ -86,7 +88,7 @@ fn live_and_restored_pick_alike(
 ) {
     pool.check_invariants().unwrap();
     let snap = pool.snapshot().unwrap();
-    let mut restored = Pool::restore(&snap, None, clock.clone(), SeededRandom::new(5)).unwrap();
+    let mut restored = ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(5)).unwrap();
     restored.check_invariants().unwrap();
     *rng.borrow_mut() = SeededRandom::new(5);
     for i in 0..n {
@@ -150,7 +152,7 @@ fn splits_removals_and_restores_keep_the_index_exact() {
 #[test]
 fn a_context_left_behind_by_the_log_rebuilds_its_index() {
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::with_seed(config(), clock.clone(), 3).unwrap();
+    let mut pool = ClockedPool::with_seed(config(), clock.clone(), 3).unwrap();
     for i in 0..50 {
         pool.register(Kind::Proxy, &value(i)).unwrap();
     }

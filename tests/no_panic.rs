@@ -8,9 +8,9 @@ mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::{Harness, T0};
+use common::{ClockedPool, Harness, ManualClock, T0};
 use proptest::prelude::*;
-use repute::{BlockSpec, ConfigPatch, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
+use repute::{BlockSpec, ConfigPatch, FailureType, Filter, Kind, Outcome};
 
 /// Pieces of JSON-ish text: structure, escapes, multi-byte characters, numbers, field names.
 fn piece() -> impl Strategy<Value = &'static str> {
@@ -95,7 +95,7 @@ fn never_panics(text: &str) {
     assert!(config.is_ok(), "ConfigPatch::from_json panicked on {text:?}");
     let restore = catch_unwind(AssertUnwindSafe(|| {
         // What restores must also serve every call without a panic (errors are fine).
-        let mut pool = Pool::restore(text, None, ManualClock::new(T0 + 3_600_000.0), || 0.5).ok()?;
+        let mut pool = ClockedPool::restore(text, None, ManualClock::new(T0 + 3_600_000.0), || 0.5).ok()?;
         exercise(&mut pool);
         pool.snapshot().ok()
     }));
@@ -105,14 +105,14 @@ fn never_panics(text: &str) {
     // And what it then writes restores again (a counter at 2^53 − 1 once let a pool write a
     // snapshot it refused).
     if let Some(snap) = after
-        && let Err(e) = Pool::restore(&snap, None, ManualClock::new(T0), || 0.5)
+        && let Err(e) = ClockedPool::restore(&snap, None, ManualClock::new(T0), || 0.5)
     {
         panic!("{text:?} restored, then its own snapshot did not: {e}");
     }
 }
 
 /// Every kind of call once, on whatever the pool holds.
-fn exercise(pool: &mut Pool) {
+fn exercise(pool: &mut ClockedPool) {
     let _ = pool.stats();
     let views = pool.resources(&Filter::default()).unwrap_or_default();
     let _ = pool.due_for_recovery_probe();

@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::{Harness, T0};
-use repute::{Error, Floor, ManualClock, Pool};
+use common::{ClockedPool, Harness, ManualClock, T0};
+use repute::{Error, Floor};
 
-fn restored(json: &str, floor: &Floor) -> Pool {
-    Pool::restore_above(json, None, floor, ManualClock::new(T0), repute::SeededRandom::new(1)).unwrap()
+fn restored(json: &str, floor: &Floor) -> ClockedPool {
+    ClockedPool::restore_above(json, None, floor, ManualClock::new(T0), repute::SeededRandom::new(1)).unwrap()
 }
 
 fn without_counters(json: &str) -> serde_json::Value {

@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::{Draws, Harness, T0};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::registry::blocklist::Block;
-use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, ManualClock, Pool, ViewState};
+use repute::{BlockSpec, Error, EventType, FailureType, Filter, Kind, ViewState};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -116,7 +116,7 @@ fn a_temporary_block_expires_after_a_restore() {
     h.block_secs("p", 10.0);
     let json = h.snapshot();
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::restore(&json, None, clock.clone(), Draws::default().source()).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock.clone(), Draws::default().source()).unwrap();
     clock.set(T0 + 9_999.0);
     assert_eq!(pool.acquire("c").unwrap(), None);
     pool.drain_events().unwrap();

@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::{Draws, Harness, T0};
-use repute::{BlockSpec, ConfigPatch, Error, EventType, FailureType, Filter, Kind, Lease, ManualClock, Pool};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
+use repute::{BlockSpec, ConfigPatch, Error, EventType, FailureType, Filter, Kind, Lease};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -223,7 +223,7 @@ fn tokens_keep_increasing_across_snapshot_and_restore_and_leases_are_dropped() {
 
     let clock = ManualClock::new(T0);
     let draws = Draws::default();
-    let mut pool = Pool::restore(&json, None, clock.clone(), draws.source()).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock.clone(), draws.source()).unwrap();
     // Nothing is held right after a restore.
     let views = pool.resources(&Filter::default()).unwrap();
     assert!(views.iter().all(|r| r.lease.is_none()));
@@ -393,7 +393,7 @@ fn a_restored_pool_with_a_config_ttl_uses_it_for_new_leases() {
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"leaseTtlMs":5000}"#).unwrap();
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::restore(&json, Some(&patch), clock, || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, Some(&patch), clock, || 0.0).unwrap();
     let l = pool.acquire("c").unwrap().unwrap();
     assert_eq!(l.expires_at, T + 5_000);
 }

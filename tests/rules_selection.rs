@@ -14,8 +14,8 @@
 
 mod common;
 
-use common::{Harness, Rng, T0};
-use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, ProbeDue};
+use common::{ClockedPool, Harness, ManualClock, Rng, T0};
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, ProbeDue};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -42,12 +42,12 @@ fn only(h: &mut Harness, ctx: &str) -> String {
     l.value.to_string()
 }
 
-fn seeded(patch: &str, seed: u64) -> Pool {
+fn seeded(patch: &str, seed: u64) -> ClockedPool {
     let cfg = Config::from_patch(&ConfigPatch::from_json(patch).unwrap()).unwrap();
-    Pool::with_seed(cfg, ManualClock::new(T0), seed).unwrap()
+    ClockedPool::with_seed(cfg, ManualClock::new(T0), seed).unwrap()
 }
 
-fn count_picks(pool: &mut Pool, ctx: &str, of: &str, cycles: usize) -> usize {
+fn count_picks(pool: &mut ClockedPool, ctx: &str, of: &str, cycles: usize) -> usize {
     let mut n = 0;
     for _ in 0..cycles {
         let l = pool.acquire(ctx).unwrap().expect("candidates");
@@ -650,7 +650,7 @@ fn a_restored_pool_picks_by_the_same_rule() {
     h.fail("d", "x", FailureType::Timeout); // −5
     let json = h.snapshot();
     let draws = common::Draws::default();
-    let mut pool = Pool::restore(&json, None, ManualClock::new(T0), draws.source()).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, ManualClock::new(T0), draws.source()).unwrap();
     // As in weights_are_score_minus_min_plus_floor...: a 6, b 16, c 6, d 1 (total 29).
     let cases = [(0.20, "a"), (0.21, "b"), (0.75, "b"), (0.76, "c"), (0.96, "c"), (0.97, "d")];
     for (u, want) in cases {
@@ -673,7 +673,8 @@ fn half_open_and_probe_only_cells_keep_their_roles_after_a_restore() {
     h.fail("probe", "x", FailureType::Timeout); // until T + 120 s
     let json = h.snapshot();
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::restore(&json, None, clock.clone(), common::Draws::default().source()).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, None, clock.clone(), common::Draws::default().source()).unwrap();
     assert_eq!(pool.acquire("x").unwrap(), None);
     assert_eq!(pool.next_change_at("x").unwrap(), Some(T + 7_200_000));
     clock.set(T0 + 120_000.0);
@@ -969,8 +970,11 @@ fn the_issues_floor_example_is_refused_and_the_smallest_floor_follows_the_rule()
     let mut h = Harness::new();
     refused(h.pool.set_config(&patch).map(drop), "setConfig");
     let snap = h.snapshot().replace("\"explorationFloor\":1,", "\"explorationFloor\":1e-7,");
-    refused(Pool::restore(&snap, None, ManualClock::new(T0), || 0.0).map(drop), "restore");
-    refused(Pool::restore(&h.snapshot(), Some(&patch), ManualClock::new(T0), || 0.0).map(drop), "override");
+    refused(ClockedPool::restore(&snap, None, ManualClock::new(T0), || 0.0).map(drop), "restore");
+    refused(
+        ClockedPool::restore(&h.snapshot(), Some(&patch), ManualClock::new(T0), || 0.0).map(drop),
+        "override",
+    );
 
     // The same example at the smallest floor, 2^-20: weights 2^-20 (fresh "a") and 5 + 2^-20
     // ("b"), total 5 + 2^-19. u = 1e-7 gives target 5.000002e-7 < 2^-20: "a"; u = 2e-7 gives

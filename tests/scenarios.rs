@@ -15,6 +15,9 @@
 //! `held`, an event's `group`) are compared too: where the canonical writers do not write one
 //! yet, this runner adds it from the typed value; where they do, the two must agree.
 
+mod common;
+
+use common::{ClockedPool, ManualClock};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -22,8 +25,8 @@ use std::rc::Rc;
 
 use repute::wasm::views_json;
 use repute::{
-    BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome,
-    Pool, PoolEvent, ProbeDue, RandomSource, ResourceView, SeededRandom, ViewState,
+    BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Outcome, PoolEvent,
+    ProbeDue, RandomSource, ResourceView, SeededRandom, ViewState,
 };
 use serde_json::{Map, Value};
 
@@ -113,13 +116,13 @@ fn run(text: &str, bless: bool) -> Result<Option<String>, String> {
     };
     let first_at = sc.pointer("/steps/0/at").and_then(Value::as_f64);
     let mut pool = match sc.get("from") {
-        None => Pool::new(config, host.clock.clone(), host.random()).unwrap(),
+        None => ClockedPool::new(config, host.clock.clone(), host.random()).unwrap(),
         // The pool starts as a restore of `from` (a stored snapshot, of any version), with the
         // same options; the clock reads the first step's `at`.
         Some(from) => {
             let from = from.as_str().ok_or("`from` must be a snapshot string")?;
             host.clock.set(first_at.ok_or("`from` needs a first step with a numeric `at`")?);
-            Pool::restore(from, host.patch.as_ref(), host.clock.clone(), host.random())
+            ClockedPool::restore(from, host.patch.as_ref(), host.clock.clone(), host.random())
                 .map_err(|e| format!("`from` does not restore: {e}"))?
         }
     };
@@ -162,7 +165,7 @@ fn run(text: &str, bless: bool) -> Result<Option<String>, String> {
 
 /// Makes a step's call and drains the events it caused. `restore` takes the snapshot, drains
 /// the old pool, and continues on `Pool.restore(snapshot, options)` with the same options.
-fn perform(pool: &mut Pool, host: &Host, call: &str, args: &[Value]) -> Result<Actual, Error> {
+fn perform(pool: &mut ClockedPool, host: &Host, call: &str, args: &[Value]) -> Result<Actual, Error> {
     if call != "restore" {
         let result = invoke(pool, call, args).map(Some);
         return Ok(Actual { result, events: drained(pool)? });
@@ -170,14 +173,14 @@ fn perform(pool: &mut Pool, host: &Host, call: &str, args: &[Value]) -> Result<A
     let snapshot = pool.snapshot()?;
     let events = drained(pool)?;
     let (patch, clock) = (host.patch.as_ref(), host.clock.clone());
-    let result = Pool::restore(&snapshot, patch, clock, host.random()).map(|restored| {
+    let result = ClockedPool::restore(&snapshot, patch, clock, host.random()).map(|restored| {
         *pool = restored;
         None
     });
     Ok(Actual { result, events })
 }
 
-fn drained(pool: &mut Pool) -> Result<Value, Error> {
+fn drained(pool: &mut ClockedPool) -> Result<Value, Error> {
     let events = pool.drain_events()?;
     let mut v = parse(&views_json::events(&events));
     for (out, e) in v.as_array_mut().expect("an array").iter_mut().zip(&events) {
@@ -312,7 +315,7 @@ fn same(a: &Value, b: &Value) -> bool {
 // Calls: JSON arguments as the JS API takes them, mapped onto `Pool`.
 
 /// Makes the call and renders its result as the engine's canonical JSON.
-fn invoke(pool: &mut Pool, call: &str, args: &[Value]) -> Result<String, Error> {
+fn invoke(pool: &mut ClockedPool, call: &str, args: &[Value]) -> Result<String, Error> {
     let a = Args(args);
     let boolean = |b: bool| b.to_string();
     let lease = |l: Option<Lease>| {

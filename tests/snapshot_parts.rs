@@ -3,12 +3,15 @@
 //! very bytes of `Pool::snapshot` — for an empty pool, and for pools with blocks (timed and
 //! permanent), cooled and recovered cells, several contexts and an unregistered name.
 
-use repute::{BlockSpec, Config, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
+mod common;
+
+use common::{ClockedPool, ManualClock};
+use repute::{BlockSpec, Config, FailureType, Kind, Outcome, SeededRandom};
 
 const T0: f64 = 1_700_000_000_000.0;
 
 /// Joins the parts as `pkg-scripts/edge/sql-store.js` does.
-fn joined(pool: &mut Pool, resources: &[(Kind, &str)]) -> String {
+fn joined(pool: &mut ClockedPool, resources: &[(Kind, &str)]) -> String {
     let head = pool.snapshot_part(None).unwrap().unwrap();
     let (mut reg, mut blocks, mut cells) = (Vec::new(), Vec::new(), Vec::new());
     let mut order: Vec<(Kind, &str)> = resources.to_vec();
@@ -36,7 +39,7 @@ fn joined(pool: &mut Pool, resources: &[(Kind, &str)]) -> String {
 #[test]
 fn parts_join_into_the_snapshot_bytes() {
     let clock = ManualClock::new(T0);
-    let mut pool = Pool::new(Config::default(), clock.clone(), SeededRandom::new(7)).unwrap();
+    let mut pool = ClockedPool::new(Config::default(), clock.clone(), SeededRandom::new(7)).unwrap();
     let names: Vec<String> = (0..40).map(|i| format!("proxy-{}.example:80{:02}", 39 - i, i)).collect();
     let mut all: Vec<(Kind, &str)> = names.iter().map(|n| (Kind::Proxy, n.as_str())).collect();
     all.push((Kind::Account, "user:pass"));

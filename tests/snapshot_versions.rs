@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{Draws, Harness, T0};
-use repute::{ConfigPatch, Error, ManualClock, Pool};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
+use repute::{ConfigPatch, Error};
 
 const V2_DEFAULTS: &str = r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":100}"#;
 
@@ -29,8 +29,8 @@ fn as_version_1(v2: &str) -> String {
     v2.replacen(r#""version":2,"#, r#""version":1,"#, 1).replacen(V2_DEFAULTS, "}", 1)
 }
 
-fn restore(json: &str) -> Result<Pool, Error> {
-    Pool::restore(json, None, ManualClock::new(T0), Draws::default().source())
+fn restore(json: &str) -> Result<ClockedPool, Error> {
+    ClockedPool::restore(json, None, ManualClock::new(T0), Draws::default().source())
 }
 
 fn invalid_snapshot(json: &str) -> String {
@@ -67,7 +67,7 @@ fn a_version_1_snapshot_takes_a_restore_override_of_the_new_fields() {
     let patch =
         ConfigPatch::from_json(r#"{"minGapMs":250,"minGapMsByContext":{"c":9},"maxCoolingPercent":30}"#)
             .unwrap();
-    let pool = Pool::restore(&v1, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool = ClockedPool::restore(&v1, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
     let cfg = pool.config();
     assert_eq!((cfg.min_gap_for("c"), cfg.min_gap_for("d"), cfg.max_cooling_percent), (9, 250, 30));
 }

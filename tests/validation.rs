@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::{Draws, Harness, T0};
+use common::{ClockedPool, Draws, Harness, ManualClock, T0};
 use repute::types::{CauseSet, PerFailure};
-use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, ManualClock, Outcome, Pool};
+use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Outcome, Pool};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -263,7 +263,7 @@ fn an_invalid_field_rejects_the_whole_patch() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"windowSize":0}"#).unwrap();
-    let r = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0);
+    let r = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0);
     assert!(matches!(r, Err(Error::InvalidConfig(_))), "{r:?}");
 }
 
@@ -468,35 +468,47 @@ fn bad_latencies_are_invalid_arguments_and_change_nothing() {
 #[test]
 fn bad_clock_readings_fail_every_call_and_change_nothing() {
     let mut h = populated();
+    let q = h.pool.resource_id(Kind::Proxy, "q").unwrap();
+    let (ctx, token) = (h.pool.context_id("c").unwrap().id, h.view("q").lease.unwrap().token);
     let b = before(&mut h);
     let lease = h.view("q").lease.unwrap();
+    let patch = ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap();
+    let groups = [None, Some("g")];
     let two_52 = 4_503_599_627_370_496.0;
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, -0.5, two_52 + 1.0, 1e300] {
-        h.clock.set(bad);
-        let p = &mut h.pool;
+        // The engine's own API: the reading is each call's first argument, `now`.
+        let p: &mut Pool = &mut h.pool.pool;
         let w = |call: &str| format!("{call} with clock {bad}");
-        expect_invalid_argument(p.register(Kind::Proxy, "new"), &w("register"));
-        expect_invalid_argument(p.deregister(Kind::Proxy, "p"), &w("deregister"));
-        expect_invalid_argument(p.acquire("c"), &w("acquire"));
-        expect_invalid_argument(p.acquire_resource(Kind::Proxy, "p", "c"), &w("acqRes"));
-        expect_invalid_argument(p.report(Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
-        expect_invalid_argument(p.renew(&lease), &w("renew"));
-        expect_invalid_argument(p.release(&lease), &w("release"));
-        expect_invalid_argument(p.block(Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
-        expect_invalid_argument(p.unblock(Kind::Proxy, "p"), &w("unblock"));
-        expect_invalid_argument(p.snapshot(), &w("snapshot"));
-        expect_invalid_argument(p.stats(), &w("stats"));
-        expect_invalid_argument(p.resources(&Filter::default()), &w("resources"));
-        expect_invalid_argument(p.due_for_recovery_probe(), &w("probe"));
-        expect_invalid_argument(p.next_change_at("c"), &w("nextChangeAt"));
-        expect_invalid_argument(p.drain_events(), &w("drainEvents"));
+        expect_invalid_argument(p.register(bad, Kind::Proxy, "new"), &w("register"));
+        expect_invalid_argument(p.register_in(bad, Kind::Proxy, "new", Some(Some("g"))), &w("registerIn"));
+        expect_invalid_argument(p.deregister(bad, Kind::Proxy, "p"), &w("deregister"));
+        expect_invalid_argument(p.acquire(bad, "c"), &w("acquire"));
+        expect_invalid_argument(p.acquire_in(bad, "c", &groups), &w("acquireIn"));
+        expect_invalid_argument(p.acquire_resource(bad, Kind::Proxy, "p", "c"), &w("acqRes"));
+        expect_invalid_argument(p.report(bad, Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
+        expect_invalid_argument(p.report_by_id(bad, q, ctx, Outcome::success()), &w("reportById"));
+        expect_invalid_argument(p.renew(bad, &lease), &w("renew"));
+        expect_invalid_argument(p.renew_by_id(bad, q, ctx, token), &w("renewById"));
+        expect_invalid_argument(p.release(bad, &lease), &w("release"));
+        expect_invalid_argument(p.release_by_id(bad, q, ctx, token), &w("releaseById"));
+        expect_invalid_argument(p.block(bad, Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
+        expect_invalid_argument(p.unblock(bad, Kind::Proxy, "p"), &w("unblock"));
+        expect_invalid_argument(p.snapshot(bad), &w("snapshot"));
+        expect_invalid_argument(p.snapshot_part(bad, None), &w("snapshotPart head"));
+        expect_invalid_argument(p.snapshot_part(bad, Some((Kind::Proxy, "p"))), &w("snapshotPart"));
+        expect_invalid_argument(p.stats(bad), &w("stats"));
+        expect_invalid_argument(p.resources(bad, &Filter::default()), &w("resources"));
+        expect_invalid_argument(p.resource(bad, Kind::Proxy, "p"), &w("resource"));
+        expect_invalid_argument(p.due_for_recovery_probe(bad), &w("probe"));
+        expect_invalid_argument(p.next_change_at(bad, "c"), &w("nextChangeAt"));
+        expect_invalid_argument(p.next_change_at_in(bad, "c", &groups), &w("nextChangeAtIn"));
+        expect_invalid_argument(p.drain_events(bad), &w("drainEvents"));
+        expect_invalid_argument(p.set_config(bad, &patch), &w("setConfig"));
     }
-    h.clock.set(T0);
     assert_unchanged(&mut h, &b, "bad clock");
     assert_eq!(h.view("q").lease, Some(lease), "the lease survived");
     // 2^52 exactly is a valid reading.
-    h.clock.set(two_52);
-    assert_eq!(h.pool.stats().unwrap().now, 1 << 52);
+    assert_eq!(h.pool.pool.stats(two_52).unwrap().now, 1 << 52);
 }
 
 #[test]
@@ -659,15 +671,15 @@ fn base_snapshot() -> serde_json::Value {
     serde_json::from_str(&h.snapshot()).unwrap()
 }
 
-fn restore_value(v: &serde_json::Value) -> Result<Pool, Error> {
+fn restore_value(v: &serde_json::Value) -> Result<ClockedPool, Error> {
     restore_str(&v.to_string())
 }
 
-fn restore_str(json: &str) -> Result<Pool, Error> {
-    Pool::restore(json, None, ManualClock::new(T0), Draws::default().source())
+fn restore_str(json: &str) -> Result<ClockedPool, Error> {
+    ClockedPool::restore(json, None, ManualClock::new(T0), Draws::default().source())
 }
 
-fn expect_invalid_snapshot(r: Result<Pool, Error>, path: &str, what: &str) {
+fn expect_invalid_snapshot(r: Result<ClockedPool, Error>, path: &str, what: &str) {
     match r {
         Err(Error::InvalidSnapshot(msg)) => {
             assert!(msg.contains(path), "{what}: message {msg:?} must contain {path:?}")
@@ -986,7 +998,7 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"penalties":{"BLOCKED":1}}"#).unwrap();
-    let pool = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
     let want = Config {
         cool_after: 5,
         window_size: 7,
@@ -995,7 +1007,7 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     };
     assert_eq!(*pool.config(), want);
     // Without an override the snapshot's config is used as is.
-    let pool = Pool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+    let pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
     assert_eq!(
         *pool.config(),
         Config { window_size: 7, penalties: PerFailure([30.0, 15.0, 10.0, 5.0, 9.0]), ..spec_defaults() }
@@ -1011,7 +1023,7 @@ fn a_smaller_window_size_on_restore_keeps_the_newest_outcomes() {
     }
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"windowSize":2}"#).unwrap();
-    let mut pool = Pool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
     let snap: serde_json::Value = serde_json::from_str(&pool.snapshot().unwrap()).unwrap();
     assert_eq!(snap["cells"][0]["window"], serde_json::json!([["OK", 4], ["OK", 5]]));
     assert_eq!(snap["config"]["windowSize"], 2);
@@ -1027,12 +1039,12 @@ fn limits_smaller_than_the_snapshot_are_capacity_exceeded() {
     let json = h.snapshot();
     for patch in [r#"{"maxResources":1}"#, r#"{"maxCells":1}"#] {
         let p = ConfigPatch::from_json(patch).unwrap();
-        let r = Pool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0);
+        let r = ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0);
         assert!(matches!(r, Err(Error::CapacityExceeded(_))), "{patch}: {r:?}");
     }
     // Exactly at the limits: fine.
     let p = ConfigPatch::from_json(r#"{"maxResources":2,"maxCells":2}"#).unwrap();
-    assert!(Pool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0).is_ok());
+    assert!(ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0).is_ok());
 }
 
 /// A pool in a varied state: non-default config, kinds, escapes, cooling/recovering cells,
@@ -1072,11 +1084,11 @@ fn restore_then_snapshot_is_byte_identical() {
     h.at(125_000.0);
     let json = h.snapshot();
     let clock = ManualClock::new(T0 + 125_000.0);
-    let mut pool = Pool::restore(&json, None, clock, || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock, || 0.0).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     // Twice round.
     let again = pool.snapshot().unwrap();
-    let mut pool2 = Pool::restore(&again, None, ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool2 = ClockedPool::restore(&again, None, ManualClock::new(T0), || 0.0).unwrap();
     assert_eq!(pool2.snapshot().unwrap(), json);
 }
 
@@ -1087,7 +1099,7 @@ fn a_restored_pools_time_starts_at_taken_at() {
     let json = h.snapshot();
     // An earlier clock reading is treated as takenAt: the snapshot is unchanged, byte for byte.
     let clock = ManualClock::new(T0 + 5_000.0);
-    let mut pool = Pool::restore(&json, None, clock.clone(), || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock.clone(), || 0.0).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     assert_eq!(pool.stats().unwrap().now, T + 125_000);
     // A report at the earlier reading is stamped at takenAt, and cooldowns run from it.
@@ -1138,7 +1150,7 @@ fn restore_then_snapshot_is_byte_identical_over_random_histories() {
             }
         }
         let json = h.snapshot();
-        let mut pool = Pool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+        let mut pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
         assert_eq!(pool.snapshot().unwrap(), json, "round {round}");
     }
 }

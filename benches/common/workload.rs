@@ -4,7 +4,7 @@
 //! TLS_HANDSHAKE 0.5 %) and the acquire + report + release cycle — plain, by groups (three
 //! tiers, the first two blocked, so each acquire walks all three), or on a paced pool.
 
-use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, ManualClock, Outcome, Pool, SeededRandom};
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, Pool, SeededRandom};
 
 pub const CONTEXTS: usize = 10;
 pub const T0: f64 = 1_700_000_000_000.0;
@@ -39,14 +39,13 @@ pub fn outcome(r: u64) -> Outcome {
     }
 }
 
-/// A pool of `n` resources with a cell in each context, `window` outcomes per cell.
-pub fn build(n: usize, window: usize) -> (Pool, ManualClock) {
-    let clock = ManualClock::new(T0);
-    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), clock.clone(), 42).unwrap();
+/// A pool of `n` resources with a cell in each context, `window` outcomes per cell, all at T0.
+pub fn build(n: usize, window: usize) -> Pool {
+    let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), 42).unwrap();
     let ctxs = contexts();
     let mut rng = SeededRandom::new(7);
     for i in 0..n {
-        pool.register(Kind::Proxy, &value(i)).unwrap();
+        pool.register(T0, Kind::Proxy, &value(i)).unwrap();
     }
     for i in 0..n {
         for ctx in &ctxs {
@@ -55,12 +54,12 @@ pub fn build(n: usize, window: usize) -> (Pool, ManualClock) {
                     Outcome::Failure { latency_ms, .. } => Outcome::Success { latency_ms },
                     ok => ok,
                 };
-                pool.report(Kind::Proxy, &value(i), ctx, o).unwrap();
+                pool.report(T0, Kind::Proxy, &value(i), ctx, o).unwrap();
             }
         }
     }
-    pool.drain_events().unwrap();
-    (pool, clock)
+    pool.drain_events(T0).unwrap();
+    pool
 }
 
 /// How the cycle acquires.
@@ -81,7 +80,8 @@ pub const GROUPS: [&str; 3] = ["dc", "isp", "res"];
 
 pub struct CycleState {
     pub pool: Pool,
-    clock: ManualClock,
+    /// The clock reading of the last call (ms since the Unix epoch).
+    now: f64,
     ctxs: Vec<String>,
     rng: SeededRandom,
     i: usize,
@@ -96,32 +96,33 @@ impl CycleState {
 
     /// `new`, acquiring as `mode` says.
     pub fn with_mode(n: usize, mode: Mode) -> CycleState {
-        let (mut pool, clock) = build(n, 1);
+        let mut pool = build(n, 1);
+        let mut now = T0;
         match mode {
             Mode::Plain => {}
             Mode::Grouped => {
                 for i in 0..n {
-                    pool.register_in(Kind::Proxy, &value(i), Some(Some(GROUPS[i % 3]))).unwrap();
+                    pool.register_in(now, Kind::Proxy, &value(i), Some(Some(GROUPS[i % 3]))).unwrap();
                     if i % 3 < 2 {
-                        pool.block(Kind::Proxy, &value(i), BlockSpec::Permanent).unwrap();
+                        pool.block(now, Kind::Proxy, &value(i), BlockSpec::Permanent).unwrap();
                     }
                 }
             }
             Mode::Paced => {
-                pool.set_config(&ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap()).unwrap();
+                pool.set_config(now, &ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap()).unwrap();
                 // Every cell was reported at T0 while building: all are paced until T0 + 50.
-                clock.advance(50.0);
+                now += 50.0;
             }
         }
-        pool.drain_events().unwrap();
-        CycleState { pool, clock, ctxs: contexts(), rng: SeededRandom::new(9), i: 0, mode }
+        pool.drain_events(now).unwrap();
+        CycleState { pool, now, ctxs: contexts(), rng: SeededRandom::new(9), i: 0, mode }
     }
 
     fn acquire(&mut self, ctx: usize) -> repute::Lease {
         let ctx = &self.ctxs[ctx];
         let lease = match self.mode {
-            Mode::Grouped => self.pool.acquire_in(ctx, &GROUPS.map(Some)),
-            _ => self.pool.acquire(ctx),
+            Mode::Grouped => self.pool.acquire_in(self.now, ctx, &GROUPS.map(Some)),
+            _ => self.pool.acquire(self.now, ctx),
         };
         lease.unwrap().expect("a candidate")
     }
@@ -130,25 +131,25 @@ impl CycleState {
     #[allow(dead_code)]
     pub fn acquire_release(&mut self) {
         self.i += 1;
-        self.clock.advance(1.0);
+        self.now += 1.0;
         let lease = self.acquire(self.i % CONTEXTS);
-        self.pool.release(&lease).unwrap();
+        self.pool.release(self.now, &lease).unwrap();
         if self.i.is_multiple_of(4096) {
-            self.pool.drain_events().unwrap();
+            self.pool.drain_events(self.now).unwrap();
         }
     }
 
     /// One acquire + report + release, 1 ms after the previous one; events drained every 4096.
     pub fn cycle(&mut self) {
         self.i += 1;
-        self.clock.advance(1.0);
+        self.now += 1.0;
         let lease = self.acquire(self.i % CONTEXTS);
         let ctx = &self.ctxs[self.i % CONTEXTS];
         let o = outcome(self.rng.next_u64());
-        self.pool.report(lease.kind, &lease.value, ctx, o).unwrap();
-        self.pool.release(&lease).unwrap();
+        self.pool.report(self.now, lease.kind, &lease.value, ctx, o).unwrap();
+        self.pool.release(self.now, &lease).unwrap();
         if self.i.is_multiple_of(4096) {
-            self.pool.drain_events().unwrap();
+            self.pool.drain_events(self.now).unwrap();
         }
     }
 }

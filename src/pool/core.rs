@@ -2,7 +2,8 @@
 //! and revision counting.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
-//! `Pool` (in `mod.rs`) reads the host clock and RNG and calls into it. The rules themselves are
+//! `Pool` (in `mod.rs`) validates the host's clock reading (`now`) and holds the RNG, and calls
+//! into it. The rules themselves are
 //! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
 //! `views.rs`.
 //!

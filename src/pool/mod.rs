@@ -1,8 +1,12 @@
 //! The public `Pool`: the Rust mirror of the JS contract (SPEC §9).
 //!
-//! Every call reads the host clock exactly once (except `config`), validates its arguments and
-//! checks that it can succeed *before* anything changes, then applies time passing (expiries)
-//! and its own effect, and counts one revision step if durable content changed. A failed call
+//! Every call that reads time takes the host clock's reading as its first argument, `now`
+//! (milliseconds since the Unix epoch, fractions floored; anything but a finite number in
+//! [0, 2^52] is `INVALID_ARGUMENT`; a reading earlier than one already applied counts as that
+//! one: time never runs backwards). The engine reads no clock of its own. Each call validates
+//! `now` and its arguments and checks that it can succeed *before* anything changes, then
+//! applies time passing (expiries) and its own effect, and counts one revision step if
+//! durable content changed. A failed call
 //! changes nothing — `acquire` included: it works out whether it needs a random draw (two or
 //! more candidates once the expiries due now are applied) before applying them, and draws
 //! then, so a host random source returning a value outside [0, 1) fails a call that changed
@@ -36,7 +40,6 @@ use std::rc::Rc;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
 use crate::check;
-use crate::clock::Clock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
@@ -57,12 +60,11 @@ pub enum BlockSpec {
     Permanent,
 }
 
-/// A reputation pool with its host clock and random source.
+/// A reputation pool with its host random source (the clock's readings come with each call).
 pub struct Pool {
     core: Core,
     /// Context names interned for calls by id (not durable).
     contexts: ContextNames,
-    clock: Box<dyn Clock>,
     random: Box<dyn RandomSource>,
 }
 
@@ -86,34 +88,25 @@ fn stale(id: ResourceId) -> Error {
 
 impl Pool {
     /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
-    pub fn new(
-        config: Config,
-        clock: impl Clock + 'static,
-        random: impl RandomSource + 'static,
-    ) -> Result<Pool> {
+    pub fn new(config: Config, random: impl RandomSource + 'static) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool {
-            core: Core::new(config, 0),
-            contexts: ContextNames::default(),
-            clock: Box::new(clock),
-            random: Box::new(random),
-        })
+        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
-    pub fn with_seed(config: Config, clock: impl Clock + 'static, seed: u64) -> Result<Pool> {
-        Pool::new(config, clock, SeededRandom::new(seed))
+    pub fn with_seed(config: Config, seed: u64) -> Result<Pool> {
+        Pool::new(config, SeededRandom::new(seed))
     }
 
     /// Restores a snapshot; `overrides` replaces fields of the snapshot's config. On any error
-    /// nothing is built and the error names the JSON path of the problem.
+    /// nothing is built and the error names the JSON path of the problem. Reads no clock: the
+    /// restored pool's time is the snapshot's `takenAt` until a call brings a later reading.
     pub fn restore(
         json: &str,
         overrides: Option<&ConfigPatch>,
-        clock: impl Clock + 'static,
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
-        Pool::restore_above(json, overrides, &Floor::default(), clock, random)
+        Pool::restore_above(json, overrides, &Floor::default(), random)
     }
 
     /// `restore`, with the counters raised to at least `floor`'s (`floor.rs`).
@@ -121,16 +114,11 @@ impl Pool {
         json: &str,
         overrides: Option<&ConfigPatch>,
         floor: &Floor,
-        clock: impl Clock + 'static,
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, contexts: ContextNames::default(), clock: Box::new(clock), random: Box::new(random) })
-    }
-
-    fn read_clock(&mut self) -> Result<Millis> {
-        check::clock_reading(self.clock.now_ms())
+        Ok(Pool { core, contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -199,15 +187,21 @@ impl Pool {
     }
 
     /// Registers a resource; `true` when it was not registered before.
-    pub fn register(&mut self, kind: Kind, value: &str) -> Result<bool> {
-        self.register_in(kind, value, None)
+    pub fn register(&mut self, now: f64, kind: Kind, value: &str) -> Result<bool> {
+        self.register_in(now, kind, value, None)
     }
 
     /// `register` with a group (SPEC §3, groups): `None` leaves a known resource's group as it
     /// is; `Some(g)` sets it (`Some(None)`: no group), moving a known resource whose group
     /// differs (a `RESOURCE_REGROUPED` event).
-    pub fn register_in(&mut self, kind: Kind, value: &str, group: Option<Option<&str>>) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn register_in(
+        &mut self,
+        now: f64,
+        kind: Kind,
+        value: &str,
+        group: Option<Option<&str>>,
+    ) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         check::group_arg(group.flatten())?;
         self.core.check_resource_capacity(kind, value)?;
@@ -215,8 +209,8 @@ impl Pool {
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
-    pub fn deregister(&mut self, kind: Kind, value: &str) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn deregister(&mut self, now: f64, kind: Kind, value: &str) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         let Some(slot) = self.core.reg.find(kind, value) else {
             return self.apply(t, READS, |_, _| false);
@@ -226,8 +220,8 @@ impl Pool {
     }
 
     /// Leases a candidate of `context`, or `None` (and an `ACQUISITION_REJECTED` event).
-    pub fn acquire(&mut self, context: &str) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn acquire(&mut self, now: f64, context: &str) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         // A context the pool holds was checked when it came in: only a new name is read through.
         let known = self.core.ctxs.find(context);
         if known.is_none() {
@@ -237,8 +231,8 @@ impl Pool {
     }
 
     /// `acquire` in the context `context_id` gave.
-    pub fn acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         let name = Rc::clone(self.contexts.name(context)?);
         let known = self.core.ctxs.find(&name);
         self.acquire_at(t, &name, known)
@@ -269,8 +263,8 @@ impl Pool {
     /// Leases a candidate of `context` from the first usable group of `groups`, in order
     /// (`None` in the list: the resources without a group), or `None` (and an
     /// `ACQUISITION_REJECTED` event). SPEC §3, groups.
-    pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn acquire_in(&mut self, now: f64, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         check::context_arg(context)?;
         check::groups_arg(groups)?;
         self.core.check_counters(t, GRANTS)?;
@@ -282,8 +276,14 @@ impl Pool {
     }
 
     /// Leases one named resource if it is free and its cell here is not inside a cooldown.
-    pub fn acquire_resource(&mut self, kind: Kind, value: &str, context: &str) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn acquire_resource(
+        &mut self,
+        now: f64,
+        kind: Kind,
+        value: &str,
+        context: &str,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         check::context_arg(context)?;
         let slot = self.find(kind, value)?;
@@ -291,8 +291,15 @@ impl Pool {
     }
 
     /// Records an outcome of using `(kind, value)` in `context`.
-    pub fn report(&mut self, kind: Kind, value: &str, context: &str, outcome: Outcome) -> Result<()> {
-        let t = self.read_clock()?;
+    pub fn report(
+        &mut self,
+        now: f64,
+        kind: Kind,
+        value: &str,
+        context: &str,
+        outcome: Outcome,
+    ) -> Result<()> {
+        let t = check::clock_reading(now)?;
         let slot = self.check_named(kind, value, context)?;
         check::latency_arg(outcome.latency_ms())?;
         let slot = slot.ok_or_else(|| unknown(kind, value))?;
@@ -300,8 +307,14 @@ impl Pool {
     }
 
     /// `report` by resource id; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn report_by_id(&mut self, id: ResourceId, context: ContextId, outcome: Outcome) -> Result<()> {
-        let t = self.read_clock()?;
+    pub fn report_by_id(
+        &mut self,
+        now: f64,
+        id: ResourceId,
+        context: ContextId,
+        outcome: Outcome,
+    ) -> Result<()> {
+        let t = check::clock_reading(now)?;
         let slot = self.slot_of(id)?;
         let name = Rc::clone(self.contexts.name(context)?);
         check::latency_arg(outcome.latency_ms())?;
@@ -317,36 +330,48 @@ impl Pool {
     }
 
     /// Extends the lease for its current holder; `None` when lapsed, not the holder, or blocked.
-    pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn renew(&mut self, now: f64, lease: &Lease) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         self.check_named(lease.kind, &lease.value, &lease.context)?;
         self.apply(t, READS, |c, now| c.renew(lease, now))
     }
 
     /// `renew` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn renew_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<Option<Lease>> {
-        let t = self.read_clock()?;
+    pub fn renew_by_id(
+        &mut self,
+        now: f64,
+        id: ResourceId,
+        context: ContextId,
+        token: u64,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
         let lease = self.held(id, context, token)?;
         self.apply(t, READS, |c, now| c.renew(&lease, now))
     }
 
     /// Ends the lease for its current holder; `false` otherwise.
-    pub fn release(&mut self, lease: &Lease) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn release(&mut self, now: f64, lease: &Lease) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         self.check_named(lease.kind, &lease.value, &lease.context)?;
         self.apply(t, CHANGES, |c, now| c.release(lease, now))
     }
 
     /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn release_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn release_by_id(
+        &mut self,
+        now: f64,
+        id: ResourceId,
+        context: ContextId,
+        token: u64,
+    ) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         let lease = self.held(id, context, token)?;
         self.apply(t, CHANGES, |c, now| c.release(&lease, now))
     }
 
     /// Blocks a resource in every context, replacing any existing block.
-    pub fn block(&mut self, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {
-        let t = self.read_clock()?;
+    pub fn block(&mut self, now: f64, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         let ms = match spec {
             BlockSpec::Permanent => None,
@@ -366,24 +391,24 @@ impl Pool {
     }
 
     /// Lifts a block; `true` when the resource was blocked.
-    pub fn unblock(&mut self, kind: Kind, value: &str) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn unblock(&mut self, now: f64, kind: Kind, value: &str) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         let slot = self.find(kind, value)?;
         self.apply(t, CHANGES, |c, now| c.unblock(slot, now))
     }
 
     /// The canonical JSON snapshot of the durable state.
-    pub fn snapshot(&mut self) -> Result<String> {
-        let t = self.read_clock()?;
+    pub fn snapshot(&mut self, now: f64) -> Result<String> {
+        let t = check::clock_reading(now)?;
         self.read(t, |c, _| snapshot::write(c))
     }
 
     /// The snapshot in parts (`snapshot/write.rs`): its head, and with `resource` that
     /// resource's three lines (`None` when it is not registered), for a host that stores each
     /// resource on its own.
-    pub fn snapshot_part(&mut self, resource: Option<(Kind, &str)>) -> Result<Option<String>> {
-        let t = self.read_clock()?;
+    pub fn snapshot_part(&mut self, now: f64, resource: Option<(Kind, &str)>) -> Result<Option<String>> {
+        let t = check::clock_reading(now)?;
         let slot = match resource {
             None => None,
             Some((kind, value)) => {
@@ -403,14 +428,14 @@ impl Pool {
     }
 
     /// Events since the last drain, in `seq` order.
-    pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
-        let t = self.read_clock()?;
+    pub fn drain_events(&mut self, now: f64) -> Result<Vec<PoolEvent>> {
+        let t = check::clock_reading(now)?;
         self.read(t, |c, _| c.events.drain())
     }
 
     /// The dashboard view, in canonical order.
-    pub fn resources(&mut self, filter: &Filter) -> Result<Vec<ResourceView>> {
-        let t = self.read_clock()?;
+    pub fn resources(&mut self, now: f64, filter: &Filter) -> Result<Vec<ResourceView>> {
+        let t = check::clock_reading(now)?;
         if let Some(ctx) = &filter.context {
             check::context_arg(ctx)?;
         }
@@ -422,29 +447,34 @@ impl Pool {
 
     /// One resource with every cell and its window (recent outcomes); `UNKNOWN_RESOURCE` when
     /// it is not registered.
-    pub fn resource(&mut self, kind: Kind, value: &str) -> Result<ResourceDetail> {
-        let t = self.read_clock()?;
+    pub fn resource(&mut self, now: f64, kind: Kind, value: &str) -> Result<ResourceDetail> {
+        let t = check::clock_reading(now)?;
         check::value_arg(value)?;
         let slot = self.find(kind, value)?;
         self.read(t, |c, _| c.resource_detail(slot))
     }
 
     /// Probe-due cells (cooldown over, cause not half-open, resource neither blocked nor leased).
-    pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
-        let t = self.read_clock()?;
+    pub fn due_for_recovery_probe(&mut self, now: f64) -> Result<Vec<ProbeDue>> {
+        let t = check::clock_reading(now)?;
         self.read(t, |c, now| c.due_for_recovery_probe(now))
     }
 
     /// The earliest instant at which something in `context` may become eligible.
-    pub fn next_change_at(&mut self, context: &str) -> Result<Option<Millis>> {
-        let t = self.read_clock()?;
+    pub fn next_change_at(&mut self, now: f64, context: &str) -> Result<Option<Millis>> {
+        let t = check::clock_reading(now)?;
         check::context_arg(context)?;
         self.read(t, |c, now| c.next_change_at(context, now))
     }
 
     /// `next_change_at` for the listed groups only (the same list rules as `acquire_in`).
-    pub fn next_change_at_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Millis>> {
-        let t = self.read_clock()?;
+    pub fn next_change_at_in(
+        &mut self,
+        now: f64,
+        context: &str,
+        groups: &[Option<&str>],
+    ) -> Result<Option<Millis>> {
+        let t = check::clock_reading(now)?;
         check::context_arg(context)?;
         check::groups_arg(groups)?;
         self.read(t, |c, now| {
@@ -453,8 +483,8 @@ impl Pool {
         })
     }
 
-    pub fn stats(&mut self) -> Result<Stats> {
-        let t = self.read_clock()?;
+    pub fn stats(&mut self, now: f64) -> Result<Stats> {
+        let t = check::clock_reading(now)?;
         self.read(t, |c, _| {
             c.sync_order();
             c.stats()
@@ -471,8 +501,8 @@ impl Pool {
     /// `false` when the result is the config already in force (no event, no revision step);
     /// otherwise one revision step and a `CONFIG_CHANGED` event (`reconfigure.rs` says what a
     /// new value means for state already held).
-    pub fn set_config(&mut self, patch: &ConfigPatch) -> Result<bool> {
-        let t = self.read_clock()?;
+    pub fn set_config(&mut self, now: f64, patch: &ConfigPatch) -> Result<bool> {
+        let t = check::clock_reading(now)?;
         let cfg = patch.apply(&self.core.cfg, "").map_err(Error::InvalidConfig)?;
         self.core.check_config_capacity(&cfg)?;
         self.apply(t, CHANGES, |c, now| c.set_config(cfg, now))

@@ -1,7 +1,8 @@
 //! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
 //! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
-//! its first argument (the JS side reads `now()`; no call back into JS), and `acquire`,
-//! `report`, `renew` and `release` name the resource and the context by the engine's ids
+//! its first argument and passes it straight to the engine's `Pool` (the JS side reads `now()`;
+//! no call back into JS), and `acquire`, `report`, `renew` and `release` name the resource and
+//! the context by the engine's ids
 //! (`ids.rs`), which the JS side caches (`handle`, `context`), so the hot path passes no
 //! strings; the facade keeps no table of its own, and there is one export per call: a name is
 //! resolved once (`context`, `resourceId`). Bulk results are JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
@@ -29,7 +30,6 @@ use super::host::{HostRandom, JsRandom, js_error};
 use super::packed::pack_events_into;
 use super::views_json;
 use crate::check;
-use crate::clock::ManualClock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::ids::{ContextId, ResourceId};
@@ -111,8 +111,6 @@ fn token_of(token: f64) -> Result<u64, Error> {
 #[wasm_bindgen]
 pub struct RawPool {
     pool: Pool,
-    /// The reading the current call was given.
-    clock: ManualClock,
     /// The error of the last hot-path call that failed, until `takeError` takes it.
     failed: Option<JsValue>,
     /// The string table of the last drained events, until read.
@@ -127,22 +125,15 @@ pub struct RawPool {
 }
 
 impl RawPool {
-    fn wrap(pool: Pool, clock: ManualClock) -> RawPool {
+    fn wrap(pool: Pool) -> RawPool {
         RawPool {
             pool,
-            clock,
             failed: None,
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
             group_ids: FxHashMap::default(),
         }
-    }
-
-    /// Applies the host's clock reading for this call.
-    fn at(&mut self, now: f64) -> &mut Pool {
-        self.clock.set(now);
-        &mut self.pool
     }
 
     /// Puts a granted lease's numbers where `leaseFields` shows them; returns its handle (0
@@ -204,9 +195,7 @@ impl RawPool {
     pub fn new(config: Option<String>, rand: Option<Function>, seed: Option<f64>) -> JsResult<RawPool> {
         let build = || -> Result<RawPool, Error> {
             let cfg = Config::from_patch(&patch(config)?.unwrap_or_default())?;
-            let clock = ManualClock::new(0.0);
-            let pool = Pool::new(cfg, clock.clone(), random(rand, seed)?)?;
-            Ok(RawPool::wrap(pool, clock))
+            Ok(RawPool::wrap(Pool::new(cfg, random(rand, seed)?)?))
         };
         build().map_err(js_error)
     }
@@ -226,15 +215,8 @@ impl RawPool {
         let build = || -> Result<RawPool, Error> {
             let overrides = patch(config)?;
             let floor = Floor::from_host(min_revision, min_fencing, min_next_seq)?;
-            let clock = ManualClock::new(0.0);
-            let pool = Pool::restore_above(
-                snapshot,
-                overrides.as_ref(),
-                &floor,
-                clock.clone(),
-                random(rand, seed)?,
-            )?;
-            Ok(RawPool::wrap(pool, clock))
+            let pool = Pool::restore_above(snapshot, overrides.as_ref(), &floor, random(rand, seed)?)?;
+            Ok(RawPool::wrap(pool))
         };
         build().map_err(js_error)
     }
@@ -260,7 +242,7 @@ impl RawPool {
     /// value it holds under that handle, so a lease never brings the string back across.
     pub fn register(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        if !self.at(now).register(k, value).map_err(js_error)? {
+        if !self.pool.register(now, k, value).map_err(js_error)? {
             return Ok(0.0);
         }
         Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
@@ -276,7 +258,7 @@ impl RawPool {
         group: Option<String>,
     ) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        if !self.at(now).register_in(k, value, Some(group.as_deref())).map_err(js_error)? {
+        if !self.pool.register_in(now, k, value, Some(group.as_deref())).map_err(js_error)? {
             return Ok(0.0);
         }
         Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
@@ -286,12 +268,12 @@ impl RawPool {
     /// from then on, even once its slot holds another resource.
     pub fn deregister(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).deregister(k, value).map_err(js_error)
+        self.pool.deregister(now, k, value).map_err(js_error)
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
     pub fn acquire(&mut self, now: f64, context: f64) -> f64 {
-        let lease = context_id(context).and_then(|c| self.at(now).acquire_by_id(c));
+        let lease = context_id(context).and_then(|c| self.pool.acquire_by_id(now, c));
         let answer = lease.map(|l| self.keep(l));
         self.answer(answer)
     }
@@ -299,14 +281,14 @@ impl RawPool {
     /// `acquire` with a `groups` list (see the header for `names` and `lens`).
     #[wasm_bindgen(js_name = acquireIn)]
     pub fn acquire_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
-        let lease = self.at(now).acquire_in(context, &groups(names, lens)).map_err(js_error)?;
+        let lease = self.pool.acquire_in(now, context, &groups(names, lens)).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
     #[wasm_bindgen(js_name = acquireResource)]
     pub fn acquire_resource(&mut self, now: f64, kind_code: u8, value: &str, context: &str) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        let lease = self.at(now).acquire_resource(k, value, context).map_err(js_error)?;
+        let lease = self.pool.acquire_resource(now, k, value, context).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
@@ -323,7 +305,7 @@ impl RawPool {
     pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> f64 {
         let mut call = || -> Result<f64, Error> {
             let o = outcome(code, latency)?;
-            self.at(now).report_by_id(resource_id(handle)?, context_id(context)?, o).map(|()| 0.0)
+            self.pool.report_by_id(now, resource_id(handle)?, context_id(context)?, o).map(|()| 0.0)
         };
         let answer = call();
         self.answer(answer)
@@ -334,7 +316,7 @@ impl RawPool {
     pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
-            self.at(now).renew_by_id(id, context_id(context)?, token)
+            self.pool.renew_by_id(now, id, context_id(context)?, token)
         };
         let answer = call().map(|renewed| if self.keep(renewed) != 0.0 { 1.0 } else { 0.0 });
         self.answer(answer)
@@ -344,7 +326,7 @@ impl RawPool {
     pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<bool, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
-            self.at(now).release_by_id(id, context_id(context)?, token)
+            self.pool.release_by_id(now, id, context_id(context)?, token)
         };
         let answer = call().map(f64::from);
         self.answer(answer)
@@ -360,16 +342,16 @@ impl RawPool {
     pub fn block(&mut self, now: f64, kind_code: u8, value: &str, seconds: f64) -> JsResult<()> {
         let spec = if seconds.is_nan() { BlockSpec::Permanent } else { BlockSpec::Seconds(seconds) };
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).block(k, value, spec).map_err(js_error)
+        self.pool.block(now, k, value, spec).map_err(js_error)
     }
 
     pub fn unblock(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).unblock(k, value).map_err(js_error)
+        self.pool.unblock(now, k, value).map_err(js_error)
     }
 
     pub fn snapshot(&mut self, now: f64) -> JsResult<String> {
-        self.at(now).snapshot().map_err(js_error)
+        self.pool.snapshot(now).map_err(js_error)
     }
 
     /// The snapshot in parts (`snapshot/write.rs`): with `value` undefined its head; else that
@@ -385,7 +367,7 @@ impl RawPool {
             None => None,
             Some(v) => Some((kind(kind_code).map_err(js_error)?, v)),
         };
-        self.at(now).snapshot_part(named).map_err(js_error)
+        self.pool.snapshot_part(now, named).map_err(js_error)
     }
 
     /// Events since the last drain, packed (`packed.rs`): the numbers, as a view into the
@@ -394,7 +376,7 @@ impl RawPool {
     /// `drainedStrings` then gives their string table.
     #[wasm_bindgen(js_name = drainEvents)]
     pub fn drain_events(&mut self, now: f64) -> JsResult<Float64Array> {
-        let events = self.at(now).drain_events().map_err(js_error)?;
+        let events = self.pool.drain_events(now).map_err(js_error)?;
         self.drained = pack_events_into(&mut self.numbers, &events);
         drop(events);
         // SAFETY: the view aliases `self.numbers`, which nothing changes before the JS side's
@@ -424,36 +406,36 @@ impl RawPool {
             Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
         };
         let filter = Filter { context, state, group: by_group.then_some(group) };
-        self.at(now).resources(&filter).map(|v| views_json::resources(&v)).map_err(js_error)
+        self.pool.resources(now, &filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
     /// One resource with each cell's window, as JSON.
     #[wasm_bindgen(js_name = resource)]
     pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {
         let k = kind(kind_code).map_err(js_error)?;
-        self.at(now).resource(k, value).map(|d| views_json::resource_detail(&d)).map_err(js_error)
+        self.pool.resource(now, k, value).map(|d| views_json::resource_detail(&d)).map_err(js_error)
     }
 
     #[wasm_bindgen(js_name = dueForRecoveryProbe)]
     pub fn due_for_recovery_probe(&mut self, now: f64) -> JsResult<String> {
-        self.at(now).due_for_recovery_probe().map(|v| views_json::probe_due(&v)).map_err(js_error)
+        self.pool.due_for_recovery_probe(now).map(|v| views_json::probe_due(&v)).map_err(js_error)
     }
 
     /// Epoch milliseconds, or -1 for null.
     #[wasm_bindgen(js_name = nextChangeAt)]
     pub fn next_change_at(&mut self, now: f64, context: &str) -> JsResult<f64> {
-        self.at(now).next_change_at(context).map(|t| t.map_or(-1.0, |t| t as f64)).map_err(js_error)
+        self.pool.next_change_at(now, context).map(|t| t.map_or(-1.0, |t| t as f64)).map_err(js_error)
     }
 
     /// `nextChangeAt` for a `groups` list (see the header for `names` and `lens`).
     #[wasm_bindgen(js_name = nextChangeAtIn)]
     pub fn next_change_at_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
-        let at = self.at(now).next_change_at_in(context, &groups(names, lens)).map_err(js_error)?;
+        let at = self.pool.next_change_at_in(now, context, &groups(names, lens)).map_err(js_error)?;
         Ok(at.map_or(-1.0, |t| t as f64))
     }
 
     pub fn stats(&mut self, now: f64) -> JsResult<String> {
-        self.at(now).stats().map(|s| views_json::stats(&s)).map_err(js_error)
+        self.pool.stats(now).map(|s| views_json::stats(&s)).map_err(js_error)
     }
 
     pub fn config(&self) -> String {
@@ -464,7 +446,7 @@ impl RawPool {
     #[wasm_bindgen(js_name = setConfig)]
     pub fn set_config(&mut self, now: f64, config: &str) -> JsResult<bool> {
         let p = ConfigPatch::from_json(config).map_err(js_error)?;
-        self.at(now).set_config(&p).map_err(js_error)
+        self.pool.set_config(now, &p).map_err(js_error)
     }
 
     /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt,

@@ -1,14 +1,21 @@
 //! Shared test harness: a pool on a manual clock with scripted random draws, plus shorthands.
-//! Each test crate includes it with `mod common;` and may use only part of it.
+//! Each test crate includes it with `mod common;` and may use only part of it. The engine takes
+//! each call's clock reading as an argument; the test clocks (`clock.rs`) and `ClockedPool`
+//! (`clocked.rs`), which passes a clock's reading to every call, live here.
 #![allow(dead_code)]
+
+mod clock;
+mod clocked;
+
+pub use clock::ManualClock;
+pub use clocked::ClockedPool;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use repute::{
-    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool, PoolEvent,
-    ResourceView,
+    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Lease, Outcome, PoolEvent, ResourceView,
 };
 
 pub const T0: f64 = 1_700_000_000_000.0;
@@ -31,7 +38,7 @@ impl Draws {
 }
 
 pub struct Harness {
-    pub pool: Pool,
+    pub pool: ClockedPool,
     pub clock: ManualClock,
     pub draws: Draws,
 }
@@ -48,7 +55,7 @@ impl Harness {
     pub fn with_config(cfg: Config) -> Harness {
         let clock = ManualClock::new(T0);
         let draws = Draws::default();
-        let pool = Pool::new(cfg, clock.clone(), draws.source()).unwrap();
+        let pool = ClockedPool::new(cfg, clock.clone(), draws.source()).unwrap();
         Harness { pool, clock, draws }
     }
 

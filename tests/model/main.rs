@@ -13,16 +13,17 @@
 
 mod reference;
 
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{ClockedPool, ManualClock};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use proptest::prelude::*;
 use reference::{Key, RefBlock, RefEvent, RefGrant, RefPool, key};
-use repute::{
-    BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, ManualClock, Outcome, Pool,
-    PoolEvent,
-};
+use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Outcome, PoolEvent};
 
 const T0: u64 = 1_700_000_000_000;
 
@@ -211,7 +212,7 @@ impl Tape {
 }
 
 struct Engine {
-    pool: Pool,
+    pool: ClockedPool,
     clock: ManualClock,
     tape: Tape,
 }
@@ -220,7 +221,7 @@ impl Engine {
     fn new(cfg: &Config, clock: &ManualClock, draws: &[f64]) -> Engine {
         let tape = Tape::new(draws.to_vec());
         Engine {
-            pool: Pool::new(cfg.clone(), clock.clone(), tape.source()).unwrap(),
+            pool: ClockedPool::new(cfg.clone(), clock.clone(), tape.source()).unwrap(),
             clock: clock.clone(),
             tape,
         }
@@ -228,7 +229,7 @@ impl Engine {
 
     fn restore(&mut self) {
         let snap = self.pool.snapshot().unwrap();
-        self.pool = Pool::restore(&snap, None, self.clock.clone(), self.tape.source()).unwrap();
+        self.pool = ClockedPool::restore(&snap, None, self.clock.clone(), self.tape.source()).unwrap();
     }
 }
 
@@ -708,7 +709,7 @@ impl Run {
         }
         // Snapshots: restore reproduces the bytes; the twin engine has the same bytes.
         let snap = pool.snapshot().unwrap();
-        let mut restored = Pool::restore(&snap, None, self.clock.clone(), || 0.5).unwrap();
+        let mut restored = ClockedPool::restore(&snap, None, self.clock.clone(), || 0.5).unwrap();
         prop_assert_eq!(restored.snapshot().unwrap(), snap.clone());
         restored.check_invariants().map_err(TestCaseError::fail)?;
         prop_assert_eq!(self.b.pool.snapshot().unwrap(), snap);

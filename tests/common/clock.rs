@@ -1,8 +1,8 @@
-//! Where time comes from: the host. The engine never reads a system clock.
+//! Test clocks: the engine takes each call's clock reading as an argument (`now`), so tests
+//! that script time keep a clock here and `ClockedPool` (`clocked.rs`) reads it once per call.
 //!
 //! [`Clock`] is implemented for any `FnMut() -> f64` (milliseconds since the Unix epoch), so a
-//! test passes `|| 42.0` and the wasm facade passes a JavaScript function. Readings are validated
-//! and made monotonic by the pool (`pool/mod.rs`), not here.
+//! test passes `|| 42.0` (or `|| f64::NAN`, to see the reading refused).
 
 /// A source of the current instant, in (possibly fractional) milliseconds since the Unix epoch.
 pub trait Clock {
@@ -15,7 +15,7 @@ impl<F: FnMut() -> f64> Clock for F {
     }
 }
 
-/// A clock that stays where it is put; tests and simulations move it by hand.
+/// A clock that stays where it is put; tests move it by hand. Clones share the reading.
 #[derive(Debug, Clone, Default)]
 pub struct ManualClock {
     now: std::rc::Rc<std::cell::Cell<f64>>,

@@ -1,0 +1,205 @@
+//! `ClockedPool`: a `Pool` with a test clock attached. The engine takes each call's clock
+//! reading as its first argument (`now`); this wrapper reads its clock exactly once per call
+//! and passes the reading, unvalidated, so tests written against a clock (a `ManualClock` they
+//! move, or a closure returning NaN to see the reading refused) call the pool as they did.
+//! Calls that read no time (`config`, `context_id`, `resource_id`, `core`, `check_invariants`, …) go
+//! through `Deref` to the pool itself.
+
+use repute::{
+    BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Outcome, Pool, PoolEvent,
+    ProbeDue, RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
+};
+use std::ops::{Deref, DerefMut};
+
+use super::clock::Clock;
+
+pub struct ClockedPool {
+    pub pool: Pool,
+    clock: Box<dyn Clock>,
+}
+
+impl std::fmt::Debug for ClockedPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.pool.fmt(f)
+    }
+}
+
+impl Deref for ClockedPool {
+    type Target = Pool;
+    fn deref(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+impl DerefMut for ClockedPool {
+    fn deref_mut(&mut self) -> &mut Pool {
+        &mut self.pool
+    }
+}
+
+impl ClockedPool {
+    pub fn wrap(pool: Pool, clock: impl Clock + 'static) -> ClockedPool {
+        ClockedPool { pool, clock: Box::new(clock) }
+    }
+
+    pub fn new(
+        config: Config,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<ClockedPool> {
+        Ok(ClockedPool::wrap(Pool::new(config, random)?, clock))
+    }
+
+    pub fn with_seed(config: Config, clock: impl Clock + 'static, seed: u64) -> Result<ClockedPool> {
+        Ok(ClockedPool::wrap(Pool::with_seed(config, seed)?, clock))
+    }
+
+    pub fn restore(
+        json: &str,
+        overrides: Option<&ConfigPatch>,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<ClockedPool> {
+        Ok(ClockedPool::wrap(Pool::restore(json, overrides, random)?, clock))
+    }
+
+    pub fn restore_above(
+        json: &str,
+        overrides: Option<&ConfigPatch>,
+        floor: &Floor,
+        clock: impl Clock + 'static,
+        random: impl RandomSource + 'static,
+    ) -> Result<ClockedPool> {
+        Ok(ClockedPool::wrap(Pool::restore_above(json, overrides, floor, random)?, clock))
+    }
+
+    /// The clock's reading for this call (read once).
+    fn now(&mut self) -> f64 {
+        self.clock.now_ms()
+    }
+
+    pub fn register(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let now = self.now();
+        self.pool.register(now, kind, value)
+    }
+
+    pub fn register_in(&mut self, kind: Kind, value: &str, group: Option<Option<&str>>) -> Result<bool> {
+        let now = self.now();
+        self.pool.register_in(now, kind, value, group)
+    }
+
+    pub fn deregister(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let now = self.now();
+        self.pool.deregister(now, kind, value)
+    }
+
+    pub fn acquire(&mut self, context: &str) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.acquire(now, context)
+    }
+
+    pub fn acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.acquire_by_id(now, context)
+    }
+
+    pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.acquire_in(now, context, groups)
+    }
+
+    pub fn acquire_resource(&mut self, kind: Kind, value: &str, context: &str) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.acquire_resource(now, kind, value, context)
+    }
+
+    pub fn report(&mut self, kind: Kind, value: &str, context: &str, outcome: Outcome) -> Result<()> {
+        let now = self.now();
+        self.pool.report(now, kind, value, context, outcome)
+    }
+
+    pub fn report_by_id(&mut self, id: ResourceId, context: ContextId, outcome: Outcome) -> Result<()> {
+        let now = self.now();
+        self.pool.report_by_id(now, id, context, outcome)
+    }
+
+    pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.renew(now, lease)
+    }
+
+    pub fn renew_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.renew_by_id(now, id, context, token)
+    }
+
+    pub fn release(&mut self, lease: &Lease) -> Result<bool> {
+        let now = self.now();
+        self.pool.release(now, lease)
+    }
+
+    pub fn release_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<bool> {
+        let now = self.now();
+        self.pool.release_by_id(now, id, context, token)
+    }
+
+    pub fn block(&mut self, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {
+        let now = self.now();
+        self.pool.block(now, kind, value, spec)
+    }
+
+    pub fn unblock(&mut self, kind: Kind, value: &str) -> Result<bool> {
+        let now = self.now();
+        self.pool.unblock(now, kind, value)
+    }
+
+    pub fn snapshot(&mut self) -> Result<String> {
+        let now = self.now();
+        self.pool.snapshot(now)
+    }
+
+    pub fn snapshot_part(&mut self, resource: Option<(Kind, &str)>) -> Result<Option<String>> {
+        let now = self.now();
+        self.pool.snapshot_part(now, resource)
+    }
+
+    pub fn drain_events(&mut self) -> Result<Vec<PoolEvent>> {
+        let now = self.now();
+        self.pool.drain_events(now)
+    }
+
+    pub fn resources(&mut self, filter: &Filter) -> Result<Vec<ResourceView>> {
+        let now = self.now();
+        self.pool.resources(now, filter)
+    }
+
+    pub fn resource(&mut self, kind: Kind, value: &str) -> Result<ResourceDetail> {
+        let now = self.now();
+        self.pool.resource(now, kind, value)
+    }
+
+    pub fn due_for_recovery_probe(&mut self) -> Result<Vec<ProbeDue>> {
+        let now = self.now();
+        self.pool.due_for_recovery_probe(now)
+    }
+
+    pub fn next_change_at(&mut self, context: &str) -> Result<Option<Millis>> {
+        let now = self.now();
+        self.pool.next_change_at(now, context)
+    }
+
+    pub fn next_change_at_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Millis>> {
+        let now = self.now();
+        self.pool.next_change_at_in(now, context, groups)
+    }
+
+    pub fn stats(&mut self) -> Result<Stats> {
+        let now = self.now();
+        self.pool.stats(now)
+    }
+
+    pub fn set_config(&mut self, patch: &ConfigPatch) -> Result<bool> {
+        let now = self.now();
+        self.pool.set_config(now, patch)
+    }
+}
