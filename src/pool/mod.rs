@@ -43,6 +43,7 @@ use crate::ids::ResourceId;
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
+use crate::registry::same_text;
 use crate::types::{Kind, Millis, Outcome};
 
 /// How long a block lasts.
@@ -133,7 +134,7 @@ impl Pool {
     /// when it was acquired).
     fn check_context_of(&self, slot: u32, context: &str) -> Result<()> {
         match self.core.reg.get(slot).lease() {
-            Some(l) if *l.context == *context => Ok(()),
+            Some(l) if same_text(&l.context, context) => Ok(()),
             _ => check::context_arg(context),
         }
     }
@@ -161,7 +162,9 @@ impl Pool {
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
-            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| *l.context == *context) => Ok(slot),
+            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| same_text(&l.context, context)) => {
+                Ok(slot)
+            }
             _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
         }
     }
