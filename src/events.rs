@@ -163,12 +163,13 @@ impl EventBuffer {
 
     /// Every pending event, oldest first. The buffer itself is handed over (moving each event
     /// into a new `Vec` cost more than the rest of a drain); the next events go into a fresh
-    /// one sized for as many as this drain took.
+    /// one of the same capacity (sized for just as many as this drain took, it was grown, and
+    /// so copied, whenever the next drain took more).
     pub fn drain(&mut self) -> Vec<PoolEvent> {
         if self.queue.is_empty() {
             return Vec::new();
         }
-        let fresh = VecDeque::with_capacity(self.queue.len());
+        let fresh = VecDeque::with_capacity(self.queue.capacity());
         Vec::from(std::mem::replace(&mut self.queue, fresh))
     }
 
