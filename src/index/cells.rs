@@ -453,11 +453,17 @@ impl Context {
         self.list.len()
     }
 
-    /// Brings gaps and `counted` flags up to date with the availability log.
+    /// Brings gaps and `counted` flags up to date with the availability log. (Inline: nearly
+    /// always there is nothing to do; the replay is out of line.)
+    #[inline]
     pub fn sync(&mut self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog, me: u32) {
-        if self.cursor == log.end() {
-            return;
+        if self.cursor != log.end() {
+            self.replay(cells, reg, log, me);
         }
+    }
+
+    #[inline(never)]
+    fn replay(&mut self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog, me: u32) {
         if self.cursor < log.base() {
             self.rebuild(cells, reg, log);
             return;

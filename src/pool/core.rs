@@ -113,13 +113,19 @@ impl Core {
     }
 
     /// Brings the resource order's availability counts up to date with the log. Needed before
-    /// `rank`, `select` and `available` are read.
+    /// `rank`, `select` and `available` are read. (Inline: nearly always there is nothing to
+    /// do, and a call cost more than the check; the replay is out of line.)
+    #[inline]
     pub fn sync_order(&mut self) {
         self.reg.order_ensure();
-        let cursor = self.reg.order_cursor();
-        if cursor == self.log.end() {
-            return;
+        if self.reg.order_cursor() != self.log.end() {
+            self.replay_order();
         }
+    }
+
+    #[inline(never)]
+    fn replay_order(&mut self) {
+        let cursor = self.reg.order_cursor();
         if cursor < self.log.base() {
             self.reg.order_refresh_all();
         } else {
@@ -132,6 +138,7 @@ impl Core {
     }
 
     /// Brings context `id`'s index up to date with the availability log.
+    #[inline]
     pub fn sync_context(&mut self, id: u32) {
         self.sync_order();
         let ctx = self.ctxs.get_mut(id);
