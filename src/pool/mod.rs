@@ -159,6 +159,7 @@ impl Pool {
     /// registered resource's value (checked when it was registered or restored) and the context
     /// of that resource's lease (checked when it was acquired). Reports and releases name
     /// exactly those, and the check reads every byte. The resource's slot when registered.
+    #[inline(always)]
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
