@@ -172,6 +172,7 @@ impl Core {
 
     /// Whether cell `id` is a candidate at `now` by its own state: `HEALTHY`, `RECOVERING` or
     /// a half-open trial, and not paced.
+    #[inline]
     pub fn eligible(&self, id: u32, now: Millis) -> bool {
         let slot = self.cells.get(id);
         let c = slot.cell();
