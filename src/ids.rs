@@ -1,7 +1,9 @@
 //! Small copyable ids for the hot path: `ResourceId`, a registered resource's registry slot
 //! with that slot's generation (`slab.rs`), so that an id held across a deregistration is
 //! refused rather than taken for whatever resource the slot holds next. Hosts carry it as one
-//! JavaScript-safe number (`to_f64` / `from_f64`). It knows nothing of the registry.
+//! JavaScript-safe number (`to_f64` / `from_f64`); and `ContextId`, a context name interned by
+//! the pool (`pool/context_names.rs`) by the same slot + generation scheme, so that an id whose
+//! name the pool has since forgotten is refused too. It knows nothing of the registry.
 
 use crate::slab::GENERATIONS;
 
@@ -13,24 +15,60 @@ pub struct ResourceId {
     pub generation: u32,
 }
 
+/// An interned context name by slot and generation (`Pool::context_id`). It names the context
+/// until the pool forgets the name (only names of contexts holding no cell and no lease are
+/// forgotten, and only when the table of names is full); calls by a forgotten id are `INVALID_ARGUMENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextId {
+    pub slot: u32,
+    pub generation: u32,
+}
+
 const LOW: f64 = 4_294_967_296.0;
 
+/// `(slot, generation)` as one number: `generation · 2^32 + slot + 1` (never 0, at most
+/// 2^53 − 1).
+#[inline]
+fn pack(slot: u32, generation: u32) -> f64 {
+    f64::from(generation) * LOW + f64::from(slot) + 1.0
+}
+
+/// The `(slot, generation)` that `pack` gave `n`; `None` for a number `pack` never gives.
+#[inline]
+fn unpack(n: f64) -> Option<(u32, u32)> {
+    if !(n >= 1.0 && n < f64::from(GENERATIONS) * LOW && n.fract() == 0.0) {
+        return None;
+    }
+    let n = n as u64;
+    let low = (n & 0xffff_ffff) as u32;
+    Some((low.checked_sub(1)?, (n >> 32) as u32))
+}
+
 impl ResourceId {
-    /// As one number: `generation · 2^32 + slot + 1` (never 0, at most 2^53 − 1).
+    /// As one number (`pack`).
     #[inline]
     pub fn to_f64(self) -> f64 {
-        f64::from(self.generation) * LOW + f64::from(self.slot) + 1.0
+        pack(self.slot, self.generation)
     }
 
     /// The id `to_f64` gave `n`; `None` for a number no id gives.
     #[inline]
     pub fn from_f64(n: f64) -> Option<ResourceId> {
-        if !(n >= 1.0 && n < f64::from(GENERATIONS) * LOW && n.fract() == 0.0) {
-            return None;
-        }
-        let n = n as u64;
-        let low = (n & 0xffff_ffff) as u32;
-        Some(ResourceId { slot: low.checked_sub(1)?, generation: (n >> 32) as u32 })
+        unpack(n).map(|(slot, generation)| ResourceId { slot, generation })
+    }
+}
+
+impl ContextId {
+    /// As one number (`pack`).
+    #[inline]
+    pub fn to_f64(self) -> f64 {
+        pack(self.slot, self.generation)
+    }
+
+    /// The id `to_f64` gave `n`; `None` for a number no id gives.
+    #[inline]
+    pub fn from_f64(n: f64) -> Option<ContextId> {
+        unpack(n).map(|(slot, generation)| ContextId { slot, generation })
     }
 }
 

@@ -57,9 +57,10 @@ pub use clock::{Clock, ManualClock};
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
-pub use ids::ResourceId;
+pub use ids::{ContextId, ResourceId};
 pub use pool::{
-    BlockSpec, CellView, Filter, Floor, Lease, Pool, ProbeDue, ResourceDetail, ResourceView, Stats,
+    BlockSpec, CellView, Filter, Floor, Interned, Lease, MIN_SWEEP, Pool, ProbeDue, ResourceDetail,
+    ResourceView, Stats,
 };
 pub use random::{RandomSource, SeededRandom};
 pub use types::{FailureType, Kind, Millis, Outcome, State, ViewState};

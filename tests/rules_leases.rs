@@ -489,15 +489,19 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     let (kind, value) = h.pool.resource_of(ib).expect("registered");
     assert_eq!((kind, &**value), (Kind::Proxy, "b"));
     // By id, the calls do what the string calls do.
-    h.pool.report_by_id(ib, "x", repute::Outcome::success()).unwrap();
+    let x = h.pool.context_id("x").unwrap().id;
+    let y = h.pool.context_id("y").unwrap().id;
+    assert_eq!(h.pool.context_id("x").unwrap().id, x, "one id per name");
+    assert_eq!(&**h.pool.context_name(y).unwrap(), "y");
+    h.pool.report_by_id(ib, x, repute::Outcome::success()).unwrap();
     h.pool.report(Kind::Proxy, "a", "x", repute::Outcome::success()).unwrap();
     assert_eq!(h.cell("b", "x").consecutive_successes, 1);
     assert_eq!(h.cell("b", "x").score, h.cell("a", "x").score);
-    let renewed = h.pool.renew_by_id(ib, "x".into(), lease.token).unwrap().expect("held");
+    let renewed = h.pool.renew_by_id(ib, x, lease.token).unwrap().expect("held");
     assert_eq!(renewed.token, lease.token);
-    assert_eq!(h.pool.renew_by_id(ib, "y".into(), lease.token).unwrap(), None, "not the holder");
-    assert!(h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
-    assert!(!h.pool.release_by_id(ib, "x".into(), lease.token).unwrap());
+    assert_eq!(h.pool.renew_by_id(ib, y, lease.token).unwrap(), None, "not the holder");
+    assert!(h.pool.release_by_id(ib, x, lease.token).unwrap());
+    assert!(!h.pool.release_by_id(ib, x, lease.token).unwrap());
     // Deregistering "a" ends its id, also once "c" takes its slot: every call by it is
     // refused and nothing changes, where a slot number alone would now name "c".
     assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
@@ -507,11 +511,69 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     assert_ne!(ic, ia);
     let before = h.pool.snapshot().unwrap();
     assert!(matches!(h.pool.resource_of(ia), Err(Error::UnknownResource(_))));
-    let refused = h.pool.report_by_id(ia, "x", repute::Outcome::success());
+    let refused = h.pool.report_by_id(ia, x, repute::Outcome::success());
     assert!(matches!(refused, Err(Error::UnknownResource(_))), "{refused:?}");
-    assert!(matches!(h.pool.renew_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
-    assert!(matches!(h.pool.release_by_id(ia, "x".into(), 1), Err(Error::UnknownResource(_))));
+    assert!(matches!(h.pool.renew_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
+    assert!(matches!(h.pool.release_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
     assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
     assert_eq!(h.pool.resource_of(ic).map(|(_, v)| &**v).unwrap(), "c");
     assert_eq!(h.pool.resource_of(ib).map(|(_, v)| &**v).unwrap(), "b", "others keep theirs");
+}
+
+#[test]
+fn a_context_id_is_checked_once_and_names_its_context_while_it_holds_cells() {
+    let mut h = Harness::new();
+    h.reg("a");
+    assert!(matches!(h.pool.context_id(""), Err(Error::InvalidArgument(_))), "checked as it enters");
+    let x = h.pool.context_id("x").unwrap().id;
+    let y = h.pool.context_id("y").unwrap().id;
+    assert_ne!(x, y);
+    let lease = h.pool.acquire_by_id(x).unwrap().expect("free");
+    assert_eq!(&*lease.context, "x");
+    assert_eq!(h.pool.acquire_by_id(y).unwrap(), None, "leased");
+    let a = h.pool.resource_id(Kind::Proxy, "a").unwrap();
+    h.pool.report_by_id(a, x, repute::Outcome::success()).unwrap();
+    assert!(h.pool.release_by_id(a, x, lease.token).unwrap());
+    // The context's cells go with its resource; its id stays while the table has room.
+    assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
+    h.reg("b");
+    assert_eq!(h.pool.context_id("x").unwrap().id, x);
+    assert_eq!(h.pool.acquire_by_id(x).unwrap().expect("free").value.as_ref(), "b");
+    let never = repute::ContextId { slot: 99, generation: 0 };
+    assert!(matches!(h.pool.acquire_by_id(never), Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn a_full_table_of_context_names_forgets_only_contexts_without_cells_or_leases() {
+    let mut h = Harness::new();
+    h.reg("a");
+    let a = h.pool.resource_id(Kind::Proxy, "a").unwrap();
+    // "leased" holds a lease and no cell; "scored" a cell and no lease; "idle" neither.
+    let leased = h.pool.context_id("leased").unwrap().id;
+    let lease = h.pool.acquire_by_id(leased).unwrap().expect("free");
+    let scored = h.pool.context_id("scored").unwrap().id;
+    h.pool.report_by_id(a, scored, repute::Outcome::success()).unwrap();
+    let idle = h.pool.context_id("idle").unwrap().id;
+    for i in 3..repute::MIN_SWEEP {
+        assert!(!h.pool.context_id(&format!("n{i}")).unwrap().forgot, "room for {i}");
+    }
+    // The table holds MIN_SWEEP names: the next new one forgets those of contexts holding
+    // nothing.
+    assert!(h.pool.context_id("next").unwrap().forgot);
+    for (name, id) in [("leased", leased), ("scored", scored)] {
+        assert_eq!(h.pool.context_id(name).unwrap(), repute::Interned { id, forgot: false }, "{name}");
+    }
+    let before = h.pool.snapshot().unwrap();
+    let refused = h.pool.acquire_by_id(idle);
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
+    let again = h.pool.context_id("idle").unwrap().id;
+    assert_ne!(again, idle, "a forgotten id never names a context again");
+    assert!(h.pool.release_by_id(a, leased, lease.token).unwrap(), "the lease's context kept its id");
+    // Bounded: the names of an endless stream of new contexts are forgotten again and again.
+    let forgot = (0..3 * repute::MIN_SWEEP)
+        .filter(|i| h.pool.context_id(&format!("stream{i}")).unwrap().forgot)
+        .count();
+    assert!(forgot >= 2, "forgot {forgot} times");
+    assert_eq!(h.pool.context_id("scored").unwrap().id, scored, "still named");
 }

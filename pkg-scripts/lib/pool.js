@@ -234,7 +234,6 @@ export function cryptoSeed() {
   return (words[0] & 0x1fffff) * 0x100000000 + words[1];
 }
 
-const NO_CONTEXT = 0xffffffff;
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
 const SLOTS = 0x100000000;
 /** Equal to no argument a caller can pass. */
@@ -256,11 +255,12 @@ export function makePool(RawPool, seed = cryptoSeed) {
   class Pool {
     #raw;
     #now;
-    /** Context name → the engine's id for it (hot path passes numbers, not strings). */
+    /** Context name → the engine's id for it (`Pool::context_id`; the hot path passes
+     * numbers, not strings). As bounded as the engine's table: cleared when it forgets. */
     #contexts = new Map();
     /** Resource id → its value string (by the id's low 32 bits, its slot plus one: a dense
-     * array), and per kind value → id. Forgotten whenever a resource is deregistered (the
-     * engine refuses a deregistered resource's id; a slot may hold another resource). */
+     * array), and per kind value → id. A resource's entries go when it is deregistered (the
+     * engine refuses its id; its slot may hold another resource). */
     #values = [];
     #handles = [new Map(), new Map(), new Map()];
     /** Group names by the number the engine gives a lease's group (`leaseFields`); numbers are
@@ -270,7 +270,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
     #lastKind = -1;
     #lastValue = undefined;
     #lastHandle = 0;
-    /** The context name last found interned, and its id (ids are never taken back). */
+    /** The context name last found interned, and its id (forgotten with `#contexts`). */
     #lastContext = NOT_A_NAME;
     #lastContextId = 0;
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
@@ -300,11 +300,19 @@ export function makePool(RawPool, seed = cryptoSeed) {
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now)]);
     }
 
+    /** The engine's id of a well-formed context name (the engine checks its rules once). A
+     * negative answer: the engine forgot the names of contexts holding nothing to make room
+     * (src/pool/context_names.rs), so the ids cached here may name nothing now. */
     #context(name) {
       let id = this.#contexts.get(name);
       if (id === undefined) {
         id = this.#raw.context(name);
-        if (id !== NO_CONTEXT) this.#contexts.set(name, id);
+        if (id < 0) {
+          id = -id;
+          this.#contexts.clear();
+          this.#lastContext = NOT_A_NAME;
+        }
+        this.#contexts.set(name, id);
       }
       return id;
     }
@@ -330,11 +338,16 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     deregister(kind, value) {
-      const removed = this.#raw.deregister(this.#now(), kindCode(kind), text("value", value));
+      const k = kindCode(kind);
+      const removed = this.#raw.deregister(this.#now(), k, text("value", value));
       if (removed) {
-        this.#values = [];
-        for (const m of this.#handles) m.clear();
-        this.#lastKind = -1;
+        // Its id is refused from now on, and its slot may hold the next resource registered.
+        const h = this.#handles[k].get(value);
+        if (h !== undefined) {
+          this.#handles[k].delete(value);
+          this.#values[h % SLOTS] = undefined;
+        }
+        if (h === this.#lastHandle) this.#lastKind = -1;
       }
       return removed;
     }
@@ -349,8 +362,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
         }
       }
       const id = this.#contextOf(context, "context") ?? this.#context(context);
-      const t = this.#now();
-      const h = id === NO_CONTEXT ? this.#raw.acquireNamed(t, context) : this.#raw.acquire(t, id);
+      const h = this.#raw.acquire(this.#now(), id);
       return h === 0 ? null : this.#lease(h, context);
     }
 
@@ -367,7 +379,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const r = this.#raw;
       let f = this.#fields;
       if (f.length === 0) f = this.#fields = r.leaseFields(); // first lease, or memory grew
-      // Read before anything else calls into the module (leaseValue allocates there).
+      // Read before anything else calls into the module (resourceValue allocates there).
       const kind = f[0];
       const token = f[1];
       const leasedAt = f[2];
@@ -375,10 +387,10 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const g = f[4];
       let value = this.#values[h % SLOTS];
       if (value === undefined) {
-        value = r.leaseValue();
+        value = r.resourceValue(h);
         this.#remember(h, kind, value);
       }
-      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g));
+      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g, h));
       this.#lastKind = kind;
       this.#lastValue = value;
       this.#lastHandle = h;
@@ -395,60 +407,55 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     /** The last lease's group name, learnt once per number (`g` -1: not numbered, read each
      * time). Calls into the module: the lease's numbers are read first. */
-    #groupName(g) {
-      const name = this.#raw.leaseGroup() ?? null;
+    #groupName(g, h) {
+      const name = this.#raw.resourceGroup(h) ?? null;
       if (g > 0) this.#groupNames[g] = name;
       return name;
     }
 
     report(kind, value, context, outcome) {
       const k = kindCode(kind);
-      const h = this.#handleOf(k, value, "value");
-      const known = this.#contextOf(context, "context");
+      let h = this.#handleOf(k, value, "value");
+      const id = this.#contextOf(context, "context") ?? this.#context(context);
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
-      const t = this.#now();
-      const id = this.#idFor(h, known, context);
-      if (id !== NO_CONTEXT) this.#raw.reportHandle(t, h, id, code, ms);
-      else this.#raw.report(t, k, value, context, code, ms);
+      if (h === undefined) h = this.#resolve(k, value, true);
+      this.#raw.report(this.#now(), h, id, code, ms);
     }
 
     renew(lease) {
       const k = leaseKind(lease);
       const { value, context, token } = lease;
-      const h = this.#handleOf(k, value, "lease.value");
-      const known = this.#contextOf(context, "lease.context");
-      const t = this.#now();
-      const id = this.#idFor(h, known, context);
-      const renewed = id === NO_CONTEXT
-        ? this.#raw.renew(t, k, value, context, token)
-        : this.#raw.renewHandle(t, h, id, token);
-      if (!renewed) return null;
+      let h = this.#handleOf(k, value, "lease.value");
+      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
+      // A lease on a resource no longer registered has no holder to renew.
+      if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return null;
+      if (!this.#raw.renew(this.#now(), h, id, token)) return null;
       let f = this.#fields;
       if (f.length === 0) f = this.#fields = this.#raw.leaseFields();
       const leasedAt = f[2];
       const expiresAt = f[3];
       const g = f[4];
-      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g));
+      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g, h));
       return { kind: lease.kind, value, group, context, token, leasedAt, expiresAt };
     }
 
     release(lease) {
       const k = leaseKind(lease);
       const { value, context, token } = lease;
-      const h = this.#handleOf(k, value, "lease.value");
-      const known = this.#contextOf(context, "lease.context");
-      const t = this.#now();
-      const id = this.#idFor(h, known, context);
-      return id === NO_CONTEXT
-        ? this.#raw.release(t, k, value, context, token)
-        : this.#raw.releaseHandle(t, h, id, token);
+      let h = this.#handleOf(k, value, "lease.value");
+      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
+      if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return false;
+      return this.#raw.release(this.#now(), h, id, token);
     }
 
-    /** The context id for a call by handle (`known`: the id if interned): `NO_CONTEXT` when the
-     * resource has no handle yet or the context table is full; the call then goes by name. */
-    #idFor(h, known, context) {
-      return h === undefined ? NO_CONTEXT : (known ?? this.#context(context));
+    /** The engine's id of a resource this Pool has no id of yet (registered before a restore,
+     * or since a deregistration), kept for the next call; 0 when not registered (unless
+     * `required`: then the engine's UNKNOWN_RESOURCE). The engine checks the value. */
+    #resolve(k, value, required) {
+      const h = this.#raw.resourceId(k, value, required);
+      if (h > 0) this.#remember(h, k, value);
+      return h;
     }
 
     /** `value`'s handle when a lease has named it (so it is a well-formed string already),

@@ -11,6 +11,7 @@
 //! before anything changes too (`counters.rs`).
 
 mod admin;
+mod context_names;
 mod core;
 mod counters;
 mod durable;
@@ -39,12 +40,14 @@ use crate::clock::Clock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
-use crate::ids::ResourceId;
+use crate::ids::{ContextId, ResourceId};
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
 use crate::registry::same_text;
 use crate::types::{Kind, Millis, Outcome};
+use context_names::ContextNames;
+pub use context_names::{Interned, MIN_SWEEP};
 
 /// How long a block lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,6 +61,8 @@ pub enum BlockSpec {
 /// A reputation pool with its host clock and random source.
 pub struct Pool {
     core: Core,
+    /// Context names interned for calls by id (not durable).
+    contexts: ContextNames,
     clock: Box<dyn Clock>,
     random: Box<dyn RandomSource>,
 }
@@ -85,7 +90,12 @@ impl Pool {
         random: impl RandomSource + 'static,
     ) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool { core: Core::new(config, 0), clock: Box::new(clock), random: Box::new(random) })
+        Ok(Pool {
+            core: Core::new(config, 0),
+            contexts: ContextNames::default(),
+            clock: Box::new(clock),
+            random: Box::new(random),
+        })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
@@ -114,7 +124,7 @@ impl Pool {
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, clock: Box::new(clock), random: Box::new(random) })
+        Ok(Pool { core, contexts: ContextNames::default(), clock: Box::new(clock), random: Box::new(random) })
     }
 
     fn read_clock(&mut self) -> Result<Millis> {
@@ -130,19 +140,10 @@ impl Pool {
         self.core.reg.slot_of(id).ok_or_else(|| stale(id))
     }
 
-    /// Checks `context` as an argument unless it is the context of `slot`'s lease (checked
-    /// when it was acquired).
-    fn check_context_of(&self, slot: u32, context: &str) -> Result<()> {
-        match self.core.reg.get(slot).lease() {
-            Some(l) if same_text(&l.context, context) => Ok(()),
-            _ => check::context_arg(context),
-        }
-    }
-
     /// The lease `(id, context, token)` names, as the string calls take it.
-    fn held(&self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Lease> {
+    fn held(&self, id: ResourceId, context: ContextId, token: u64) -> Result<Lease> {
         let slot = self.slot_of(id)?;
-        self.check_context_of(slot, &context)?;
+        let context = Rc::clone(self.contexts.name(context)?);
         let r = self.core.reg.get(slot);
         Ok(Lease {
             kind: r.kind,
@@ -233,6 +234,32 @@ impl Pool {
         if known.is_none() {
             check::context_arg(context)?;
         }
+        self.acquire_at(t, context, known)
+    }
+
+    /// `acquire` in the context `context_id` gave.
+    pub fn acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
+        let t = self.read_clock()?;
+        let name = Rc::clone(self.contexts.name(context)?);
+        let known = self.core.ctxs.find(&name);
+        self.acquire_at(t, &name, known)
+    }
+
+    /// The id of a context name, for calls by id: the name is checked once, here. The id names
+    /// the context while the pool holds a cell or a lease in it, and after that until the table of names
+    /// fills up (`context_names.rs`; `Interned::forgot` says when this call forgot other
+    /// names). Reads no clock and changes no state that a snapshot or view shows.
+    pub fn context_id(&mut self, name: &str) -> Result<Interned> {
+        let core = &self.core;
+        self.contexts.intern(name, |f| core.contexts_in_use(f))
+    }
+
+    /// The name a `context_id` stands for.
+    pub fn context_name(&self, context: ContextId) -> Result<&Rc<str>> {
+        self.contexts.name(context)
+    }
+
+    fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
@@ -274,12 +301,12 @@ impl Pool {
     }
 
     /// `report` by resource id; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn report_by_id(&mut self, id: ResourceId, context: &str, outcome: Outcome) -> Result<()> {
+    pub fn report_by_id(&mut self, id: ResourceId, context: ContextId, outcome: Outcome) -> Result<()> {
         let t = self.read_clock()?;
         let slot = self.slot_of(id)?;
-        self.check_context_of(slot, context)?;
+        let name = Rc::clone(self.contexts.name(context)?);
         check::latency_arg(outcome.latency_ms())?;
-        self.report_at(t, slot, context, outcome)
+        self.report_at(t, slot, &name, outcome)
     }
 
     fn report_at(&mut self, t: Millis, slot: u32, context: &str, outcome: Outcome) -> Result<()> {
@@ -298,7 +325,7 @@ impl Pool {
     }
 
     /// `renew` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn renew_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<Option<Lease>> {
+    pub fn renew_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<Option<Lease>> {
         let t = self.read_clock()?;
         let lease = self.held(id, context, token)?;
         self.apply(t, READS, |c, now| c.renew(&lease, now))
@@ -312,7 +339,7 @@ impl Pool {
     }
 
     /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn release_by_id(&mut self, id: ResourceId, context: Rc<str>, token: u64) -> Result<bool> {
+    pub fn release_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<bool> {
         let t = self.read_clock()?;
         let lease = self.held(id, context, token)?;
         self.apply(t, CHANGES, |c, now| c.release(&lease, now))
@@ -457,6 +484,25 @@ impl Pool {
     /// once its slot holds another resource. Reads no clock and changes nothing.
     pub fn resource_id(&self, kind: Kind, value: &str) -> Option<ResourceId> {
         self.core.reg.find(kind, value).map(|slot| self.core.reg.id_of(slot))
+    }
+
+    /// The id of the resource a call by name would address, resolving the name once for calls
+    /// by id: `None` when it is not registered — then the value is checked as an argument
+    /// (`INVALID_ARGUMENT` for one no call takes) and, when `required`, the answer is the
+    /// `UNKNOWN_RESOURCE` that `report` would give. Reads no clock and changes nothing.
+    pub fn resolve_resource(&self, kind: Kind, value: &str, required: bool) -> Result<Option<ResourceId>> {
+        if let Some(id) = self.resource_id(kind, value) {
+            return Ok(Some(id));
+        }
+        check::value_arg(value)?;
+        if required { Err(unknown(kind, value)) } else { Ok(None) }
+    }
+
+    /// The group of the resource `id` names (`None`: ungrouped); `UNKNOWN_RESOURCE` once it was
+    /// deregistered. Reads no clock.
+    pub fn resource_group(&self, id: ResourceId) -> Result<Option<&Rc<str>>> {
+        let slot = self.slot_of(id)?;
+        Ok(self.core.reg.group_name(self.core.reg.get(slot).group()))
     }
 
     /// The resource `id` names; `UNKNOWN_RESOURCE` once it was deregistered. Reads no clock.

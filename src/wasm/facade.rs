@@ -1,9 +1,10 @@
 //! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
 //! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
 //! its first argument (the JS side reads `now()`; no call back into JS), and `acquire`,
-//! `report`, `renew` and `release` can name the resource and the context by small numbers the
-//! JS side caches (`handle`, `context`), so the hot path passes no strings. Bulk results are
-//! JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
+//! `report`, `renew` and `release` name the resource and the context by the engine's ids
+//! (`ids.rs`), which the JS side caches (`handle`, `context`), so the hot path passes no
+//! strings; the facade keeps no table of its own, and there is one export per call: a name is
+//! resolved once (`context`, `resourceId`). Bulk results are JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
 //! the host a quarter of an acquire + report + release cycle. Object shapes and argument types
 //! are the package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users
 //! import. No rule lives here.
@@ -31,17 +32,13 @@ use crate::check;
 use crate::clock::ManualClock;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
-use crate::ids::ResourceId;
+use crate::ids::{ContextId, ResourceId};
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
 type JsResult<T> = Result<T, JsValue>;
 
-/// Contexts interned for the hot path, at most; beyond that, contexts go by name.
-const MAX_CONTEXT_IDS: usize = 4096;
-/// `context()` when the table is full.
-const NO_CONTEXT: u32 = u32::MAX;
 /// Group names numbered for leases, at most; beyond that, a lease's group is read by name.
 const MAX_GROUP_IDS: usize = 4096;
 /// The length that stands for `null` in a `groups` list.
@@ -101,6 +98,11 @@ fn resource_id(n: f64) -> Result<ResourceId, Error> {
         .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
 }
 
+/// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
+fn context_id(n: f64) -> Result<ContextId, Error> {
+    ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
+}
+
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
@@ -110,17 +112,12 @@ pub struct RawPool {
     pool: Pool,
     /// The reading the current call was given.
     clock: ManualClock,
-    /// The lease of the last call that returned one, read by the `lease*` getters.
-    last: Option<Lease>,
-    /// Interned context names, by id.
-    contexts: Vec<Rc<str>>,
-    context_ids: FxHashMap<Rc<str>, u32>,
     /// The string table of the last drained events, until read.
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
     numbers: Vec<f64>,
-    /// The last lease's kind code, token, leasedAt, expiresAt and group number, at a fixed
-    /// address (`leaseFields` hands out a view of them).
+    /// The last granted or renewed lease's kind code, token, leasedAt, expiresAt and group
+    /// number (the call's answer, not state: read right after it), at a fixed address (`leaseFields` hands out a view of them).
     fields: Box<[f64; 5]>,
     /// Group names a lease has carried, numbered from 1 in order of first sight (0: no group).
     group_ids: FxHashMap<Rc<str>, u32>,
@@ -131,9 +128,6 @@ impl RawPool {
         RawPool {
             pool,
             clock,
-            last: None,
-            contexts: Vec::new(),
-            context_ids: FxHashMap::default(),
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
@@ -147,10 +141,10 @@ impl RawPool {
         &mut self.pool
     }
 
-    /// Keeps a granted lease for the getters; returns its handle (0 for none).
+    /// Puts a granted lease's numbers where `leaseFields` shows them; returns its handle (0
+    /// for none). The rest (value, group name) the JS side asks for by handle, once.
     fn keep(&mut self, lease: Option<Lease>) -> f64 {
         let Some(lease) = lease else {
-            self.last = None;
             return 0.0;
         };
         // The lease's resource is registered: it was just granted or renewed.
@@ -166,12 +160,11 @@ impl RawPool {
             lease.expires_at as f64,
             group,
         ];
-        self.last = Some(lease);
         handle
     }
 
     /// The number of a lease's group name (never reused for another name), or -1 once the
-    /// table is full: the JS side then reads the name (`leaseGroup`).
+    /// table is full: the JS side then reads the name (`resourceGroup`).
     #[inline(never)]
     fn group_number(&mut self, g: &Rc<str>) -> f64 {
         if let Some(&id) = self.group_ids.get(g) {
@@ -183,31 +176,6 @@ impl RawPool {
         let id = self.group_ids.len() as u32 + 1;
         self.group_ids.insert(Rc::clone(g), id);
         f64::from(id)
-    }
-
-    fn lease(&self) -> &Lease {
-        self.last.as_ref().expect_throw("no lease to read")
-    }
-
-    fn context_name(&self, id: u32) -> Option<Rc<str>> {
-        self.contexts.get(id as usize).cloned()
-    }
-
-    /// The context name an id stands for.
-    fn context_of(&self, id: u32) -> Result<Rc<str>, Error> {
-        self.context_name(id).ok_or_else(|| invalid_argument("unknown context id"))
-    }
-
-    fn held(&self, kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
-        Ok(Lease {
-            kind: kind(kind_code)?,
-            value: value.into(),
-            group: None,
-            context: context.into(),
-            token: token_of(token)?,
-            leased_at: 0,
-            expires_at: 0,
-        })
     }
 }
 
@@ -260,19 +228,14 @@ impl RawPool {
         Ok(crate::redact::redact(k, value).into_owned())
     }
 
-    /// The id of a context name for the hot path (`NO_CONTEXT` once the table is full).
-    pub fn context(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.context_ids.get(name) {
-            return id;
-        }
-        if self.contexts.len() >= MAX_CONTEXT_IDS {
-            return NO_CONTEXT;
-        }
-        let name: Rc<str> = Rc::from(name);
-        let id = self.contexts.len() as u32;
-        self.contexts.push(Rc::clone(&name));
-        self.context_ids.insert(name, id);
-        id
+    /// The engine's id of a context name (`Pool::context_id`) as one number, checked once,
+    /// here; the JS side caches it and the hot path passes it. Negative (the id's number,
+    /// negated) when this call made the engine forget unused names: the JS side then forgets
+    /// its cached ids, which may name nothing now.
+    pub fn context(&mut self, name: &str) -> JsResult<f64> {
+        let got = self.pool.context_id(name).map_err(js_error)?;
+        let n = got.id.to_f64();
+        Ok(if got.forgot { -n } else { n })
     }
 
     /// The new resource's handle, 0 when it was registered already: the JS side keeps the
@@ -309,16 +272,8 @@ impl RawPool {
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: u32) -> JsResult<f64> {
-        let name =
-            self.context_name(context).ok_or_else(|| js_error(invalid_argument("unknown context id")))?;
-        let lease = self.at(now).acquire(&name).map_err(js_error)?;
-        Ok(self.keep(lease))
-    }
-
-    #[wasm_bindgen(js_name = acquireNamed)]
-    pub fn acquire_named(&mut self, now: f64, context: &str) -> JsResult<f64> {
-        let lease = self.at(now).acquire(context).map_err(js_error)?;
+    pub fn acquire(&mut self, now: f64, context: f64) -> JsResult<f64> {
+        let lease = self.at(now).acquire_by_id(context_id(context).map_err(js_error)?).map_err(js_error)?;
         Ok(self.keep(lease))
     }
 
@@ -336,80 +291,40 @@ impl RawPool {
         Ok(self.keep(lease))
     }
 
-    pub fn report(
-        &mut self,
-        now: f64,
-        kind_code: u8,
-        value: &str,
-        context: &str,
-        code: u8,
-        latency: f64,
-    ) -> JsResult<()> {
-        let (k, o) = kind(kind_code).and_then(|k| Ok((k, outcome(code, latency)?))).map_err(js_error)?;
-        self.at(now).report(k, value, context, o).map_err(js_error)
+    /// The id of a registered resource (`Pool::resolve_resource`) for the calls by id; 0 when
+    /// it is not registered and not `required`.
+    #[wasm_bindgen(js_name = resourceId)]
+    pub fn resource_id(&self, kind_code: u8, value: &str, required: bool) -> JsResult<f64> {
+        let k = kind(kind_code).map_err(js_error)?;
+        let id = self.pool.resolve_resource(k, value, required).map_err(js_error)?;
+        Ok(id.map_or(0.0, ResourceId::to_f64))
     }
 
     /// `report` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    #[wasm_bindgen(js_name = reportHandle)]
-    pub fn report_handle(
-        &mut self,
-        now: f64,
-        handle: f64,
-        context: u32,
-        code: u8,
-        latency: f64,
-    ) -> JsResult<()> {
+    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> JsResult<()> {
         let mut call = || -> Result<(), Error> {
             let o = outcome(code, latency)?;
-            let name = self.context_of(context)?;
-            self.at(now).report_by_id(resource_id(handle)?, &name, o)
+            self.at(now).report_by_id(resource_id(handle)?, context_id(context)?, o)
         };
         call().map_err(js_error)
     }
 
-    /// True when renewed (read the new expiry with `leaseExpiresAt`).
-    pub fn renew(
-        &mut self,
-        now: f64,
-        kind_code: u8,
-        value: &str,
-        context: &str,
-        token: f64,
-    ) -> JsResult<bool> {
-        let held = self.held(kind_code, value, context, token).map_err(js_error)?;
-        let renewed = self.at(now).renew(&held).map_err(js_error)?;
-        Ok(self.keep(renewed) != 0.0)
-    }
-
-    /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    #[wasm_bindgen(js_name = renewHandle)]
-    pub fn renew_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`. True when
+    /// renewed (read the new expiry with `leaseFields`).
+    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
-            self.at(now).renew_by_id(id, name, token)
+            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            self.at(now).renew_by_id(id, context_id(context)?, token)
         };
         let renewed = call().map_err(js_error)?;
         Ok(self.keep(renewed) != 0.0)
     }
 
-    pub fn release(
-        &mut self,
-        now: f64,
-        kind_code: u8,
-        value: &str,
-        context: &str,
-        token: f64,
-    ) -> JsResult<bool> {
-        let held = self.held(kind_code, value, context, token).map_err(js_error)?;
-        self.at(now).release(&held).map_err(js_error)
-    }
-
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    #[wasm_bindgen(js_name = releaseHandle)]
-    pub fn release_handle(&mut self, now: f64, handle: f64, context: u32, token: f64) -> JsResult<bool> {
+    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
         let mut call = || -> Result<bool, Error> {
-            let (id, token, name) = (resource_id(handle)?, token_of(token)?, self.context_of(context)?);
-            self.at(now).release_by_id(id, name, token)
+            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            self.at(now).release_by_id(id, context_id(context)?, token)
         };
         call().map_err(js_error)
     }
@@ -537,35 +452,19 @@ impl RawPool {
         // only while the pool lives and asks again once memory growth detached it.
         unsafe { Float64Array::view(&self.fields[..]) }
     }
-    #[wasm_bindgen(js_name = leaseKind)]
-    pub fn lease_kind(&self) -> u8 {
-        self.lease().kind as u8
+
+    /// The value of the resource `handle` names (the JS side keeps it by handle, asking once).
+    #[wasm_bindgen(js_name = resourceValue)]
+    pub fn resource_value(&self, handle: f64) -> JsResult<String> {
+        let id = resource_id(handle).map_err(js_error)?;
+        self.pool.resource_of(id).map(|(_, v)| v.to_string()).map_err(js_error)
     }
 
-    /// The lease's value (the JS side caches it by the lease's handle).
-    #[wasm_bindgen(js_name = leaseValue)]
-    pub fn lease_value(&self) -> String {
-        self.lease().value.to_string()
-    }
-
-    /// The lease's group name, `undefined` for none (the JS side caches it by its number).
-    #[wasm_bindgen(js_name = leaseGroup)]
-    pub fn lease_group(&self) -> Option<String> {
-        self.lease().group.as_deref().map(str::to_owned)
-    }
-
-    #[wasm_bindgen(js_name = leaseToken)]
-    pub fn lease_token(&self) -> f64 {
-        self.lease().token as f64
-    }
-
-    #[wasm_bindgen(js_name = leaseLeasedAt)]
-    pub fn lease_leased_at(&self) -> f64 {
-        self.lease().leased_at as f64
-    }
-
-    #[wasm_bindgen(js_name = leaseExpiresAt)]
-    pub fn lease_expires_at(&self) -> f64 {
-        self.lease().expires_at as f64
+    /// The group of the resource `handle` names, `undefined` for none: right after a call that
+    /// granted or renewed a lease on it, the lease's group (the JS side caches it by number).
+    #[wasm_bindgen(js_name = resourceGroup)]
+    pub fn resource_group(&self, handle: f64) -> JsResult<Option<String>> {
+        let id = resource_id(handle).map_err(js_error)?;
+        self.pool.resource_group(id).map(|g| g.map(|g| g.to_string())).map_err(js_error)
     }
 }
