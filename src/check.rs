@@ -34,6 +34,7 @@ pub fn float_in(path: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
     if v.is_finite() && v >= lo && v <= hi {
         Ok(v)
     } else {
+        let (lo, hi) = (crate::json::float_text(lo), crate::json::float_text(hi));
         Err(format!("{path} must be a finite number in [{lo}, {hi}]"))
     }
 }

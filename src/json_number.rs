@@ -9,16 +9,8 @@
 //! does it): slower, but only long fractions take it. `tests/json_number.rs` checks it against
 //! Rust's own parser on a million random inputs and on exact halfway cases.
 //!
-//! Only fields that may hold fractions use it (scores, latencies, rewards, penalties, the
-//! exploration floor); integers are read exactly by serde_json. Error messages never quote the
-//! text.
-
-use serde::de::{self, Deserialize, Deserializer};
-use serde_json::value::RawValue;
-
-/// A number read exactly.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Exact(pub f64);
+//! Every number the engine reads from JSON goes through it (`json_read.rs`); integers take the
+//! fast path. Error messages never quote the text.
 
 /// Digits kept: enough to decide every halfway case of an f64 (its exact decimal expansions
 /// have at most 767 significant digits); dropped non-zero digits set `truncated`.
@@ -34,6 +26,9 @@ struct Decimal {
 /// Parses JSON number text exactly; `None` for anything that is not a JSON number
 /// (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`). Overflow gives ±∞.
 pub fn parse(text: &str) -> Option<f64> {
+    if let Some(v) = short(text.as_bytes()) {
+        return Some(v);
+    }
     let b = text.as_bytes();
     let negative = b.first() == Some(&b'-');
     let mut i = usize::from(negative);
@@ -101,6 +96,35 @@ pub fn parse(text: &str) -> Option<f64> {
     let dp = i64::from(int_digits) + i64::from(point) + exp;
     d.dp = dp.clamp(-100_000, 100_000) as i32;
     let v = d.nearest();
+    Some(if negative { -v } else { v })
+}
+
+/// The common case without allocating: `-?digits(.digits)?`, at most 15 digits in all, no
+/// leading zero before other digits (`None` for anything else: `parse` reads it). The digits
+/// as an integer are below 2^53 and 10^fraction is exact, so one division is correctly rounded.
+fn short(b: &[u8]) -> Option<f64> {
+    let negative = b.first() == Some(&b'-');
+    let digits = &b[usize::from(negative)..];
+    if digits.len() > 16 || digits.first() == Some(&b'0') && digits.len() > 1 && digits[1] != b'.' {
+        return None;
+    }
+    let (mut m, mut n, mut fraction) = (0u64, 0, None);
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(c - b'0');
+                n += 1;
+            }
+            b'.' if fraction.is_none() && i > 0 && i + 1 < digits.len() => {
+                fraction = Some(digits.len() - i - 1)
+            }
+            _ => return None,
+        }
+    }
+    if n == 0 || n > 15 {
+        return None;
+    }
+    let v = m as f64 / POW10[fraction.unwrap_or(0)];
     Some(if negative { -v } else { v })
 }
 
@@ -268,35 +292,6 @@ impl Decimal {
         };
         n + u64::from(up)
     }
-}
-
-impl<'de> Deserialize<'de> for Exact {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Exact, D::Error> {
-        let raw = <&'de RawValue>::deserialize(d)?;
-        parse(raw.get()).filter(|v| v.is_finite()).map(Exact).ok_or_else(|| {
-            let what = match raw.get().as_bytes().first() {
-                // serde's words for the input's type (it quotes nothing of the text)
-                Some(b'"') => "string",
-                Some(b'{') => "map",
-                Some(b'[') => "sequence",
-                Some(b't' | b'f') => "boolean",
-                Some(b'n') => "null",
-                _ => "a number out of range",
-            };
-            de::Error::custom(format_args!("invalid type: {what}, expected a finite number"))
-        })
-    }
-}
-
-/// `deserialize_with` for an `f64` field read exactly.
-pub fn exact<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Exact::deserialize(d).map(|e| e.0)
-}
-
-/// `deserialize_with` for an optional field read exactly, present as `Some` (an explicit
-/// `null` is an error: see `config.rs`).
-pub fn some_exact<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    Exact::deserialize(d).map(|e| Some(e.0))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Names the JSON path (`cells[3].score`) where a parse failed, from the line and column the
-//! JSON parser reports, by scanning the text up to that point.
+//! Names the JSON path (`cells[3].score`) where a parse failed, from the byte position the
+//! JSON reader (`json_read.rs`) reports, by scanning the text up to that point.
 //!
 //! Restore and config errors must name the offending field. A path-tracking deserializer would
 //! double the size of every deserialization routine in the WebAssembly module; failures are
@@ -10,29 +10,23 @@
 //! message loses whatever it quotes from the input (`invalid type: string "hunter2"` becomes
 //! `invalid type: string`). A config is the operator's own text and is quoted as it is.
 
+use crate::json_read::{Category, JsonError};
+
 /// One level of nesting while scanning.
 enum Frame {
     Object { key: Option<String> },
     Array { index: usize },
 }
 
-/// The byte offset of 1-based `line` and `column` (in bytes) in `text` (not necessarily a
-/// character boundary).
-fn offset(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    (start + column).min(text.len())
-}
-
-/// The path of the value being read at (`line`, `column`), e.g. `cells[3].score`; empty at the
-/// top level.
-pub fn path_at(text: &str, line: usize, column: usize) -> String {
-    path_where(text, line, column, &|_| true)
+/// The path of the value being read at byte `at`, e.g. `cells[3].score`; empty at the top
+/// level.
+pub fn path_at(text: &str, at: usize) -> String {
+    path_where(text, at, &|_| true)
 }
 
 /// `path_at` with only the keys for which `shown` holds (an unknown key is left out).
-fn path_where(text: &str, line: usize, column: usize, shown: &dyn Fn(&str) -> bool) -> String {
-    let end = offset(text, line, column);
-    let bytes = &text.as_bytes()[..end];
+fn path_where(text: &str, at: usize, shown: &dyn Fn(&str) -> bool) -> String {
+    let bytes = &text.as_bytes()[..at.min(text.len())];
     let mut stack: Vec<Frame> = Vec::new();
     let mut expect_key = false;
     let mut i = 0;
@@ -88,28 +82,18 @@ fn path_where(text: &str, line: usize, column: usize, shown: &dyn Fn(&str) -> bo
     path
 }
 
-/// `path: message` for a serde_json error in `text` (the message without its position).
-pub fn describe(text: &str, e: &serde_json::Error) -> String {
-    join(&path_at(text, e.line(), e.column()), &message(e))
+/// `path: message` for a read error in `text`.
+pub fn describe(text: &str, e: &JsonError) -> String {
+    join(&path_at(text, e.at), &e.msg)
 }
 
 /// `describe` for text that may hold secrets: only keys for which `known` holds appear in the
-/// path, and nothing the parser quotes from the text appears in the message.
-pub fn describe_private(text: &str, e: &serde_json::Error, known: &dyn Fn(&str) -> bool) -> String {
-    let path = path_where(text, e.line(), e.column(), known);
-    let msg = message(e);
+/// path, and nothing the reader quotes from the text appears in the message.
+pub fn describe_private(text: &str, e: &JsonError, known: &dyn Fn(&str) -> bool) -> String {
+    let path = path_where(text, e.at, known);
     // Syntax and end-of-input messages never quote the input; data errors may.
-    let msg = if e.is_data() { scrub(&msg, known) } else { msg };
+    let msg = if e.category == Category::Data { scrub(&e.msg, known) } else { e.msg.clone() };
     join(&path, &msg)
-}
-
-/// serde_json's message without " at line L column C".
-fn message(e: &serde_json::Error) -> String {
-    let mut msg = e.to_string();
-    if let Some(i) = rfind(&msg, " at line ") {
-        msg.truncate(i);
-    }
-    msg
 }
 
 fn join(path: &str, msg: &str) -> String {
@@ -164,8 +148,30 @@ mod tests {
         tags: Vec<String>,
     }
 
+    /// serde_json's error as the reader reports one (the same messages at the same places:
+    /// this file's scan is checked here against serde's positions).
+    fn read_error(text: &str, e: &serde_json::Error) -> JsonError {
+        let start: usize = text.split_inclusive('\n').take(e.line() - 1).map(str::len).sum();
+        let mut msg = e.to_string();
+        if let Some(i) = rfind(&msg, " at line ") {
+            msg.truncate(i);
+        }
+        let category = if e.is_data() {
+            Category::Data
+        } else if e.is_eof() {
+            Category::Eof
+        } else {
+            Category::Syntax
+        };
+        JsonError { at: start + e.column(), msg, category }
+    }
+
+    fn doc_error(text: &str) -> JsonError {
+        read_error(text, &serde_json::from_str::<Doc>(text).unwrap_err())
+    }
+
     fn err(text: &str) -> String {
-        describe(text, &serde_json::from_str::<Doc>(text).unwrap_err())
+        describe(text, &doc_error(text))
     }
 
     #[test]
@@ -187,7 +193,7 @@ mod tests {
 
     fn private(text: &str) -> String {
         let known = |k: &str| ["cells", "score", "tags", "n"].contains(&k);
-        describe_private(text, &serde_json::from_str::<Doc>(text).unwrap_err(), &known)
+        describe_private(text, &doc_error(text), &known)
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub mod index;
 pub mod json;
 pub mod json_number;
 pub mod json_path;
+pub mod json_read;
 pub mod pool;
 pub mod random;
 pub mod redact;

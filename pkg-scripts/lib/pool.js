@@ -363,7 +363,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       }
       const id = this.#contextOf(context, "context") ?? this.#context(context);
       const h = this.#raw.acquire(this.#now(), id);
-      return h === 0 ? null : this.#lease(h, context);
+      if (h === 0) return null;
+      return h === h ? this.#lease(h, context) : this.#fail();
     }
 
     acquireResource(kind, value, context) {
@@ -420,7 +421,13 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
       if (h === undefined) h = this.#resolve(k, value, true);
-      this.#raw.report(this.#now(), h, id, code, ms);
+      if (this.#raw.report(this.#now(), h, id, code, ms) !== 0) this.#fail();
+    }
+
+    /** Throws the error of the hot-path call that just answered NaN (src/wasm/facade.rs,
+     * `answer`: those calls return a number, not a Result). */
+    #fail() {
+      throw this.#raw.takeError();
     }
 
     renew(lease) {
@@ -430,7 +437,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
       // A lease on a resource no longer registered has no holder to renew.
       if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return null;
-      if (!this.#raw.renew(this.#now(), h, id, token)) return null;
+      const renewed = this.#raw.renew(this.#now(), h, id, token);
+      if (renewed !== 1) return renewed === 0 ? null : this.#fail();
       let f = this.#fields;
       if (f.length === 0) f = this.#fields = this.#raw.leaseFields();
       const leasedAt = f[2];
@@ -446,7 +454,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
       let h = this.#handleOf(k, value, "lease.value");
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
       if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return false;
-      return this.#raw.release(this.#now(), h, id, token);
+      const released = this.#raw.release(this.#now(), h, id, token);
+      return released === 1 || (released !== 0 && this.#fail());
     }
 
     /** The engine's id of a resource this Pool has no id of yet (registered before a restore,

@@ -79,7 +79,10 @@ fn unknown(kind: Kind, value: &str) -> Error {
 
 #[inline(never)]
 fn stale(id: ResourceId) -> Error {
-    Error::UnknownResource(format!("resource id {} names no registered resource", id.to_f64()))
+    Error::UnknownResource(format!(
+        "resource id {} names no registered resource",
+        crate::json::float_text(id.to_f64())
+    ))
 }
 
 impl Pool {

@@ -94,8 +94,9 @@ fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
 
 /// A resource id from the number `ResourceId::to_f64` gave (any other: `UNKNOWN_RESOURCE`).
 fn resource_id(n: f64) -> Result<ResourceId, Error> {
-    ResourceId::from_f64(n)
-        .ok_or_else(|| Error::UnknownResource(format!("resource id {n} names no resource")))
+    ResourceId::from_f64(n).ok_or_else(|| {
+        Error::UnknownResource(format!("resource id {} names no resource", crate::json::float_text(n)))
+    })
 }
 
 /// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
@@ -112,6 +113,8 @@ pub struct RawPool {
     pool: Pool,
     /// The reading the current call was given.
     clock: ManualClock,
+    /// The error of the last hot-path call that failed, until `takeError` takes it.
+    failed: Option<JsValue>,
     /// The string table of the last drained events, until read.
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
@@ -128,6 +131,7 @@ impl RawPool {
         RawPool {
             pool,
             clock,
+            failed: None,
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
@@ -161,6 +165,20 @@ impl RawPool {
             group,
         ];
         handle
+    }
+
+    /// A hot-path call's answer as one number: `acquire`, `report`, `renew` and `release`
+    /// return no `Result` (wasm-bindgen hands a `Result` back as a fresh JavaScript array per
+    /// call); a failure answers NaN and leaves its error for `takeError`.
+    fn answer(&mut self, answer: Result<f64, Error>) -> f64 {
+        answer.unwrap_or_else(|e| self.failed(e))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, e: Error) -> f64 {
+        self.failed = Some(js_error(e));
+        f64::NAN
     }
 
     /// The number of a lease's group name (never reused for another name), or -1 once the
@@ -272,9 +290,10 @@ impl RawPool {
     }
 
     /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: f64) -> JsResult<f64> {
-        let lease = self.at(now).acquire_by_id(context_id(context).map_err(js_error)?).map_err(js_error)?;
-        Ok(self.keep(lease))
+    pub fn acquire(&mut self, now: f64, context: f64) -> f64 {
+        let lease = context_id(context).and_then(|c| self.at(now).acquire_by_id(c));
+        let answer = lease.map(|l| self.keep(l));
+        self.answer(answer)
     }
 
     /// `acquire` with a `groups` list (see the header for `names` and `lens`).
@@ -301,32 +320,40 @@ impl RawPool {
     }
 
     /// `report` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> JsResult<()> {
-        let mut call = || -> Result<(), Error> {
+    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> f64 {
+        let mut call = || -> Result<f64, Error> {
             let o = outcome(code, latency)?;
-            self.at(now).report_by_id(resource_id(handle)?, context_id(context)?, o)
+            self.at(now).report_by_id(resource_id(handle)?, context_id(context)?, o).map(|()| 0.0)
         };
-        call().map_err(js_error)
+        let answer = call();
+        self.answer(answer)
     }
 
     /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`. True when
     /// renewed (read the new expiry with `leaseFields`).
-    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
+    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
             self.at(now).renew_by_id(id, context_id(context)?, token)
         };
-        let renewed = call().map_err(js_error)?;
-        Ok(self.keep(renewed) != 0.0)
+        let answer = call().map(|renewed| if self.keep(renewed) != 0.0 { 1.0 } else { 0.0 });
+        self.answer(answer)
     }
 
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> JsResult<bool> {
+    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<bool, Error> {
             let (id, token) = (resource_id(handle)?, token_of(token)?);
             self.at(now).release_by_id(id, context_id(context)?, token)
         };
-        call().map_err(js_error)
+        let answer = call().map(f64::from);
+        self.answer(answer)
+    }
+
+    /// The error of the last hot-path call that answered NaN (once; `undefined` after).
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&mut self) -> JsValue {
+        self.failed.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// `seconds` NaN blocks permanently.

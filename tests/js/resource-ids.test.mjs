@@ -12,6 +12,12 @@ import { Pool } from "../../pkg-scripts/node.js";
 initSync({ module: readFileSync(new URL("../../pkg-scripts/pkg/repute_bg.wasm", import.meta.url)) });
 
 const PROXY = 0;
+
+/** A hot-path export's answer: NaN leaves the call's error for `takeError`. */
+function must(raw, answer) {
+  if (Number.isNaN(answer)) throw raw.takeError();
+  return answer;
+}
 const SUCCESS = 0;
 
 test("an id held across a deregistration and a registration in its slot is refused", () => {
@@ -20,25 +26,29 @@ test("an id held across a deregistration and a registration in its slot is refus
   const b = raw.register(1, PROXY, "b");
   assert.ok(a > 0 && b > 0 && a !== b);
   const x = raw.context("x");
-  raw.report(2, a, x, SUCCESS, NaN);
+  must(raw, raw.report(2, a, x, SUCCESS, NaN));
   assert.equal(raw.deregister(3, PROXY, "a"), true);
   const c = raw.register(4, PROXY, "c");
   assert.equal(c % 2 ** 32, a % 2 ** 32, "c takes a's slot");
   assert.notEqual(c, a, "with another generation");
   const before = raw.snapshot(5);
   for (const call of [
-    () => raw.report(5, a, x, SUCCESS, NaN),
-    () => raw.renew(5, a, x, 1),
-    () => raw.release(5, a, x, 1),
+    () => must(raw, raw.report(5, a, x, SUCCESS, NaN)),
+    () => must(raw, raw.renew(5, a, x, 1)),
+    () => must(raw, raw.release(5, a, x, 1)),
   ]) {
     assert.throws(call, (e) => e instanceof Error && e.code === "UNKNOWN_RESOURCE");
   }
   assert.equal(raw.snapshot(5), before, "the refused calls changed nothing: c has no cell");
-  raw.report(6, c, x, SUCCESS, NaN);
+  must(raw, raw.report(6, c, x, SUCCESS, NaN));
   const cells = JSON.parse(raw.resource(6, PROXY, "c")).cells;
   assert.deepEqual(cells.map((cell) => cell.context), ["x"]);
-  assert.throws(() => raw.report(6, 0, x, SUCCESS, NaN), (e) => e.code === "UNKNOWN_RESOURCE");
-  assert.throws(() => raw.report(6, 1.5, x, SUCCESS, NaN), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.throws(() => must(raw, raw.report(6, 0, x, SUCCESS, NaN)), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.throws(() => must(raw, raw.report(6, 1.5, x, SUCCESS, NaN)), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.equal(raw.takeError(), undefined, "an error is taken once");
+  assert.ok(Number.isNaN(raw.report(6, 1.5, x, SUCCESS, NaN)), "a failed hot-path call answers NaN");
+  const again = raw.takeError();
+  assert.ok(again instanceof Error && again.code === "UNKNOWN_RESOURCE");
   raw.free();
 });
 
@@ -87,15 +97,15 @@ test("a context id is the engine's: checked once, stable, one acquire export", (
   assert.notEqual(raw.context("y"), x);
   assert.equal(raw.context("x"), x, "the same id for the same name");
   for (const never of [99, 0, -1, 1.5, NaN]) {
-    assert.throws(() => raw.acquire(2, never), (e) => e.code === "INVALID_ARGUMENT", `an id never given: ${never}`);
+    assert.throws(() => must(raw, raw.acquire(2, never)), (e) => e.code === "INVALID_ARGUMENT", `an id never given: ${never}`);
   }
-  const a = raw.acquire(2, x);
+  const a = must(raw, raw.acquire(2, x));
   assert.ok(a > 0);
-  assert.equal(raw.release(3, a, x, raw.leaseFields()[1]), true);
+  assert.equal(must(raw, raw.release(3, a, x, raw.leaseFields()[1])), 1);
   raw.deregister(4, PROXY, "a");
   raw.register(5, PROXY, "b");
   assert.equal(raw.context("x"), x, "a context's id outlives its cells while the table has room");
-  const hb = raw.acquire(6, x);
+  const hb = must(raw, raw.acquire(6, x));
   assert.ok(hb > 0);
   assert.equal(raw.resourceValue(hb), "b");
   assert.equal(raw.resourceGroup(hb), undefined, "ungrouped");
@@ -110,15 +120,15 @@ test("the engine's table of context names is bounded, and the Pool's cache follo
   const raw = new RawPool(undefined, undefined, 1);
   raw.register(1, PROXY, "a");
   const held = raw.context("held");
-  const h = raw.acquire(2, held);
+  const h = must(raw, raw.acquire(2, held));
   const token = raw.leaseFields()[1];
   const idle = raw.context("idle");
   let forgot = 0;
   for (let i = 0; i < 10_000; i++) if (raw.context(`c${i}`) < 0) forgot++;
   assert.ok(forgot >= 2, `forgot ${forgot} times over 10 000 new names`);
   assert.equal(raw.context("held"), held, "a leased context keeps its id");
-  assert.throws(() => raw.acquire(3, idle), (e) => e.code === "INVALID_ARGUMENT", "a forgotten id is refused");
-  assert.equal(raw.release(3, h, held, token), true);
+  assert.throws(() => must(raw, raw.acquire(3, idle)), (e) => e.code === "INVALID_ARGUMENT", "a forgotten id is refused");
+  assert.equal(must(raw, raw.release(3, h, held, token)), 1);
   raw.free();
 
   // Through the package: contexts named by clients' requests come and go; every call keeps

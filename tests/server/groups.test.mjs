@@ -231,9 +231,13 @@ test("PUT /api/config takes a minGapMsByContext as large as the engine allows (4
     const over = await call(s.url, "PUT", "/api/config", { body: { minGapMsByContext: { ...map, "one-more.example": 1 } } });
     assertProblem(over, 400, "invalid-config");
     assert.match(over.json.detail, /minGapMsByContext/);
-    // Still bounded: a body no legal config reaches is refused before it is read.
-    const huge = await call(s.url, "PUT", "/api/config", { body: { minGapMsByContext: { x: 1 }, pad: "x".repeat(9 * 2 ** 20) } });
-    assertProblem(huge, 413, "body-too-large");
+    // Still bounded: a body no legal config reaches is refused before it is read. A host that
+    // answers 413 while the client is still sending may close the connection under it (workerd
+    // does, now and then, under load): then the client sees the connection end, not the 413.
+    const huge = await call(s.url, "PUT", "/api/config", { body: { minGapMsByContext: { x: 1 }, pad: "x".repeat(9 * 2 ** 20) } }).catch((e) => e);
+    if (huge instanceof Error) assert.equal(huge.message, "fetch failed", String(huge.cause ?? huge));
+    else assertProblem(huge, 413, "body-too-large");
+    assert.equal((await call(s.url, "GET", "/api/config")).json.minGapMsByContext["checkout-4095.shop-21.example-retailer.com"], 5095, "unchanged");
     // The other routes keep their limit.
     assertProblem(await call(s.url, "POST", "/api/leases", { body: { context: "c", pad: "x".repeat(70 * 1024) } }), 413, "body-too-large");
   });

@@ -1,18 +1,14 @@
-//! The shape of a snapshot as parsed: serde structures with unknown-field and duplicate-key
-//! detection, borrowing strings from the input, and windows read straight into `Window`s (no
-//! per-cell allocation; each outcome checked as it is read).
+//! The shape of a snapshot as parsed: its sections read by `json_read.rs` with unknown-field
+//! and duplicate-key detection, strings borrowed from the input, and windows read straight into
+//! `Window`s (no per-cell allocation; each outcome checked as it is read).
 //!
 //! Semantic checks that need more than one field (ranges, references between sections) are
 //! `restore.rs`'s.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
-
-use crate::config::{ConfigPatch, some};
-use crate::json_number::{Exact, exact};
+use crate::config::ConfigPatch;
+use crate::json_read::{JsonError, Read, Reader};
 use crate::types::FailureType;
 use crate::window::Observation;
 
@@ -73,10 +69,7 @@ pub fn is_key(k: &str) -> bool {
     KEYS.contains(&k)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SnapshotIn<'a> {
-    #[serde(borrow)]
     pub format: Cow<'a, str>,
     pub version: f64,
     pub revision: f64,
@@ -84,92 +77,250 @@ pub struct SnapshotIn<'a> {
     pub fencing_high_water: f64,
     pub next_event_seq: f64,
     pub config: ConfigPatch,
-    #[serde(borrow)]
     pub registered: Vec<ResourceIn<'a>>,
-    #[serde(borrow)]
     pub blocklist: Vec<BlockIn<'a>>,
-    #[serde(borrow)]
     pub cells: Vec<CellIn<'a>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ResourceIn<'a> {
-    #[serde(borrow)]
     pub kind: Cow<'a, str>,
-    #[serde(borrow)]
     pub value: Cow<'a, str>,
     /// Version 2: the resource's group; left out when it has none (`null` is refused).
-    #[serde(default, borrow, deserialize_with = "crate::config::some")]
     pub group: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct BlockIn<'a> {
-    #[serde(borrow)]
     pub kind: Cow<'a, str>,
-    #[serde(borrow)]
     pub value: Cow<'a, str>,
     /// Left out, or present with a value: `null` is refused (a permanent block has no
     /// `until` key at all).
-    #[serde(default, deserialize_with = "some")]
     pub until: Option<f64>,
-    #[serde(default, deserialize_with = "some")]
     pub permanent: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CellIn<'a> {
-    #[serde(borrow)]
     pub kind: Cow<'a, str>,
-    #[serde(borrow)]
     pub value: Cow<'a, str>,
-    #[serde(borrow)]
     pub context: Cow<'a, str>,
-    #[serde(deserialize_with = "exact")]
+    /// Read exactly (`json_number.rs`).
     pub score: f64,
     pub consecutive_failures: f64,
     pub consecutive_successes: f64,
-    #[serde(borrow)]
     pub state: Cow<'a, str>,
-    /// Both keys are required, `null` when the cell never cooled (serde alone would take a
-    /// missing `Option` field for `null`).
-    #[serde(deserialize_with = "nullable")]
+    /// Both keys are required, `null` when the cell never cooled.
     pub cooldown_until: Option<f64>,
-    #[serde(deserialize_with = "nullable")]
     pub cooldown_cause: Option<CauseIn>,
     pub updated_at: f64,
     pub window: WindowIn,
     /// Version 2: `true` while the cell is held; left out otherwise.
-    #[serde(default, deserialize_with = "crate::config::some")]
     pub held: Option<bool>,
 }
 
-/// A field that must be present and may be `null`.
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    Option::<T>::deserialize(d)
+/// The first field of `names` whose slot is empty, as a "missing field" error (required
+/// fields are checked in their declared order, after the object's closing brace).
+fn require(r: &Reader, names: &[&str], present: &[bool]) -> Read<()> {
+    match present.iter().position(|p| !p) {
+        Some(i) => Err(r.missing(names[i])),
+        None => Ok(()),
+    }
+}
+
+const SNAPSHOT_FIELDS: &[&str] = &[
+    "format",
+    "version",
+    "revision",
+    "takenAt",
+    "fencingHighWater",
+    "nextEventSeq",
+    "config",
+    "registered",
+    "blocklist",
+    "cells",
+];
+
+impl<'a> SnapshotIn<'a> {
+    /// Parses a whole document.
+    pub fn parse(json: &'a str) -> Result<SnapshotIn<'a>, JsonError> {
+        let mut r = Reader::new(json);
+        let snap = SnapshotIn::read(&mut r)?;
+        r.end()?;
+        Ok(snap)
+    }
+
+    fn read(r: &mut Reader<'a>) -> Read<SnapshotIn<'a>> {
+        let mut format = None;
+        let mut numbers = [None; 5];
+        let mut config = None;
+        let mut registered = None;
+        let mut blocklist = None;
+        let mut cells = None;
+        r.fields("struct SnapshotIn", SNAPSHOT_FIELDS, true, &mut |r, k| {
+            match k {
+                0 => format = Some(r.str()?),
+                1..=5 => numbers[k - 1] = Some(r.f64()?),
+                6 => config = Some(ConfigPatch::read(r)?),
+                7 => registered = Some(list(r, ResourceIn::read)?),
+                8 => blocklist = Some(list(r, BlockIn::read)?),
+                _ => cells = Some(list(r, CellIn::read)?),
+            }
+            Ok(())
+        })?;
+        let [v, rev, t, f, seq] = numbers;
+        let present = [
+            format.is_some(),
+            v.is_some(),
+            rev.is_some(),
+            t.is_some(),
+            f.is_some(),
+            seq.is_some(),
+            config.is_some(),
+            registered.is_some(),
+            blocklist.is_some(),
+            cells.is_some(),
+        ];
+        require(r, SNAPSHOT_FIELDS, &present)?;
+        let n = |x: Option<f64>| x.unwrap_or_default();
+        Ok(SnapshotIn {
+            format: format.unwrap_or_default(),
+            version: n(v),
+            revision: n(rev),
+            taken_at: n(t),
+            fencing_high_water: n(f),
+            next_event_seq: n(seq),
+            config: config.unwrap_or_default(),
+            registered: registered.unwrap_or_default(),
+            blocklist: blocklist.unwrap_or_default(),
+            cells: cells.unwrap_or_default(),
+        })
+    }
+}
+
+/// An array of `item`s.
+fn list<'a, T>(r: &mut Reader<'a>, item: fn(&mut Reader<'a>) -> Read<T>) -> Read<Vec<T>> {
+    let mut out = Vec::new();
+    r.seq("a sequence", &mut |r| {
+        out.push(item(r)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+impl<'a> ResourceIn<'a> {
+    fn read(r: &mut Reader<'a>) -> Read<ResourceIn<'a>> {
+        const NAMES: &[&str] = &["kind", "value", "group"];
+        let (mut kind, mut value, mut group) = (None, None, None);
+        r.fields("struct ResourceIn", NAMES, true, &mut |r, k| {
+            let s = Some(r.str()?);
+            match k {
+                0 => kind = s,
+                1 => value = s,
+                _ => group = s,
+            }
+            Ok(())
+        })?;
+        require(r, NAMES, &[kind.is_some(), value.is_some()])?;
+        Ok(ResourceIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), group })
+    }
+}
+
+impl<'a> BlockIn<'a> {
+    fn read(r: &mut Reader<'a>) -> Read<BlockIn<'a>> {
+        const NAMES: &[&str] = &["kind", "value", "until", "permanent"];
+        let (mut kind, mut value, mut until, mut permanent) = (None, None, None, None);
+        r.fields("struct BlockIn", NAMES, true, &mut |r, k| {
+            match k {
+                0 => kind = Some(r.str()?),
+                1 => value = Some(r.str()?),
+                2 => until = Some(r.f64()?),
+                _ => permanent = Some(r.bool()?),
+            }
+            Ok(())
+        })?;
+        require(r, NAMES, &[kind.is_some(), value.is_some()])?;
+        Ok(BlockIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), until, permanent })
+    }
+}
+
+const CELL_FIELDS: &[&str] = &[
+    "kind",
+    "value",
+    "context",
+    "score",
+    "consecutiveFailures",
+    "consecutiveSuccesses",
+    "state",
+    "cooldownUntil",
+    "cooldownCause",
+    "updatedAt",
+    "window",
+    "held",
+];
+
+impl<'a> CellIn<'a> {
+    fn read(r: &mut Reader<'a>) -> Read<CellIn<'a>> {
+        let mut text: [Option<Cow<'a, str>>; 4] = [None, None, None, None]; // kind, value, context, state
+        let mut numbers = [None; 4]; // score, consecutiveFailures, consecutiveSuccesses, updatedAt
+        let mut cooldown_until = None;
+        let mut cooldown_cause = None;
+        let mut window = None;
+        let mut held = None;
+        r.fields("struct CellIn", CELL_FIELDS, true, &mut |r, k| {
+            match k {
+                0..=2 => text[k] = Some(r.str()?),
+                3 => numbers[0] = Some(r.exact()?),
+                4 | 5 => numbers[k - 3] = Some(r.f64()?),
+                6 => text[3] = Some(r.str()?),
+                7 => cooldown_until = Some(r.nullable(Reader::f64)?),
+                8 => cooldown_cause = Some(r.nullable(CauseIn::read)?),
+                9 => numbers[3] = Some(r.f64()?),
+                10 => window = Some(WindowIn::read(r)?),
+                _ => held = Some(r.bool()?),
+            }
+            Ok(())
+        })?;
+        let [kind, value, context, state] = text;
+        let [score, failures, successes, updated_at] = numbers;
+        let present = [
+            kind.is_some(),
+            value.is_some(),
+            context.is_some(),
+            score.is_some(),
+            failures.is_some(),
+            successes.is_some(),
+            state.is_some(),
+            cooldown_until.is_some(),
+            cooldown_cause.is_some(),
+            updated_at.is_some(),
+            window.is_some(),
+        ];
+        require(r, CELL_FIELDS, &present)?;
+        let n = |x: Option<f64>| x.unwrap_or_default();
+        Ok(CellIn {
+            kind: kind.unwrap_or_default(),
+            value: value.unwrap_or_default(),
+            context: context.unwrap_or_default(),
+            score: n(score),
+            consecutive_failures: n(failures),
+            consecutive_successes: n(successes),
+            state: state.unwrap_or_default(),
+            cooldown_until: cooldown_until.flatten(),
+            cooldown_cause: cooldown_cause.flatten(),
+            updated_at: n(updated_at),
+            window: window.unwrap_or_else(WindowIn::empty),
+            held,
+        })
+    }
 }
 
 /// A failure type by its name (no allocation: the name is matched as it is read).
 pub struct CauseIn(pub FailureType);
 
-impl<'de> Deserialize<'de> for CauseIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CauseIn, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = CauseIn;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW or null")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<CauseIn, E> {
-                FailureType::parse(s).map(CauseIn).ok_or_else(|| {
-                    E::custom("must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW")
-                })
-            }
-        }
-        d.deserialize_str(V)
+impl CauseIn {
+    fn read(r: &mut Reader) -> Read<CauseIn> {
+        let name = r.str_as("BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW or null")?;
+        FailureType::parse(&name).map(CauseIn).ok_or_else(|| {
+            r.data("must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW".to_owned())
+        })
     }
 }
 
@@ -185,6 +336,10 @@ pub struct WindowIn {
 }
 
 impl WindowIn {
+    fn empty() -> WindowIn {
+        WindowIn { head: [Observation::new(None, None); 10], more: Vec::new(), len: 0 }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Observation> + '_ {
         self.head[..self.len.min(10)].iter().chain(&self.more).copied()
     }
@@ -193,70 +348,64 @@ impl WindowIn {
     pub fn newest(&self) -> Option<Observation> {
         self.more.last().or(self.head[..self.len.min(10)].last()).copied()
     }
-}
 
-impl<'de> Deserialize<'de> for WindowIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WindowIn, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = WindowIn;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an array of [label, latencyMs | null] outcomes")
+    fn read(r: &mut Reader) -> Read<WindowIn> {
+        let mut w = WindowIn::empty();
+        r.seq("an array of [label, latencyMs | null] outcomes", &mut |r| {
+            let o = read_observation(r)?;
+            if w.len == MAX_WINDOW {
+                return Err(Reader::unplaced("holds more than 1024 outcomes".to_owned()));
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<WindowIn, A::Error> {
-                let mut w = WindowIn { head: [Observation::new(None, None); 10], more: Vec::new(), len: 0 };
-                while let Some(ObsIn(o)) = seq.next_element()? {
-                    if w.len == MAX_WINDOW {
-                        return Err(de::Error::custom("holds more than 1024 outcomes"));
-                    }
-                    if w.len < w.head.len() {
-                        w.head[w.len] = o;
-                    } else {
-                        w.more.push(o);
-                    }
-                    w.len += 1;
-                }
-                Ok(w)
+            if w.len < w.head.len() {
+                w.head[w.len] = o;
+            } else {
+                w.more.push(o);
             }
-        }
-        d.deserialize_seq(V)
+            w.len += 1;
+            Ok(())
+        })?;
+        Ok(w)
     }
 }
 
 /// One `[label, latencyMs | null]` outcome.
-struct ObsIn(Observation);
-
-impl<'de> Deserialize<'de> for ObsIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ObsIn, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ObsIn;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("[label, latencyMs | null]")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ObsIn, A::Error> {
-                let label: Cow<'de, str> =
-                    seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                let failure = match &*label {
-                    "OK" => None,
-                    other => Some(FailureType::parse(other).ok_or_else(|| {
-                        de::Error::custom(
-                            "label must be OK, BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW",
+fn read_observation(r: &mut Reader) -> Read<Observation> {
+    const EXPECTED: &str = "[label, latencyMs | null]";
+    let length = |n: usize| Reader::unplaced(format!("invalid length {n}, expected {EXPECTED}"));
+    let mut failure = None;
+    let mut latency = None;
+    let mut n = 0;
+    r.seq(EXPECTED, &mut |r| {
+        match n {
+            0 => {
+                let label = r.str()?;
+                if &*label != "OK" {
+                    failure = Some(FailureType::parse(&label).ok_or_else(|| {
+                        Reader::unplaced(
+                            "label must be OK, BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW"
+                                .to_owned(),
                         )
-                    })?),
-                };
-                let latency: Option<Exact> =
-                    seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
-                let latency = latency.map(|l| l.0);
-                if latency.is_some_and(|l| !(l.is_finite() && l >= 0.0)) {
-                    return Err(de::Error::custom("latencyMs must be a non-negative number or null"));
+                    })?);
                 }
-                if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(3, &self));
+            }
+            1 => {
+                latency = r.nullable(Reader::exact)?;
+                if latency.is_some_and(|l: f64| !(l.is_finite() && l >= 0.0)) {
+                    return Err(Reader::unplaced(
+                        "latencyMs must be a non-negative number or null".to_owned(),
+                    ));
                 }
-                Ok(ObsIn(Observation::new(failure, latency)))
+            }
+            _ => {
+                r.skip()?;
+                return Err(length(3));
             }
         }
-        d.deserialize_seq(V)
+        n += 1;
+        Ok(())
+    })?;
+    if n < 2 {
+        return Err(r.data(length(n).msg));
     }
+    Ok(Observation::new(failure, latency))
 }

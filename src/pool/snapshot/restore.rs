@@ -9,9 +9,6 @@
 
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
-use serde::Deserialize;
-
 use super::input::{self, CellIn, SnapshotIn};
 use super::write::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
@@ -19,71 +16,17 @@ use crate::check::{self, MAX_SAFE, int_in};
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
 use crate::json_path;
+use crate::json_read::{Category, Loose, Reader};
 use crate::pool::core::Core;
 use crate::pool::durable::{Builder, Counters};
 use crate::registry::blocklist::Block;
 use crate::sort::sort_ids;
 use crate::types::{Kind, Millis, State};
 use crate::window::Window;
+use rustc_hash::FxHashMap;
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidSnapshot(msg.into())
-}
-
-/// Only what is needed to tell a version mismatch from a malformed document (other fields are
-/// skipped, whatever they hold).
-#[derive(Deserialize)]
-struct Header {
-    format: Option<Loose>,
-    version: Option<Loose>,
-}
-
-/// Any JSON value, kept only when it is a string or a number. (Not `serde_json::Value`: that
-/// would bring its map and tree code into the module for one error path.)
-enum Loose {
-    Str(String),
-    Num(f64),
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Loose {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Loose, D::Error> {
-        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Loose;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_str<E>(self, s: &str) -> std::result::Result<Loose, E> {
-                Ok(Loose::Str(s.to_owned()))
-            }
-            fn visit_f64<E>(self, v: f64) -> std::result::Result<Loose, E> {
-                Ok(Loose::Num(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> std::result::Result<Loose, E> {
-                Ok(Loose::Num(v as f64))
-            }
-            fn visit_i64<E>(self, v: i64) -> std::result::Result<Loose, E> {
-                Ok(Loose::Num(v as f64))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Loose, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Loose, E> {
-                Ok(Loose::Other)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Loose, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Loose, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
-            }
-        }
-        d.deserialize_any(V)
-    }
 }
 
 /// The snapshot versions a restore reads. A version 1 document holds none of the keys version
@@ -105,32 +48,44 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<Ve
         Some(1.0) => Ok(Version::V1),
         Some(v) if v == VERSION as f64 => Ok(Version::V2),
         Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
-            "version {v} is not supported (this engine reads versions 1 and {VERSION})"
+            "version {} is not supported (this engine reads versions 1 and {VERSION})",
+            crate::json::float_text(v)
         ))),
         None => Err(bad("version: expected an integer")),
     }
 }
 
 /// Reads `format` and `version` leniently, so that a document of another version gets the
-/// version error rather than complaints about its fields.
+/// version error rather than complaints about its fields (other keys are skipped, whatever
+/// they hold).
 fn check_header(json: &str) -> Result<()> {
-    let h: Header = serde_json::from_str(json).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
+    let mut r = Reader::new(json);
+    let mut found: [Option<Loose>; 2] = [None, None];
+    let read = r
+        .fields("struct Header", &["format", "version"], false, &mut |r, k| {
+            found[k] = Some(r.null_or_any()?);
+            Ok(())
+        })
+        .and_then(|_| r.end());
+    read.map_err(|e| {
+        if e.category != Category::Data {
             // Where it broke: the path being read (known keys only) and the position; the
             // message quotes nothing of the text, which may hold credentials.
             let at = json_path::describe_private(json, &e, &input::is_key);
-            bad(format!("{at} (not valid JSON, at line {} column {})", e.line(), e.column()))
+            let (line, column) = e.line_column(json);
+            bad(format!("{at} (not valid JSON, at line {line} column {column})"))
         } else if json.bytes().find(|b| !b" \t\n\r".contains(b)) != Some(b'{') {
             bad("the document must be a JSON object")
         } else {
             bad(json_path::describe_private(json, &e, &input::is_key))
         }
     })?;
-    let format = match &h.format {
-        Some(Loose::Str(s)) => Some(s.as_str()),
+    let [format, version] = found;
+    let format = match &format {
+        Some(Loose::Str(s)) => Some(&**s),
         _ => None,
     };
-    let version = match h.version {
+    let version = match version {
         Some(Loose::Num(v)) => Some(v),
         _ => None,
     };
@@ -140,7 +95,7 @@ fn check_header(json: &str) -> Result<()> {
 /// Parses the document; a failure names the JSON path, unless the document is of another
 /// version (then that is the error).
 fn parse(json: &str) -> Result<SnapshotIn<'_>> {
-    serde_json::from_str(json).or_else(|e| {
+    SnapshotIn::parse(json).or_else(|e| {
         check_header(json)?;
         Err(bad(json_path::describe_private(json, &e, &input::is_key)))
     })
