@@ -161,8 +161,16 @@ impl EventBuffer {
         self.capacity = capacity;
     }
 
+    /// Every pending event, oldest first. The buffer itself is handed over (moving each event
+    /// into a new `Vec` cost more than the rest of a drain); the next events go into a fresh
+    /// one of the same capacity (sized for just as many as this drain took, it was grown, and
+    /// so copied, whenever the next drain took more).
     pub fn drain(&mut self) -> Vec<PoolEvent> {
-        self.queue.drain(..).collect()
+        if self.queue.is_empty() {
+            return Vec::new();
+        }
+        let fresh = VecDeque::with_capacity(self.queue.capacity());
+        Vec::from(std::mem::replace(&mut self.queue, fresh))
     }
 
     pub fn next_seq(&self) -> u64 {

@@ -59,6 +59,7 @@ impl AvailLog {
     /// Records that `slot` changed availability (the caller already changed it). When the
     /// last entry is `slot`'s previous change and no reader has read it, the two cancel: the
     /// entry goes and nothing is added.
+    #[inline]
     pub fn record(&mut self, reg: &mut Registry, slot: u32) {
         // `end() > observed`: the newest entry, `end() - 1`, is unread.
         if let Some(last) = self.entries.last()

@@ -80,13 +80,21 @@ impl Core {
         }
     }
 
-    /// Applies a clock reading: monotonic, then everything that expired by then. (One copy:
-    /// every call uses it, and inlining it into `acquire` doubled the module's expiry code.)
-    #[inline(never)]
+    /// Applies a clock reading: monotonic, then everything that expired by then. Inline is
+    /// only the check whether anything may be due (most calls: nothing); the processing has
+    /// one copy out of line (inlining it into `acquire` doubled the module's expiry code).
+    #[inline]
     pub fn advance(&mut self, reading: Millis) -> Millis {
         self.now = self.now.max(reading);
-        self.process_expiries(self.now);
+        if self.expiries.maybe_due(self.now) {
+            self.expire(self.now);
+        }
         self.now
+    }
+
+    #[inline(never)]
+    fn expire(&mut self, now: Millis) {
+        self.process_expiries(now);
     }
 
     /// Closes a call: one revision step if durable content changed.
@@ -128,13 +136,19 @@ impl Core {
     }
 
     /// Brings the resource order's availability counts up to date with the log. Needed before
-    /// `rank`, `select` and `available` are read.
+    /// `rank`, `select` and `available` are read. (Inline: nearly always there is nothing to
+    /// do, and a call cost more than the check; the replay is out of line.)
+    #[inline]
     pub fn sync_order(&mut self) {
         self.reg.order_ensure();
-        let cursor = self.reg.order_cursor();
-        if cursor == self.log.end() {
-            return;
+        if self.reg.order_cursor() != self.log.end() {
+            self.replay_order();
         }
+    }
+
+    #[inline(never)]
+    fn replay_order(&mut self) {
+        let cursor = self.reg.order_cursor();
         if cursor < self.log.base() {
             self.reg.order_refresh_all();
         } else {
@@ -147,6 +161,7 @@ impl Core {
     }
 
     /// Brings context `id`'s index up to date with the availability log.
+    #[inline]
     pub fn sync_context(&mut self, id: u32) {
         self.sync_order();
         let ctx = self.ctxs.get_mut(id);
@@ -172,6 +187,7 @@ impl Core {
 
     /// Whether cell `id` is a candidate at `now` by its own state: `HEALTHY`, `RECOVERING` or
     /// a half-open trial, and not paced.
+    #[inline]
     pub fn eligible(&self, id: u32, now: Millis) -> bool {
         let slot = self.cells.get(id);
         let c = slot.cell();

@@ -11,7 +11,7 @@ use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
 use crate::index::cells::{Candidates, Picked, index_in_run};
-use crate::registry::{LeaseRec, NO_CELL};
+use crate::registry::{LeaseRec, NO_CELL, same_text};
 use crate::types::{Kind, Millis};
 
 /// A lease on one resource for one context.
@@ -159,7 +159,8 @@ impl Core {
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
         let rec = self.reg.get(slot).lease()?;
-        (rec.token == lease.token && *rec.context == *lease.context && now < rec.expires_at).then_some(slot)
+        (rec.token == lease.token && same_text(&rec.context, &lease.context) && now < rec.expires_at)
+            .then_some(slot)
     }
 
     /// `renew`: extends to `now + leaseTtlMs` for the current holder of a non-blocked resource.

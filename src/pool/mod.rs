@@ -47,6 +47,7 @@ use crate::ids::{ContextId, ResourceId};
 use crate::random::{RandomSource, SeededRandom};
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
+use crate::registry::same_text;
 use crate::types::{Kind, Millis, Outcome};
 use context_names::ContextNames;
 pub use context_names::{Interned, MIN_SWEEP};
@@ -150,10 +151,13 @@ impl Pool {
     /// registered resource's value (checked when it was registered or restored) and the context
     /// of that resource's lease (checked when it was acquired). Reports and releases name
     /// exactly those, and the check reads every byte. The resource's slot when registered.
+    #[inline(always)]
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
-            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| *l.context == *context) => Ok(slot),
+            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| same_text(&l.context, context)) => {
+                Ok(slot)
+            }
             _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
         }
     }

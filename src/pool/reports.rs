@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::index::cells::Context;
 use crate::index::universe::GroupUni;
-use crate::registry::NO_CELL;
+use crate::registry::{NO_CELL, same_text};
 use crate::types::{Millis, Outcome, State};
 
 impl Core {
@@ -19,7 +19,7 @@ impl Core {
     pub(crate) fn locate_cell(&self, slot: u32, context: &str) -> Option<u32> {
         if let Some(l) = self.reg.get(slot).lease()
             && l.cell != NO_CELL
-            && *l.context == *context
+            && same_text(&l.context, context)
         {
             return Some(l.cell);
         }

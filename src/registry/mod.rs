@@ -40,6 +40,13 @@ pub const NO_CELL: u32 = u32::MAX;
 /// Marks "no log entry" in toggle bookkeeping.
 pub const NO_SEQ: u64 = u64::MAX;
 
+/// Whether two strings hold the same text; one the pool handed out (a lease's context, a
+/// value) and given back is recognised by its address without reading its bytes.
+#[inline]
+pub fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
 #[derive(Debug, Clone)]
 pub struct Resource {
     pub kind: Kind,
@@ -267,7 +274,7 @@ impl Registry {
     /// Notes that `slot`'s lease, when held in `context`, now has cell `cell` there.
     pub fn note_lease_cell(&mut self, slot: u32, context: &str, cell: u32) {
         if let Some(l) = &mut self.get_mut(slot).lease
-            && *l.context == *context
+            && same_text(&l.context, context)
         {
             l.cell = cell;
         }
