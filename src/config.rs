@@ -85,9 +85,8 @@ pub struct PerFailurePatch {
 
 impl PerFailurePatch {
     fn read(r: &mut Reader) -> Read<PerFailurePatch> {
-        const NAMES: &[&str] = &["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"];
         let mut v = [None; 5];
-        r.fields("struct PerFailurePatch", NAMES, true, &mut |r, k| {
+        r.fields("struct PerFailurePatch", FAILURE_FIELDS, true, &mut |r, k| {
             v[k] = Some(r.exact()?);
             Ok(())
         })?;
@@ -131,8 +130,12 @@ pub struct ConfigPatch {
     pub max_cooling_percent: Option<f64>,
 }
 
+/// The keys of a per-failure-type object (`penalties`).
+pub(crate) const FAILURE_FIELDS: &[&str] =
+    &["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"];
+
 /// The keys of a config object, in the order its errors list them.
-const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "coolAfter",
     "recoverAfter",
     "successReward",

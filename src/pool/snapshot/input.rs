@@ -7,66 +7,19 @@
 
 use std::borrow::Cow;
 
-use crate::config::ConfigPatch;
+use crate::config::{self, ConfigPatch};
 use crate::json_read::{JsonError, Read, Reader};
 use crate::types::FailureType;
 use crate::window::Observation;
 
-/// Every key a snapshot may hold (the config's and the failure types' included): the names an
-/// error message may quote (`json_path::describe_private`). Any other key in a document is
-/// text from the file, which may be a fragment of a resource value.
-pub const KEYS: &[&str] = &[
-    "format",
-    "version",
-    "revision",
-    "takenAt",
-    "fencingHighWater",
-    "nextEventSeq",
-    "config",
-    "registered",
-    "blocklist",
-    "cells",
-    "kind",
-    "value",
-    "until",
-    "permanent",
-    "context",
-    "score",
-    "consecutiveFailures",
-    "consecutiveSuccesses",
-    "state",
-    "cooldownUntil",
-    "cooldownCause",
-    "updatedAt",
-    "window",
-    "group",
-    "held",
-    "coolAfter",
-    "recoverAfter",
-    "successReward",
-    "penalties",
-    "cooldownBaseMs",
-    "maxBackoffExponent",
-    "explorationFloor",
-    "leaseTtlMs",
-    "windowSize",
-    "halfOpenCauses",
-    "maxResources",
-    "maxCells",
-    "eventBufferSize",
-    "minGapMs",
-    "minGapMsByContext",
-    "maxCoolingPercent",
-    "BLOCKED",
-    "TLS_HANDSHAKE",
-    "CONNECTION_RESET",
-    "TIMEOUT",
-    "SLOW",
-];
-
-/// A key of the format (see `KEYS`).
+/// Whether `k` is a key of the format: a field any of the snapshot's readers (the config's
+/// included) takes. These are the names an error message may quote
+/// (`json_path::describe_private`); any other key in a document is text from the file, which
+/// may be a fragment of a resource value.
 pub fn is_key(k: &str) -> bool {
-    KEYS.contains(&k)
+    [SNAPSHOT_FIELDS, RESOURCE_FIELDS, BLOCK_FIELDS, CELL_FIELDS, config::FIELDS, config::FAILURE_FIELDS]
+        .iter()
+        .any(|names| names.contains(&k))
 }
 
 pub struct SnapshotIn<'a> {
@@ -207,9 +160,8 @@ fn list<'a, T>(r: &mut Reader<'a>, item: fn(&mut Reader<'a>) -> Read<T>) -> Read
 
 impl<'a> ResourceIn<'a> {
     fn read(r: &mut Reader<'a>) -> Read<ResourceIn<'a>> {
-        const NAMES: &[&str] = &["kind", "value", "group"];
         let (mut kind, mut value, mut group) = (None, None, None);
-        r.fields("struct ResourceIn", NAMES, true, &mut |r, k| {
+        r.fields("struct ResourceIn", RESOURCE_FIELDS, true, &mut |r, k| {
             let s = Some(r.str()?);
             match k {
                 0 => kind = s,
@@ -218,16 +170,15 @@ impl<'a> ResourceIn<'a> {
             }
             Ok(())
         })?;
-        require(r, NAMES, &[kind.is_some(), value.is_some()])?;
+        require(r, RESOURCE_FIELDS, &[kind.is_some(), value.is_some()])?;
         Ok(ResourceIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), group })
     }
 }
 
 impl<'a> BlockIn<'a> {
     fn read(r: &mut Reader<'a>) -> Read<BlockIn<'a>> {
-        const NAMES: &[&str] = &["kind", "value", "until", "permanent"];
         let (mut kind, mut value, mut until, mut permanent) = (None, None, None, None);
-        r.fields("struct BlockIn", NAMES, true, &mut |r, k| {
+        r.fields("struct BlockIn", BLOCK_FIELDS, true, &mut |r, k| {
             match k {
                 0 => kind = Some(r.str()?),
                 1 => value = Some(r.str()?),
@@ -236,10 +187,13 @@ impl<'a> BlockIn<'a> {
             }
             Ok(())
         })?;
-        require(r, NAMES, &[kind.is_some(), value.is_some()])?;
+        require(r, BLOCK_FIELDS, &[kind.is_some(), value.is_some()])?;
         Ok(BlockIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), until, permanent })
     }
 }
+
+const RESOURCE_FIELDS: &[&str] = &["kind", "value", "group"];
+const BLOCK_FIELDS: &[&str] = &["kind", "value", "until", "permanent"];
 
 const CELL_FIELDS: &[&str] = &[
     "kind",

@@ -200,3 +200,33 @@ fn values_quoted_in_config_errors_read_as_serde_wrote_them() {
         assert_eq!(old, new, "{text}");
     }
 }
+
+/// The keys an error message may quote are exactly those of the format: every object key of a
+/// full snapshot and config, except a `minGapMsByContext` map's (hostnames, text from the file).
+#[test]
+fn the_quotable_keys_are_the_readers_fields() {
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.clone());
+                    if k != "minGapMsByContext" {
+                        keys(v, out);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    for doc in [SNAPSHOT, CONFIG] {
+        keys(&serde_json::from_str(doc).unwrap(), &mut all);
+    }
+    for k in &all {
+        assert!(is_key(k), "{k} is a field of the format");
+    }
+    for k in ["x", "checkout-us", "a\"b", "http://u:p@h:1", "", "Kind"] {
+        assert!(!is_key(k), "{k} is text from the file");
+    }
+}
