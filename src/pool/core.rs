@@ -74,7 +74,7 @@ impl Core {
             f(&self.ctxs.get(id).name);
         }
         for s in self.reg.live_slots() {
-            if let Some(l) = self.reg.get(s).lease() {
+            for l in self.reg.get(s).leases() {
                 f(&l.context);
             }
         }
@@ -186,13 +186,16 @@ impl Core {
     }
 
     /// Whether cell `id` is a candidate at `now` by its own state: `HEALTHY`, `RECOVERING` or
-    /// a half-open trial, and not paced.
+    /// a half-open trial that no lease in its context is trying already (one trial at a time),
+    /// and not paced.
     #[inline]
     pub fn eligible(&self, id: u32, now: Millis) -> bool {
         let slot = self.cells.get(id);
         let c = slot.cell();
+        let ctx = self.ctxs.get(slot.ctx);
         c.selectable(now, self.cfg.half_open_causes)
-            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap).is_none()
+            && c.paced_until(now, ctx.min_gap).is_none()
+            && !(c.state == crate::types::State::Cooling && self.reg.get(slot.res).leased_in(&ctx.name, now))
     }
 
     /// The end of cell `id`'s pacing at `now`, if it is paced.

@@ -21,6 +21,7 @@ mod counters;
 mod durable;
 mod expiries;
 mod expiry;
+mod finished;
 mod floor;
 mod groups;
 mod invariants;
@@ -30,6 +31,7 @@ mod next_change;
 mod reconfigure;
 mod reports;
 mod snapshot;
+mod steps;
 mod views;
 
 pub use self::core::Core;
@@ -37,6 +39,7 @@ use counters::{CHANGES, GRANTS, Moves, READS};
 pub use floor::Floor;
 pub use leases::Lease;
 use std::rc::Rc;
+pub use steps::Next;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
 use crate::check;
@@ -61,11 +64,22 @@ pub enum BlockSpec {
     Permanent,
 }
 
+/// What `register_with` sets (`None`: as it is for a known resource; the default for a new one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Registration<'a> {
+    /// The group (`Some(None)`: none). SPEC §3, groups.
+    pub group: Option<Option<&'a str>>,
+    /// How many leases the resource may hold at once, 1–1,024 (default 1). SPEC §3, capacity.
+    pub max_leases: Option<u32>,
+}
+
 /// A reputation pool with its host random source (the clock's readings come with each call).
 pub struct Pool {
     core: Core,
     /// Context names interned for calls by id (not durable).
     contexts: ContextNames,
+    /// Tokens of leases finished lately (not durable; `finished.rs`).
+    finished: finished::Finished,
     random: Box<dyn RandomSource>,
 }
 
@@ -91,7 +105,12 @@ impl Pool {
     /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
     pub fn new(config: Config, random: impl RandomSource + 'static) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: Box::new(random) })
+        Ok(Pool {
+            core: Core::new(config, 0),
+            contexts: ContextNames::default(),
+            finished: Default::default(),
+            random: Box::new(random),
+        })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
@@ -119,7 +138,12 @@ impl Pool {
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, contexts: ContextNames::default(), random: Box::new(random) })
+        Ok(Pool {
+            core,
+            contexts: ContextNames::default(),
+            finished: Default::default(),
+            random: Box::new(random),
+        })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -155,7 +179,9 @@ impl Pool {
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
-            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| same_text(&l.context, context)) => {
+            Some(s)
+                if self.core.reg.get(s).newest_lease().is_some_and(|l| same_text(&l.context, context)) =>
+            {
                 Ok(slot)
             }
             _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
@@ -205,11 +231,26 @@ impl Pool {
         value: &str,
         group: Option<Option<&str>>,
     ) -> Result<bool> {
+        self.register_with(now, kind, value, Registration { group, max_leases: None })
+    }
+
+    /// `register` with its options (SPEC §3, groups and capacity): a field left `None` leaves a
+    /// known resource's setting as it is (a new one gets no group and `maxLeases` 1); one
+    /// given sets it, changing a known resource's when it differs (`RESOURCE_REGROUPED`,
+    /// `RESOURCE_RECONFIGURED`; one revision step for the call).
+    pub fn register_with(
+        &mut self,
+        now: f64,
+        kind: Kind,
+        value: &str,
+        options: Registration,
+    ) -> Result<bool> {
         let t = check::clock_reading(now)?;
         check::value_arg(value)?;
-        check::group_arg(group.flatten())?;
+        check::group_arg(options.group.flatten())?;
+        check::max_leases_arg(options.max_leases)?;
         self.core.check_resource_capacity(kind, value)?;
-        self.apply(t, CHANGES, |c, now| c.register(kind, value, group, now))
+        self.apply(t, CHANGES, |c, now| c.register(kind, value, options.group, options.max_leases, now))
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
@@ -259,7 +300,7 @@ impl Pool {
     fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
-        let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
@@ -274,7 +315,8 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
         let random = &mut self.random;
-        let out = self.core.acquire_grouped(context, &ids, t, || check::random_draw(random.next_f64()));
+        let out =
+            self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
