@@ -8,7 +8,7 @@
 // queue in `waiters.js`, which this class kicks after each call that may make a candidate.
 
 import { KINDS, KIND_CODE, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
-import { Waiters, checkWait } from "./waiters.js";
+import { Waiters, nextStep, waitOptions } from "./waiters.js";
 
 const KIND_MESSAGE = `kind must be ${oneOf(KINDS)}`;
 const FAILURE_MESSAGE = `outcome.failure must be ${oneOf(FAILURE_TYPES)}`;
@@ -233,16 +233,6 @@ function registration(options) {
   return [group !== undefined, group ?? undefined, m ?? NaN];
 }
 
-/** `finish`'s `next`: `{context?, groups?, waitMs?}`, checked. */
-function nextOf(next) {
-  plainObject(next, "next");
-  for (const k in next) if (k !== "context" && k !== "groups" && k !== "waitMs") throw invalid(`unknown next option ${k} (it takes context, groups, waitMs)`);
-  if (next.context !== undefined) text("next.context", next.context);
-  const waitMs = next.waitMs ?? 0;
-  checkWait(waitMs);
-  return { context: next.context, groups: next.groups, waitMs };
-}
-
 const FLOOR_KEYS = ["revision", "fencingHighWater", "nextEventSeq"];
 
 /** `atLeast` as the facade's three optional numbers (the engine checks their range). */
@@ -394,7 +384,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
 
     /** `acquire` that emits no ACQUISITION_REJECTED when it grants nothing: for a host that
      * waits for a candidate itself and retries (SPEC §3, waiting; `waiters.js`). */
-    tryAcquire(context, options) {
+    acquireQuiet(context, options) {
       return this.#acquire(context, options === undefined ? undefined : groupsOf(optionOf(options, "groups")), true);
     }
 
@@ -420,26 +410,15 @@ export function makePool(RawPool, seed = cryptoSeed) {
      * `maxWaiters` waits at once, it answers as if `waitMs` were 0.
      */
     acquireWait(context, options) {
-      plainObject(options, "options");
-      for (const k in options) if (k !== "groups" && k !== "waitMs" && k !== "signal") throw invalid(`unknown option ${k} (it takes groups, waitMs, signal)`);
-      const { groups, waitMs, signal } = options;
-      text("context", context);
-      checkWait(waitMs, signal);
-      const list = groupsOf(groups); // checked before anything waits
-      return this.#waiting().wait(context, list === undefined ? undefined : groups, waitMs, signal);
-    }
-
-    /** The waits of this pool, made on the first one: retries are quiet acquires. */
-    #waiting() {
-      if (this.#waiters !== null) return this.#waiters;
-      const options = (groups) => (groups === undefined ? undefined : { groups });
-      const host = {
-        tryAcquire: (context, groups) => this.tryAcquire(context, options(groups)),
-        acquire: (context, groups) => this.acquire(context, options(groups)),
-        nextChangeAt: (context, groups) => this.nextChangeAt(context, options(groups)),
-        now: () => this.#now(),
-      };
-      return (this.#waiters = new Waiters(host, this.#waitOptions));
+      try {
+        const [groups, waitMs, signal] = waitOptions(options);
+        text("context", context);
+        groupsOf(groups); // checked before anything waits
+        this.#waiters ??= Waiters.over(this, this.#waitOptions, () => this.#now());
+        return this.#waiters.wait(context, groups, waitMs, signal);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     }
 
     /** Serves waiting acquires after a call that may have made a candidate. */
@@ -455,8 +434,8 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /**
      * Finishes a worker's step (SPEC §3): reports `outcome` on the lease's cell (also when the
      * lease lapsed), releases it, and with `next: {context?, groups?, waitMs?}` leases the next
-     * one (in `next.context`, default the lease's) — a `Lease` or null, or with `waitMs` > 0 a
-     * promise of one. A second finish of one lease throws LEASE_FINISHED and reports nothing.
+     * one (in `next.context`, default the lease's) — a `Lease` or null, or with `waitMs` given
+     * a promise of one. A second finish of one lease throws LEASE_FINISHED and reports nothing.
      */
     finish(lease, outcome, options) {
       const k = leaseKind(lease);
@@ -465,17 +444,21 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
-      const next = options === undefined ? undefined : optionOf(options, "next");
-      const n = next === undefined ? undefined : nextOf(next);
+      const n = nextStep(options);
+      if (n?.context !== undefined) text("next.context", n.context);
       const groups = n === undefined ? undefined : groupsOf(n.groups);
       if (h === undefined) h = this.#resolve(k, value, false); // 0: not registered any more
       const to = n?.context ?? context;
+      const wait = (lease) => {
+        if (lease !== null || n.waitMs === 0) return Promise.resolve(lease);
+        return this.acquireWait(to, groups === undefined ? { waitMs: n.waitMs } : { groups: n.groups, waitMs: n.waitMs });
+      };
       if (n === undefined || this.waiting > 0) {
         // Report and release first, so that waits queued before this step are served first.
         if (this.#raw.finish(this.#now(), h, id, token, code, ms, -1, false) !== 0) this.#fail();
         this.#kick();
         if (n === undefined) return null;
-        if (n.waitMs > 0) return this.acquireWait(to, groups === undefined ? { waitMs: n.waitMs } : { groups: n.groups, waitMs: n.waitMs });
+        if (n.waits) return n.waitMs > 0 ? wait(null) : Promise.resolve(this.#acquire(to, groups, false));
         return this.#acquire(to, groups, false);
       }
       // Nobody waits: the whole step in one call into the engine (its next lease quiet when a
@@ -490,9 +473,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
         got = this.#raw.finishIn(this.#now(), h, id, token, code, ms, n.context, groups[0], groups[1], quiet);
       }
       const leased = got === 0 ? null : this.#lease(got, to);
-      if (!quiet) return leased;
-      if (leased !== null) return Promise.resolve(leased);
-      return this.acquireWait(to, groups === undefined ? { waitMs: n.waitMs } : { groups: n.groups, waitMs: n.waitMs });
+      return n.waits ? wait(leased) : leased;
     }
 
     acquireResource(kind, value, context) {

@@ -42,7 +42,59 @@ export function checkWait(waitMs, signal) {
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("signal must be an AbortSignal");
 }
 
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `acquireWait`'s options `{groups?, waitMs, signal?}`, checked (the engine checks the groups
+ * list itself): `[groups, waitMs, signal]`.
+ */
+export function waitOptions(options) {
+  if (!isObject(options)) throw invalid("options must be an object ({waitMs, groups?, signal?})");
+  for (const k in options) if (k !== "groups" && k !== "waitMs" && k !== "signal") throw invalid(`unknown option ${k} (it takes groups, waitMs, signal)`);
+  const { groups, waitMs, signal } = options;
+  if (groups !== undefined && !Array.isArray(groups)) throw invalid("groups must be an array of group names or null");
+  checkWait(waitMs, signal);
+  return [groups, waitMs, signal];
+}
+
+/**
+ * `finish`'s options `{next?: {context?, groups?, waitMs?}}` (and `signal`, where `withSignal`:
+ * a host's HTTP wait ends with its connection), checked: the next step (`waits`: `waitMs` was
+ * given, so the answer is a promise), or undefined. Checked before the step is finished, so
+ * that a bad `next` leaves the lease as it was.
+ */
+export function nextStep(options, withSignal = false) {
+  if (options === undefined) return undefined;
+  if (!isObject(options)) throw invalid("options must be an object ({next?})");
+  for (const k in options) if (k !== "next") throw invalid(`unknown option ${k} (it takes next)`);
+  const next = options.next;
+  if (next === undefined) return undefined;
+  if (!isObject(next)) throw invalid("next must be an object ({context?, groups?, waitMs?})");
+  const keys = withSignal ? ["context", "groups", "waitMs", "signal"] : ["context", "groups", "waitMs"];
+  for (const k in next) if (!keys.includes(k)) throw invalid(`unknown next option ${k} (it takes ${keys.join(", ")})`);
+  if (next.context !== undefined && typeof next.context !== "string") throw invalid("next.context must be a string");
+  if (next.groups !== undefined && !Array.isArray(next.groups)) throw invalid("next.groups must be an array of group names or null");
+  const waits = next.waitMs !== undefined;
+  const waitMs = next.waitMs ?? 0;
+  checkWait(waitMs, next.signal);
+  return { context: next.context, groups: next.groups, waitMs, waits, signal: next.signal };
+}
+
 export class Waiters {
+  /** Waits over a pool or host with the methods `acquireQuiet(context, {groups}?)`,
+   * `acquire(context, {groups}?)`, `nextChangeAt(context, {groups}?)` and `now()` (`now`
+   * given apart for a pool that has none of its own). */
+  static over(target, options, now = () => target.now()) {
+    const opts = (groups) => (groups === undefined ? undefined : { groups });
+    const host = {
+      acquireQuiet: (context, groups) => target.acquireQuiet(context, opts(groups)),
+      acquire: (context, groups) => target.acquire(context, opts(groups)),
+      nextChangeAt: (context, groups) => target.nextChangeAt(context, opts(groups)),
+      now,
+    };
+    return new Waiters(host, options);
+  }
+
   /** Waiting list key → its queue (waiters in arrival order); queues in first-wait order. */
   #queues = new Map();
   #size = 0;
@@ -53,7 +105,7 @@ export class Waiters {
   #timerAt = Infinity;
 
   /**
-   * `host`: `{ tryAcquire(context, groups) → lease | null` (no rejection event),
+   * `host`: `{ acquireQuiet(context, groups) → lease | null` (no rejection event),
    * `acquire(context, groups) → lease | null` (an ordinary acquire), `nextChangeAt(context,
    * groups) → ms | null`, `now() → ms` (the clock `nextChangeAt` answers on) }`; `groups` is
    * the list or undefined. A retry that throws (a host refusing calls, say) ends that wait
@@ -83,7 +135,7 @@ export class Waiters {
     if (queue) this.#serve(queue);
     if (waitMs <= 0 || this.#size >= this.#max) return Promise.resolve(this.#host.acquire(context, groups));
     if (!this.#queues.has(key)) {
-      const lease = this.#host.tryAcquire(context, groups);
+      const lease = this.#host.acquireQuiet(context, groups);
       if (lease) return Promise.resolve(lease);
     }
     return new Promise((resolve, reject) => {
@@ -98,7 +150,7 @@ export class Waiters {
       if (!q) this.#queues.set(key, (q = { context, groups, waiters: [], changeAt: null }));
       q.waiters.push(w);
       this.#size++;
-      q.changeAt = this.#host.nextChangeAt(context, groups);
+      this.#noteChange(q);
       this.#schedule();
     });
   }
@@ -125,22 +177,27 @@ export class Waiters {
       const w = q.waiters[0];
       let lease;
       try {
-        lease = this.#host.tryAcquire(w.context, w.groups);
+        lease = this.#host.acquireQuiet(w.context, w.groups);
       } catch (e) {
         this.#remove(w);
         w.reject(e);
         continue;
       }
       if (!lease) {
-        try {
-          q.changeAt = this.#host.nextChangeAt(q.context, q.groups);
-        } catch {
-          q.changeAt = null; // the deadlines and the next kick still serve it
-        }
+        this.#noteChange(q);
         return;
       }
       this.#remove(w);
       w.resolve(lease);
+    }
+  }
+
+  /** When `q` may next have a candidate by time alone. */
+  #noteChange(q) {
+    try {
+      q.changeAt = this.#host.nextChangeAt(q.context, q.groups);
+    } catch {
+      q.changeAt = null; // the deadlines and the next kick still serve it
     }
   }
 
