@@ -28,9 +28,10 @@ pub(crate) struct Moves {
 
 /// Reads, and `renew` (which changes nothing durable): only the expiries due at the reading.
 pub(crate) const READS: Moves = Moves { tokens: 0, own: 0 };
-/// Calls that may change the pool: at most two events of their own (`register` may regroup
-/// and reconfigure a resource at once).
-pub(crate) const CHANGES: Moves = Moves { tokens: 0, own: 2 };
+/// Calls that may change the pool: at most one event of their own.
+pub(crate) const CHANGES: Moves = Moves { tokens: 0, own: 1 };
+/// `register`: it may regroup and reconfigure a known resource at once (two events).
+pub(crate) const REGISTERS: Moves = Moves { tokens: 0, own: 2 };
 /// `acquire` and `acquireResource`: one token and one event.
 pub(crate) const GRANTS: Moves = Moves { tokens: 1, own: 1 };
 /// `finish`: a report's event, a release's and the next lease's, and its token.

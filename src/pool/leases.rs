@@ -217,11 +217,10 @@ impl Core {
 
     /// Ends the lease `token` on `slot`, held in `context`, when it is in force at `now`.
     pub(crate) fn release_token(&mut self, slot: u32, context: &str, token: u64, now: Millis) -> bool {
-        let held = self.reg.get(slot).lease_by_token(token);
-        if !held.is_some_and(|rec| same_text(&rec.context, context) && now < rec.expires_at) {
+        let held = |rec: &LeaseRec| same_text(&rec.context, context) && now < rec.expires_at;
+        let Some(rec) = self.reg.take_lease_if(slot, token, held) else {
             return false;
-        }
-        let rec = self.reg.take_lease(slot, token).expect("the holder has the lease");
+        };
         self.lease_ended(rec.expires_at, slot, rec.token);
         self.sync_avail(slot);
         self.trial_lease_changed(rec.cell, now);

@@ -35,7 +35,7 @@ mod steps;
 mod views;
 
 pub use self::core::Core;
-use counters::{CHANGES, GRANTS, Moves, READS};
+use counters::{CHANGES, GRANTS, Moves, READS, REGISTERS};
 pub use floor::Floor;
 pub use leases::Lease;
 use std::rc::Rc;
@@ -78,8 +78,6 @@ pub struct Pool {
     core: Core,
     /// Context names interned for calls by id (not durable).
     contexts: ContextNames,
-    /// Tokens of leases finished lately (not durable; `finished.rs`).
-    finished: finished::Finished,
     random: Box<dyn RandomSource>,
 }
 
@@ -105,12 +103,7 @@ impl Pool {
     /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
     pub fn new(config: Config, random: impl RandomSource + 'static) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool {
-            core: Core::new(config, 0),
-            contexts: ContextNames::default(),
-            finished: Default::default(),
-            random: Box::new(random),
-        })
+        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     /// A new pool drawing from a seeded PRNG (deterministic).
@@ -138,12 +131,7 @@ impl Pool {
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool {
-            core,
-            contexts: ContextNames::default(),
-            finished: Default::default(),
-            random: Box::new(random),
-        })
+        Ok(Pool { core, contexts: ContextNames::default(), random: Box::new(random) })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -250,7 +238,7 @@ impl Pool {
         check::group_arg(options.group.flatten())?;
         check::max_leases_arg(options.max_leases)?;
         self.core.check_resource_capacity(kind, value)?;
-        self.apply(t, CHANGES, |c, now| c.register(kind, value, options.group, options.max_leases, now))
+        self.apply(t, REGISTERS, |c, now| c.register(kind, value, options.group, options.max_leases, now))
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
@@ -527,6 +515,98 @@ impl Pool {
             let ids: Vec<u32> = groups.iter().filter_map(|g| c.reg.groups().find(*g)).collect();
             c.next_change_at_grouped(context, &ids, now)
         })
+    }
+
+    /// Finishes `lease`'s step (SPEC §3, finishing a step; `steps.rs`): reports `outcome`,
+    /// releases it, and with `next` answers the next lease (`None`: nothing granted). Errors,
+    /// checked before anything changes: a bad argument, a token never issued
+    /// (`INVALID_ARGUMENT`); a lease finished already (`LEASE_FINISHED`); a report that would
+    /// create a cell past `maxCells` (`CAPACITY_EXCEEDED`). One exception to "a failed call
+    /// changes nothing": the random draw of `next` is known to be needed only once the release
+    /// is applied, so a host `random()` outside [0, 1) fails the call with the report and the
+    /// release applied.
+    pub fn finish(
+        &mut self,
+        now: f64,
+        lease: &Lease,
+        outcome: Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let slot = self.check_named(lease.kind, &lease.value, &lease.context)?;
+        self.finish_at(t, slot, &lease.context, lease.token, &outcome, next)
+    }
+
+    /// `finish` of the lease `(id, context, token)`; a stale id, or `None` (a resource the host
+    /// knows is not registered any more), drops the outcome as `finish` does.
+    pub fn finish_by_id(
+        &mut self,
+        now: f64,
+        id: Option<ResourceId>,
+        context: ContextId,
+        token: u64,
+        outcome: Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let slot = id.and_then(|id| self.core.reg.slot_of(id));
+        let name = Rc::clone(self.contexts.name(context)?);
+        self.finish_at(t, slot, &name, token, &outcome, next)
+    }
+
+    fn finish_at(
+        &mut self,
+        t: Millis,
+        slot: Option<u32>,
+        context: &str,
+        token: u64,
+        outcome: &Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let random = &mut self.random;
+        let draw = || check::random_draw(random.next_f64());
+        let out = self.core.finish_step(t, slot, context, token, outcome, next, draw);
+        self.core.finish();
+        out
+    }
+
+    /// `acquire` (with `groups`, as `acquire_in`) that emits no `ACQUISITION_REJECTED` when it
+    /// grants nothing: the retry of a host's waiting acquire (`steps.rs`).
+    pub fn try_acquire(
+        &mut self,
+        now: f64,
+        context: &str,
+        groups: Option<&[Option<&str>]>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        check::context_arg(context)?;
+        groups.map_or(Ok(()), check::groups_arg)?;
+        self.quiet_acquire_at(t, context, groups)
+    }
+
+    /// `try_acquire` in the context `context_id` gave (the hot path of a waiting host).
+    pub fn try_acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let name = Rc::clone(self.contexts.name(context)?);
+        self.quiet_acquire_at(t, &name, None)
+    }
+
+    fn quiet_acquire_at(
+        &mut self,
+        t: Millis,
+        context: &str,
+        groups: Option<&[Option<&str>]>,
+    ) -> Result<Option<Lease>> {
+        self.core.check_counters(t, GRANTS)?;
+        let random = &mut self.random;
+        let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next_f64()));
+        self.core.finish();
+        out
+    }
+
+    /// How many finished tokens the pool remembers now (diagnostics; `finished.rs`).
+    pub fn finished_kept(&self) -> usize {
+        self.core.finished_kept()
     }
 
     pub fn stats(&mut self, now: f64) -> Result<Stats> {

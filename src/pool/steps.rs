@@ -6,19 +6,18 @@
 //!   repeated finish is `LEASE_FINISHED` and reports nothing (`finished.rs`). A lease whose
 //!   resource was deregistered meanwhile has no cell to report on: its outcome is dropped and
 //!   the call goes on to `next`.
-//! - `try_acquire` is `acquire` without its `ACQUISITION_REJECTED`: a host that waits for a
-//!   candidate retries it each time something may have made one, and its wait emits one
-//!   rejection when it ends empty (by a last, ordinary `acquire`).
+//! - A quiet acquire (`Pool::try_acquire`) is `acquire` without its `ACQUISITION_REJECTED`: a
+//!   host that waits for a candidate retries it each time something may have made one, and its
+//!   wait emits one rejection when it ends empty (by a last, ordinary `acquire`).
 //!
-//! Waiting itself (queues, timers, wake-ups) is the hosts': the engine never blocks.
+//! Waiting itself (queues, timers, wake-ups) is the hosts': the engine never blocks. The public
+//! calls are `Pool`'s (`mod.rs`); this module applies the rules on `Core`.
 
-use std::rc::Rc;
-
-use super::counters::{FINISHES, GRANTS};
-use super::{Lease, Pool};
+use super::core::Core;
+use super::counters::FINISHES;
+use super::leases::Lease;
 use crate::check;
 use crate::error::{Error, Result, invalid_argument};
-use crate::ids::{ContextId, ResourceId};
 use crate::types::{Millis, Outcome};
 
 /// What `finish` leases next: in `context` (default: the finished lease's), from `groups` in
@@ -31,54 +30,23 @@ pub struct Next<'a> {
     pub quiet: bool,
 }
 
-impl Pool {
-    /// Finishes `lease`'s step: reports `outcome`, releases it, and with `next` answers the
-    /// next lease (`None`: nothing granted). Errors, checked before anything changes: a bad
-    /// argument, a token never issued (`INVALID_ARGUMENT`); a lease finished already
-    /// (`LEASE_FINISHED`); a report that would create a cell past `maxCells`
-    /// (`CAPACITY_EXCEEDED`). One exception to "a failed call changes nothing": the random draw
-    /// of `next` is known to be needed only once the release is applied, so a host `random()`
-    /// outside [0, 1) fails the call with the report and the release applied.
-    pub fn finish(
-        &mut self,
-        now: f64,
-        lease: &Lease,
-        outcome: Outcome,
-        next: Option<&Next>,
-    ) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        let slot = self.check_named(lease.kind, &lease.value, &lease.context)?;
-        self.finish_at(t, slot, &lease.context, lease.token, outcome, next)
-    }
-
-    /// `finish` of the lease `(id, context, token)`; a stale id, or `None` (a resource the host
-    /// knows is not registered any more), drops the outcome as `finish` does.
-    pub fn finish_by_id(
-        &mut self,
-        now: f64,
-        id: Option<ResourceId>,
-        context: ContextId,
-        token: u64,
-        outcome: Outcome,
-        next: Option<&Next>,
-    ) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        let slot = id.and_then(|id| self.core.reg.slot_of(id));
-        let name = Rc::clone(self.contexts.name(context)?);
-        self.finish_at(t, slot, &name, token, outcome, next)
-    }
-
-    fn finish_at(
+impl Core {
+    /// `finish` at the clock reading `t` of the lease `token` held in `context` on `slot`
+    /// (`None`: its resource is not registered any more); `draw` is the host's random draw for
+    /// `next`. Checks everything it can before anything changes; the caller closes the call.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn finish_step(
         &mut self,
         t: Millis,
         slot: Option<u32>,
         context: &str,
         token: u64,
-        outcome: Outcome,
+        outcome: &Outcome,
         next: Option<&Next>,
+        draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
         check::latency_arg(outcome.latency_ms())?;
-        if token == 0 || token > self.core.fencing {
+        if token == 0 || token > self.fencing {
             return Err(invalid_argument(format!("lease.token {token} was never issued by this pool")));
         }
         if let Some(n) = next {
@@ -90,77 +58,47 @@ impl Pool {
                 "the lease with token {token} was finished already: its outcome was reported once"
             )));
         }
-        let cell = slot.map(|s| self.core.locate_cell(s, context));
+        let cell = slot.map(|s| self.locate_cell(s, context));
         if cell == Some(None) {
-            self.core.check_cell_capacity()?;
+            self.check_cell_capacity()?;
         }
-        self.core.check_counters(t, FINISHES)?;
-        let now = self.core.advance(t);
-        let keep = self.core.cfg.lease_ttl_ms;
-        self.finished.remember(token, now, keep);
+        self.check_counters(t, FINISHES)?;
+        let now = self.advance(t);
+        self.finished.remember(token, now, self.cfg.lease_ttl_ms);
         if let (Some(slot), Some(cell)) = (slot, cell) {
-            self.core.report(slot, context, cell, &outcome, now);
-            self.core.release_token(slot, context, token, now);
+            self.report(slot, context, cell, outcome, now);
+            self.release_token(slot, context, token, now);
         }
-        let out = match next {
+        match next {
             None => Ok(None),
-            Some(n) => self.acquire_next(t, n.context.unwrap_or(context), n.groups, n.quiet),
-        };
-        self.core.finish();
-        out
+            Some(n) => self.acquire_next(t, n.context.unwrap_or(context), n.groups, n.quiet, draw),
+        }
     }
 
-    /// The acquire of `finish`'s `next` (time applied; the caller closes the call).
-    fn acquire_next(
+    /// An acquire in `context` (from `groups` in order, when given; `quiet`: no rejection
+    /// event) at the clock reading `t`; the caller has checked the arguments and the counters.
+    pub(crate) fn acquire_next(
         &mut self,
         t: Millis,
         context: &str,
         groups: Option<&[Option<&str>]>,
         quiet: bool,
+        draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
-        let random = &mut self.random;
-        let draw = || check::random_draw(random.next_f64());
         match groups {
             None => {
-                let known = self.core.ctxs.find(context);
-                self.core.acquire(context, known, t, quiet, draw)
+                let known = self.ctxs.find(context);
+                self.acquire(context, known, t, quiet, draw)
             }
             Some(groups) => {
-                let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
-                self.core.acquire_grouped(context, &ids, t, quiet, draw)
+                let ids: Vec<Option<u32>> = groups.iter().map(|g| self.reg.groups().find(*g)).collect();
+                self.acquire_grouped(context, &ids, t, quiet, draw)
             }
         }
     }
 
-    /// `acquire` (with `groups`, as `acquire_in`) that emits no `ACQUISITION_REJECTED` when it
-    /// grants nothing: the retry of a host's waiting acquire (see the header).
-    pub fn try_acquire(
-        &mut self,
-        now: f64,
-        context: &str,
-        groups: Option<&[Option<&str>]>,
-    ) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        check::context_arg(context)?;
-        groups.map_or(Ok(()), check::groups_arg)?;
-        self.core.check_counters(t, GRANTS)?;
-        let out = self.acquire_next(t, context, groups, true);
-        self.core.finish();
-        out
-    }
-
-    /// `try_acquire` in the context `context_id` gave (the hot path of a waiting host).
-    pub fn try_acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        let name = Rc::clone(self.contexts.name(context)?);
-        self.core.check_counters(t, GRANTS)?;
-        let out = self.acquire_next(t, &name, None, true);
-        self.core.finish();
-        out
-    }
-
-    /// How many finished tokens the pool remembers now (diagnostics).
-    pub fn finished_kept(&self) -> usize {
+    /// How many finished tokens the pool remembers now.
+    pub(crate) fn finished_kept(&self) -> usize {
         self.finished.kept()
     }
 }

@@ -291,9 +291,25 @@ impl Registry {
 
     /// Ends `slot`'s lease with token `token` (keeping the count); returns it.
     pub fn take_lease(&mut self, slot: u32, token: u64) -> Option<LeaseRec> {
-        let leases = &mut self.get_mut(slot).leases;
+        self.take_lease_if(slot, token, |_| true)
+    }
+
+    /// Ends `slot`'s lease with token `token` when `holds` says so of it (keeping the count);
+    /// returns it. One lookup for the check and the removal.
+    #[inline]
+    pub fn take_lease_if(
+        &mut self,
+        slot: u32,
+        token: u64,
+        holds: impl FnOnce(&LeaseRec) -> bool,
+    ) -> Option<LeaseRec> {
+        let leases = &mut self.slots.get_mut(slot).leases;
         let i = lease_index(leases, token)?;
-        let rec = leases.remove(i);
+        if !holds(&leases[i]) {
+            return None;
+        }
+        // The newest lease is the one most often ended (the only one, at capacity 1).
+        let rec = if i + 1 == leases.len() { leases.pop().expect("i is in range") } else { leases.remove(i) };
         self.leased -= 1;
         Some(rec)
     }
