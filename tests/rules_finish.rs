@@ -287,6 +287,33 @@ fn a_lapsed_lease_finishes_once_too() {
     assert_eq!(h.cell("p", "a").consecutive_failures, 1);
 }
 
+/// Regression: a finished token used to be forgotten only when a later finish pruned the
+/// memory, so whether a repeat after `leaseTtlMs` reported again depended on other leases'
+/// finishes in between.
+#[test]
+fn finished_tokens_are_remembered_for_lease_ttl_ms_then_forgotten() {
+    let (mut h, l) = leased_p(r#"{"leaseTtlMs":5000}"#);
+    h.at(1_000.0);
+    finish(&mut h, &l, timeout(), None);
+    h.at(5_999.0); // 1 ms short of leaseTtlMs after the finish
+    assert_eq!(h.pool.finish(&l, timeout(), None).unwrap_err().code(), "LEASE_FINISHED");
+    assert_eq!(h.cell("p", "a").consecutive_failures, 1);
+    h.at(6_000.0);
+    h.events();
+    assert_eq!(finish(&mut h, &l, timeout(), None), None, "forgotten: reported again");
+    assert_eq!(h.cell("p", "a").consecutive_failures, 2);
+    assert_eq!(h.event_types(), ["RESOURCE_COOLED"], "the second failure reaches coolAfter 2");
+    // Finished again at 6 s, it is remembered from then on, through other finishes.
+    let q = h.pool.acquire_resource(Kind::Proxy, "q", "a").unwrap().unwrap();
+    h.at(6_001.0);
+    finish(&mut h, &q, ok(), None);
+    assert_eq!(h.pool.finish(&l, ok(), None).unwrap_err().code(), "LEASE_FINISHED");
+    h.at(10_999.0);
+    assert_eq!(h.pool.finish(&l, ok(), None).unwrap_err().code(), "LEASE_FINISHED");
+    h.at(11_000.0);
+    assert!(h.pool.finish(&l, ok(), None).is_ok());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Leases whose resource went, tokens never issued, errors
 
