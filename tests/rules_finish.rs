@@ -384,6 +384,8 @@ fn a_bad_argument_is_reported_first() {
     assert_eq!(h.pool.finish(&bad_context, ok(), None).unwrap_err().code(), "INVALID_ARGUMENT");
     let gone = Lease { value: "gone".into(), token: 99, ..l.clone() };
     assert_eq!(h.pool.finish(&gone, ok(), None).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert!(h.events().is_empty());
+    assert_eq!((h.snapshot(), h.revision()), (snap, rev), "the failed calls changed nothing");
     // A bad argument comes before the limit: a new cell (q in a) past maxCells.
     let q = h.pool.acquire_resource(Kind::Proxy, "q", "a").unwrap().unwrap();
     h.events();
@@ -392,7 +394,6 @@ fn a_bad_argument_is_reported_first() {
     assert_eq!(h.pool.finish(&q, ok(), None).unwrap_err().code(), "CAPACITY_EXCEEDED");
     assert!(h.events().is_empty());
     assert_eq!((h.snapshot(), h.revision()), (snap2, rev2));
-    let _ = (snap, rev);
 }
 
 #[test]
