@@ -55,8 +55,8 @@ impl Core {
         }
         // Time as this call will apply it (the clock never goes back), read before anything
         // changes.
-        let then = self.core.now.max(t);
-        if self.finished.contains(token, then, self.core.cfg.lease_ttl_ms) {
+        let then = self.now.max(t);
+        if self.finished.contains(token, then, self.cfg.lease_ttl_ms) {
             return Err(Error::LeaseFinished(format!(
                 "the lease with token {token} was finished already: its outcome was reported once"
             )));
