@@ -111,7 +111,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   for (const s of SCRIPTS) copyFileSync(join(repo, "pkg-scripts", s), join(root, "pkg-scripts", s));
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
-  for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
+  for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js", "lib/waiters.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
   for (const b of BASICS) symlinkSync(which(b), join(bin, b));
   for (const [name, body] of Object.entries(STANDINS)) {
     if (omit.includes(name)) continue;
