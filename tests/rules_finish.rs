@@ -340,6 +340,29 @@ fn a_lease_whose_resource_was_deregistered_drops_its_outcome_and_still_answers_n
 }
 
 #[test]
+fn a_lease_of_an_earlier_registration_of_the_same_key_reports_nothing_on_the_new_one() {
+    // p leased, deregistered and registered again: the old lease names the key, not this
+    // registration, so its finish drops the outcome — by name as by id.
+    let (mut h, l) = leased_p("{}");
+    let old_id = h.pool.resource_id(Kind::Proxy, "p");
+    h.pool.deregister(Kind::Proxy, "p").unwrap();
+    h.reg("p");
+    h.events();
+    assert_eq!(finish(&mut h, &l, timeout(), None), None);
+    assert!(h.events().is_empty(), "nothing reported, nothing released");
+    assert_eq!(h.pool.stats().unwrap().cells, 0, "the new registration has no cell");
+    // A lease on the new registration does report.
+    let fresh = h.pool.acquire_resource(Kind::Proxy, "p", "a").unwrap().expect("p is free");
+    assert_eq!(finish(&mut h, &fresh, timeout(), None), None);
+    assert_eq!(h.cell("p", "a").consecutive_failures, 1);
+    // By a stale id the same (the earlier registration's id names nothing now).
+    let ctx = h.pool.context_id("a").unwrap().id;
+    let again = h.pool.acquire_resource(Kind::Proxy, "p", "a").unwrap().expect("p is free");
+    assert_eq!(h.pool.finish_by_id(old_id, ctx, again.token, timeout(), None).unwrap(), None);
+    assert_eq!(h.cell("p", "a").consecutive_failures, 1, "the stale id reported nothing");
+}
+
+#[test]
 fn a_token_never_issued_is_invalid_argument_and_changes_nothing() {
     let (mut h, l) = leased_p("{}");
     let (snap, rev) = (h.snapshot(), h.revision());

@@ -125,7 +125,7 @@ mod tests {
 
     fn setup() -> (AvailLog, Registry, u32, u32) {
         let mut reg = Registry::new();
-        let (a, b) = (reg.add(Kind::Proxy, "a"), reg.add(Kind::Proxy, "b"));
+        let (a, b) = (reg.add(Kind::Proxy, "a", 0), reg.add(Kind::Proxy, "b", 0));
         (AvailLog::default(), reg, a, b)
     }
 

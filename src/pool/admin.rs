@@ -46,7 +46,7 @@ impl Core {
             }
             return false;
         }
-        let slot = self.reg.add(kind, value);
+        let slot = self.reg.add(kind, value, self.fencing);
         self.reg.init_group(slot, group.flatten());
         self.reg.set_max_leases(slot, max_leases.unwrap_or(1));
         self.reg.order_insert(slot);

@@ -119,7 +119,7 @@ impl Builder {
 
     /// Stores a resource (not yet ordered); returns its slot.
     pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>, max_leases: u32) -> u32 {
-        let slot = self.core.reg.add(kind, value);
+        let slot = self.core.reg.add(kind, value, 0);
         self.core.reg.init_group(slot, group);
         self.core.reg.set_max_leases(slot, max_leases);
         slot

@@ -4,8 +4,9 @@
 //!   has lapsed: the outcome is real — releases it for its current holder, and with `next`
 //!   leases the next one, all in one call with one revision step. At most once per lease: a
 //!   repeated finish is `LEASE_FINISHED` and reports nothing (`finished.rs`). A lease whose
-//!   resource was deregistered meanwhile has no cell to report on: its outcome is dropped and
-//!   the call goes on to `next`.
+//!   resource was deregistered meanwhile has no cell to report on — also when the same key was
+//!   registered again since (its token is not above the new registration's `since`): its
+//!   outcome is dropped and the call goes on to `next`.
 //! - A quiet acquire (`Pool::try_acquire`) is `acquire` without its `ACQUISITION_REJECTED`: a
 //!   host that waits for a candidate retries it each time something may have made one, and its
 //!   wait emits one rejection when it ends empty (by a last, ordinary `acquire`).
@@ -61,6 +62,8 @@ impl Core {
                 "the lease with token {token} was finished already: its outcome was reported once"
             )));
         }
+        // A lease granted to an earlier registration of the same key reports on nothing.
+        let slot = slot.filter(|&s| self.reg.get(s).may_hold(token));
         let cell = slot.map(|s| self.locate_cell(s, context));
         if cell == Some(None) {
             self.check_cell_capacity()?;

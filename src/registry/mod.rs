@@ -68,6 +68,10 @@ pub struct Resource {
     last_toggle: u64,
     /// Its group's id (`groups.rs`; `UNGROUPED` for none). Changed only through `Registry`.
     group: u32,
+    /// The fencing high-water mark when it was registered in this pool (0 when it came with a
+    /// restored snapshot): a lease with a token at or below it was granted to an earlier
+    /// registration of the same key, never to this one.
+    since: u64,
 }
 
 impl Resource {
@@ -111,6 +115,13 @@ impl Resource {
     #[inline]
     pub fn max_leases(&self) -> u32 {
         self.max_leases
+    }
+
+    /// Whether a lease with fencing token `token` may have been granted on this registration
+    /// (not on an earlier one of the same key, deregistered since).
+    #[inline]
+    pub fn may_hold(&self, token: u64) -> bool {
+        token > self.since
     }
 
     /// The operator's block on this resource, if any.
@@ -251,8 +262,9 @@ impl Registry {
         self.slots.get_mut(slot)
     }
 
-    /// Stores a new resource (not yet in the order index) and returns its slot.
-    pub fn add(&mut self, kind: Kind, value: &str) -> u32 {
+    /// Stores a new resource (not yet in the order index), registered when the fencing
+    /// high-water mark was `since` (0 for one restored from a snapshot); returns its slot.
+    pub fn add(&mut self, kind: Kind, value: &str, since: u64) -> u32 {
         let value: Rc<str> = Rc::from(value);
         let display = match redact(kind, &value) {
             std::borrow::Cow::Borrowed(_) => Rc::clone(&value),
@@ -268,6 +280,7 @@ impl Registry {
             avail: false,
             last_toggle: NO_SEQ,
             group: UNGROUPED,
+            since,
         };
         let slot = self.slots.insert(res);
         self.by_key[kind.index()].insert(value, slot);

@@ -39,6 +39,9 @@ pub struct RefResource {
     pub max_leases: u32,
     pub block: Option<RefBlock>,
     pub group: Option<String>,
+    /// The fencing counter when it was registered (0 once restored): a lease with a token at
+    /// or below it belonged to an earlier registration of the same key.
+    pub since: u64,
 }
 
 impl RefResource {
@@ -198,6 +201,7 @@ impl RefPool {
             max_leases: max.unwrap_or(1),
             block: None,
             group: group.clone(),
+            since: self.fencing,
         };
         self.resources.insert(k.clone(), r);
         self.emit("RESOURCE_REGISTERED", self.now, Some(k)).group = Some(group);
@@ -542,10 +546,12 @@ impl RefPool {
             .collect()
     }
 
-    /// Drops every lease and the memory of finished ones (what a snapshot → restore does).
+    /// Drops every lease, the memory of finished ones and of when each resource was registered
+    /// (what a snapshot → restore does).
     pub fn drop_leases(&mut self) {
         for r in self.resources.values_mut() {
             r.leases.clear();
+            r.since = 0;
         }
         self.finished.clear();
     }
@@ -608,7 +614,8 @@ impl RefPool {
             return Err("LEASE_FINISHED");
         }
         let k = key(g.kind, &g.value);
-        let registered = self.resources.contains_key(&k);
+        // A lease of an earlier registration of the same key reports on nothing.
+        let registered = self.resources.get(&k).is_some_and(|r| g.token > r.since);
         let cell_key = (k.clone(), g.context.as_bytes().to_vec());
         if registered
             && !self.cells.contains_key(&cell_key)
