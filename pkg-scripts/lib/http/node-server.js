@@ -61,11 +61,19 @@ class NodeRequest {
     return Buffer.concat(chunks).toString("utf8");
   }
 
-  /** Aborted when the client goes away (made on first use: only streams need it). */
+  /**
+   * Aborted when the client goes away: its connection closed before the answer was written
+   * (made on first use: only streams and waits need it). The response's "close" comes with
+   * the socket's; a socket that closed before the first use (while the body was read, say) has
+   * already fired it, so that case aborts at once.
+   */
   get signal() {
     if (!this.#controller) {
-      this.#controller = new AbortController();
-      this.#res.on("close", () => this.#controller.abort());
+      const controller = new AbortController();
+      this.#controller = controller;
+      const res = this.#res;
+      if (res.destroyed || res.socket?.destroyed !== false) controller.abort();
+      else res.on("close", () => controller.abort());
     }
     return this.#controller.signal;
   }
@@ -88,13 +96,13 @@ export function isLoopback(host) {
  * list; without any, only a loopback address is allowed, and only loopback Host and Origin
  * values are served: see origin-guard.js), `www` (a folder served at `/`: the operator
  * console, behind the same Host/Origin guard; default none), handler options (`bodyLimit`,
- * `heartbeatMs`, `streamQueue`, `maxStreams`), `streamWriteTimeoutMs` (a subscriber whose
+ * `heartbeatMs`, `streamQueue`, `maxStreams`, `maxWaitMs`, `maxWaiting`), `streamWriteTimeoutMs` (a subscriber whose
  * socket takes nothing for that long is cut; default 30 s), `requestTimeoutMs` (to receive a
  * whole request; default 30 s; then 408), `closeGraceMs` (default 10 s). Resolves once
  * listening (and, given an open pool, once its handler is in place: no request of a caller
  * that waited for `serve` is answered not-ready) to
  * `{ url, port, ready, close() }`: `ready` resolves when the pool is in place (or rejects as the
- * pool's promise did); `close()` stops accepting, ends event streams, waits up to
+ * pool's promise did); `close()` stops accepting, ends event streams and waits, waits up to
  * `closeGraceMs` for requests in flight, cuts what is left, and resolves — the caller then
  * closes the pool (final checkpoint).
  */
@@ -176,6 +184,8 @@ export async function serve(
     }
     // Everything else is a small string: one write with its length.
     if (body !== null) headers["content-length"] = String(Buffer.byteLength(body));
+    // A wait ended by close() is answered on a connection that is not kept.
+    if (closing) headers.connection = "close";
     if (!req.complete) refuseRestOfBody(req, res, headers);
     res.writeHead(status, headers);
     res.end(body);
@@ -195,6 +205,8 @@ export async function serve(
     async close() {
       closing = true;
       const closed = new Promise((ok) => server.close(ok));
+      // Waiting requests answer now (503 shutting-down, or a finish's `next: null`).
+      handle.close();
       // A stream never ends by itself: end each one properly (its last chunk, then FIN), and
       // let go of its connection, which a subscriber would otherwise keep open for ever.
       for (const stream of streams) stream.stop();
