@@ -10,7 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { openPool, PoolHost } from "../../pkg-scripts/lib/host/open-pool.js";
+import { MemoryHost } from "../../pkg-scripts/lib/host/memory-host.js";
 import { serve } from "../../pkg-scripts/lib/http/node-server.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -28,6 +29,18 @@ export const tempDir = (prefix) => mkdtemp(path.join(os.tmpdir(), `repute-${pref
  */
 export const onEdge = process.env.REPUTE_HTTP_TARGET === "edge";
 export const edgeSkip = (reason) => ({ skip: onEdge ? `edge worker: ${reason}` : false });
+
+/**
+ * TEMPORARY — delete with every use once the lead's issue-21 branch is merged into `load`: the
+ * options of a test that needs the hosts' own `acquireWait` / `finish` / `maxLeases` (SPEC §3,
+ * version 3), which this branch has only as lib/http/TEMPORARY-host-finish.js's stand-ins. Such a
+ * test runs as `todo` (its failure is shown, not counted) while the hosts lack `finish`, and as
+ * an ordinary test as soon as both PoolHost and MemoryHost (the edge's base) have it.
+ */
+export const UNTIL_MERGE =
+  typeof PoolHost.prototype.finish === "function" && typeof MemoryHost.prototype.finish === "function"
+    ? {}
+    : { todo: "waits for the hosts' own acquireWait/finish/maxLeases (the lead's issue-21 branch)" };
 
 /**
  * An in-process pool (openPool) served by `serve` on 127.0.0.1, port 0 — or, on the edge, a new

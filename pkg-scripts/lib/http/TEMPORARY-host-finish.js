@@ -16,13 +16,13 @@ const FINISHED_KEPT = 32768;
 
 const abortError = () => Object.assign(new Error("the wait was aborted"), { name: "AbortError", code: "ABORT_ERR" });
 
-/** Adds the stand-ins to `host` (in place) when it has no `finish` of its own. */
+/** Adds the stand-ins `host` lacks (in place; a test's own `acquireWait` is kept). */
 export function temporaryFinish(host) {
   if (typeof host.finish === "function" || !Object.isExtensible(host)) return host;
   let finished = new Set();
   let older = new Set();
   const acquireNow = (context, groups) => host.acquire(context, groups === undefined ? undefined : { groups });
-  host.acquireWait = async (context, { groups, signal } = {}) => {
+  host.acquireWait ??= async (context, { groups, signal } = {}) => {
     if (signal?.aborted) throw abortError();
     return acquireNow(context, groups);
   };
