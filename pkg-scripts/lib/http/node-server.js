@@ -63,17 +63,26 @@ class NodeRequest {
 
   /**
    * Aborted when the client goes away: its connection closed before the answer was written
-   * (made on first use: only streams and waits need it). The response's "close" comes with
-   * the socket's; a socket that closed before the first use (while the body was read, say) has
-   * already fired it, so that case aborts at once.
+   * (made on first use: only streams and waits need it). A socket that closed before the first
+   * use (while a token was checked, say) fired its "close" already: that aborts at once. The
+   * socket's own "close" is watched as well as the response's: a response queued behind a
+   * pipelined one is not told when the socket closes. It also aborts once the response is done
+   * (nothing waits any more by then).
    */
   get signal() {
     if (!this.#controller) {
       const controller = new AbortController();
       this.#controller = controller;
-      const res = this.#res;
-      if (res.destroyed || res.socket?.destroyed !== false) controller.abort();
-      else res.on("close", () => controller.abort());
+      const socket = this.#req.socket;
+      if (socket.destroyed) controller.abort();
+      else {
+        const abort = () => controller.abort();
+        socket.once("close", abort);
+        this.#res.once("close", () => {
+          socket.off("close", abort); // a kept-alive socket serves many requests
+          abort();
+        });
+      }
     }
     return this.#controller.signal;
   }
