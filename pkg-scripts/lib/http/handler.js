@@ -258,7 +258,7 @@ export async function createHandler(
     return at === null ? null : String(Math.max(1, Math.ceil((at - host.now()) / 1000)));
   };
   /** True when one more request may wait in the host now. */
-  const mayWait = (request) => waiting < maxWaiting && !closing.signal.aborted && !request.signal.aborted;
+  const mayWait = () => waiting < maxWaiting && !closing.signal.aborted;
   /**
    * Runs `wait(signal)` (a host call that may wait) as one of the `maxWaiting`: `signal` ends
    * the wait when the client goes away or the handler closes. A lease it gives to a client
@@ -390,7 +390,9 @@ export async function createHandler(
       const waitMs = "waitMs" in b ? waitMsOf("waitMs", b.waitMs) : 0;
       let lease;
       if (waitMs === 0) lease = host.acquire(context, options);
-      else if (mayWait(req)) {
+      // A client that left already (while its token was checked, say) is not waited for.
+      else if (req.signal.aborted) throw clientGone();
+      else if (mayWait()) {
         const r = await asWaiter(req, (signal) => host.acquireWait(context, { ...options, waitMs, signal }));
         if (r.aborted === "client") throw clientGone();
         if (r.aborted === "closing") throw new HttpProblem(503, "shutting-down", "the server is shutting down", { "retry-after": "1" });
@@ -398,10 +400,6 @@ export async function createHandler(
       } else {
         // No room to wait (or the server is closing): answered at once, as if waitMs were 0.
         lease = host.acquire(context, options);
-        if (lease && req.signal.aborted) {
-          host.release(lease);
-          throw clientGone();
-        }
         if (!lease) {
           const headers = { "retry-after": retryAfterOf(context, options) ?? "1" };
           if (closing.signal.aborted) throw new HttpProblem(503, "shutting-down", "the server is shutting down", headers);
@@ -427,8 +425,13 @@ export async function createHandler(
         return json(200, { next: null });
       }
       const { waitMs, ...where } = next;
+      if (waitMs > 0 && req.signal.aborted) {
+        // The client left already: its step is finished all the same, with no next lease.
+        await host.finish(held, b.outcome);
+        throw clientGone();
+      }
       let granted;
-      if (waitMs > 0 && mayWait(req)) {
+      if (waitMs > 0 && mayWait()) {
         const r = await asWaiter(req, (signal) => host.finish(held, b.outcome, { next: { ...where, waitMs, signal } }));
         // The outcome was reported and the lease released before the wait: only `next` is lost.
         if (r.aborted === "client") throw clientGone();
@@ -436,10 +439,6 @@ export async function createHandler(
       } else {
         // No room to wait (or no wait asked): the next lease is tried at once.
         granted = await host.finish(held, b.outcome, { next: where });
-        if (granted && waitMs > 0 && req.signal.aborted) {
-          host.release(granted);
-          throw clientGone();
-        }
       }
       if (granted) return json(200, { next: await withId(granted) });
       const context = where.context ?? lease.context;
