@@ -61,16 +61,16 @@ function toResponse({ status, headers, body }) {
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
 function segments(pathname) {
-  return pathname
-    .split("/")
-    .slice(1)
-    .map((s, i) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        throw bad(`path segment ${i + 1} is not valid percent-encoding`);
-      }
-    });
+  const parts = pathname.split("/");
+  parts.shift(); // before the leading "/"
+  if (!pathname.includes("%")) return parts;
+  return parts.map((s, i) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw bad(`path segment ${i + 1} is not valid percent-encoding`);
+    }
+  });
 }
 
 function kindOf(kind) {
@@ -145,6 +145,7 @@ async function body(request, limit, fields, optional = []) {
 }
 
 function concat(chunks, size) {
+  if (chunks.length === 1) return chunks[0]; // a small body: one chunk, no copy
   const out = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -243,7 +244,11 @@ export async function createHandler(
   const closing = new AbortController();
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
-  const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
+  /** The lease with its id (a promise of it where sealing is asynchronous: WebCrypto). */
+  const withId = (lease) => {
+    const id = ids.encode(lease);
+    return typeof id === "string" ? { ...lease, leaseId: id } : id.then((leaseId) => ({ ...lease, leaseId }));
+  };
 
   /** `waitMs` of a body (`name` in errors): an integer of ms from 0 to `maxWaitMs`. */
   const waitMsOf = (name, v) => {
@@ -523,12 +528,23 @@ export async function createHandler(
     }],
   ];
 
+  /** True when `parts` fit `pattern` (see `routes`). */
+  function fits(pattern, parts) {
+    if (pattern.length !== parts.length) return false;
+    for (let i = 0; i < pattern.length; i++) {
+      const p = pattern[i];
+      if (p === ":") continue;
+      if (p === ID ? parts[i] === "" || isKind(parts[i]) : p !== parts[i]) return false;
+    }
+    return true;
+  }
+
   /** The route for `method` on `parts`, or the methods the path allows (empty: no such path). */
   function match(method, parts) {
     const allowed = [];
     for (const route of routes) {
       const [m, pattern] = route;
-      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || (p === ID ? parts[i] !== "" && !isKind(parts[i]) : p === parts[i]))) continue;
+      if (!fits(pattern, parts)) continue;
       if (m === method) return { route };
       if (!allowed.includes(m)) allowed.push(m);
     }
