@@ -8,22 +8,11 @@ import { createServer } from "node:http";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
 import { writeStream } from "./node-stream.js";
-import { answerClientError, isLingering, refuseRestOfBody, unreadable } from "./node-connection.js";
-import { staticFiles } from "./static-files.js";
+import { answerClientError, isLingering, refuseRestOfBody } from "./node-connection.js";
+import { bodyChunks } from "./node-body.js";
+import { isApiTarget, staticFiles } from "./static-files.js";
 import { originGuard } from "./origin-guard.js";
 import { problemOf, problemReply } from "./problems.js";
-
-/**
- * The body's chunks. Leaving early (a 413 half-way) must not destroy the request — that would
- * cut the socket before the answer is written — so the rest is left to `refuseRestOfBody`.
- */
-async function* chunksOf(req) {
-  try {
-    yield* req.iterator({ destroyOnReturn: false });
-  } catch {
-    throw unreadable(req);
-  }
-}
 
 /**
  * What the handler reads of a request (method, url, the raw target, headers.get, body as an
@@ -41,23 +30,20 @@ class NodeRequest {
     this.#res = res;
     this.method = req.method;
     this.target = req.url;
-    this.url = `http://localhost${req.url.startsWith("/") ? req.url : "/"}`;
-    const raw = req.headers;
-    this.headers = {
-      get(name) {
-        const v = raw[name.toLowerCase()];
-        return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
-      },
-    };
+    this.headers = new NodeHeaders(req.headers);
+  }
+
+  get url() {
+    return `http://localhost${this.target.startsWith("/") ? this.target : "/"}`;
   }
 
   get body() {
-    return this.method === "GET" || this.method === "HEAD" ? null : chunksOf(this.#req);
+    return this.method === "GET" || this.method === "HEAD" ? null : bodyChunks(this.#req);
   }
 
   async text() {
     const chunks = [];
-    for await (const c of chunksOf(this.#req)) chunks.push(c);
+    for await (const c of bodyChunks(this.#req)) chunks.push(c);
     return Buffer.concat(chunks).toString("utf8");
   }
 
@@ -85,6 +71,20 @@ class NodeRequest {
       }
     }
     return this.#controller.signal;
+  }
+}
+
+/** `headers.get(name)` over node:http's parsed headers (lower-case names; repeats joined). */
+class NodeHeaders {
+  #raw;
+
+  constructor(raw) {
+    this.#raw = raw;
+  }
+
+  get(name) {
+    const v = this.#raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
   }
 }
 
@@ -177,7 +177,8 @@ export async function serve(
     }
     let reply;
     try {
-      reply = (files && (await fileReply(req, res))) ?? (await handle.reply(new NodeRequest(req, res)));
+      // An API request is never a file: no lookup (about 2 % of the server's time under load).
+      reply = (files && !isApiTarget(req.url) && (await fileReply(req, res))) || (await handle.reply(new NodeRequest(req, res)));
     } catch {
       reply = { status: 500, headers: {}, body: null };
     }
