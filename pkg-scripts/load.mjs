@@ -297,7 +297,8 @@ function cpuTicks(pid) {
     const f = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
     return Number(f[11]) + Number(f[12]); // utime + stime
   };
-  return { machine, server: proc(pid), self: proc(process.pid), wall: performance.now() };
+  const sys = (p) => Number(readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ")[12]);
+  return { machine, server: proc(pid), serverSys: sys(pid), self: proc(process.pid), wall: performance.now() };
 }
 
 /** Where the machine's CPU went between two `cpuTicks` readings, in cores. */
@@ -468,14 +469,14 @@ async function stepsLoad(server) {
     const before = cpuTicks(server.child.pid);
     const ran = await runSteps({ port, connections: CONNECTIONS, seconds, contexts: CONTEXTS, outcome, record });
     const after = cpuTicks(server.child.pid);
-    return { stats, ran, cpu: cpuShare(before, after), serverCpuSeconds: (after.server - before.server) / 100 };
+    return { stats, ran, cpu: cpuShare(before, after), serverCpuSeconds: (after.server - before.server) / 100, serverSysSeconds: (after.serverSys - before.serverSys) / 100 };
   };
   if (WARMUP > 0) {
     await run(WARMUP);
     console.log(`warm-up: ${WARMUP} s (not counted)`);
   }
   console.log(`run: ${DURATION} s`);
-  const { stats, ran, cpu, serverCpuSeconds } = await run(DURATION);
+  const { stats, ran, cpu, serverCpuSeconds, serverSysSeconds } = await run(DURATION);
   const rows = [["", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "statuses"]];
   for (const name of ["acquire", "finish", "all"]) {
     const h = stats[name].hist;
@@ -486,7 +487,7 @@ async function stepsLoad(server) {
   for (const r of rows) console.log(r.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
   const steps = stats.finish.status[200] ?? 0;
   console.log(cpu);
-  console.log(`server CPU per step: ${((serverCpuSeconds * 1000) / Math.max(1, steps)).toFixed(3)} ms`);
+  console.log(`server CPU per step: ${((serverCpuSeconds * 1000) / Math.max(1, steps)).toFixed(3)} ms (${((serverSysSeconds * 1000) / Math.max(1, steps)).toFixed(3)} ms of it in the kernel)`);
   const result = { stepsPerSecond: Math.round(steps / ran), p99Ms: Number(stats.all.hist.percentile(99).toFixed(2)) };
   console.log(`LOAD ${JSON.stringify(result)}`);
 }
