@@ -41,6 +41,9 @@ export type AcquireAnswer =
 
 export type PoolClientErrorCode =
   | ErrorCode
+  /** (ErrorCode's LEASE_FINISHED is a repeated finish of one lease: 409 lease-finished.) */
+  | "TOO_MANY_WAITING"
+  | "SHUTTING_DOWN"
   | "STALE_SNAPSHOT"
   | "STORAGE_UNAVAILABLE"
   | "COUNTERS_EXHAUSTED"
@@ -89,16 +92,48 @@ export interface EventsOptions {
   reconnectForMs?: number;
 }
 
+/** `acquireWait`'s options (and `tryAcquire`'s, where `waitMs` may be left out). */
+export interface WaitOptions extends GroupsOptions {
+  /** ms the server may wait for a lease (at most its `--max-wait-ms`, default 30000); the
+   * call's time limit is the client's `timeoutMs` plus this. */
+  waitMs: number;
+  /** Aborts the call (ABORTED) and closes its request: the server ends the wait, keeping no lease for it. */
+  signal?: AbortSignal;
+}
+
+/** A finish's next lease: in `context` (default: the finished lease's), of `groups`, waiting up to `waitMs`. */
+export interface NextOptions {
+  context?: string;
+  groups?: (string | null)[];
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
 export declare class PoolClient {
   /** The server's base URL. */
   readonly url: string;
-  register(kind: Kind, value: string, options?: RegisterOptions): Promise<boolean>;
+  /** `maxLeases` (1–1024): how many leases of the resource may be live at once (default 1). */
+  register(kind: Kind, value: string, options?: RegisterOptions & { maxLeases?: number }): Promise<boolean>;
   /** Operator. False when the resource was not registered. */
   deregister(kind: Kind, value: string): Promise<boolean>;
   /** Null when nothing is eligible (as the embedded pool's acquire). */
   acquire(context: string, options?: GroupsOptions): Promise<RemoteLease | null>;
-  /** The same, with the server's Retry-After when nothing is eligible. */
-  tryAcquire(context: string, options?: GroupsOptions): Promise<AcquireAnswer>;
+  /** The same, with the server's Retry-After when nothing is eligible (or no lease came within `waitMs`). */
+  tryAcquire(context: string, options?: GroupsOptions & { waitMs?: number; signal?: AbortSignal }): Promise<AcquireAnswer>;
+  /** Waits on the server up to `waitMs` for a lease (first come, first served, woken by
+   * releases); null when none came, or at once when the server already holds its limit of
+   * waiting requests (`--max-waiting`: 503 too-many-waiting). */
+  acquireWait(context: string, options: WaitOptions): Promise<RemoteLease | null>;
+  /**
+   * A step's end in one request: reports `outcome` (also for a lapsed lease), releases the
+   * lease, and with `next` leases the next (null when none is eligible within `next.waitMs`);
+   * null without `next`. At most once per lease: not retried once the request may have reached
+   * the server (CONNECTION_FAILED with `reached: true`); calling it again is safe, and fails
+   * with LEASE_FINISHED (409) when the first was applied — then the outcome counted once and a
+   * next lease the lost answer carried stays held until it lapses. A lease id the server does
+   * not know (it restarted) is finished as a report (and an acquire for `next`).
+   */
+  finish(lease: RemoteLease, outcome: Outcome, options?: { next?: NextOptions }): Promise<RemoteLease | null>;
   report(kind: Kind, value: string, context: string, outcome: Outcome): Promise<void>;
   /** Null when the lease lapsed, is not the current one (the server restarted, say) or the resource is blocked. */
   renew(lease: RemoteLease): Promise<RemoteLease | null>;

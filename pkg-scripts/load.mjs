@@ -30,6 +30,12 @@
 // subscribers (GET /api/events/stream) reading every event during the run, to show what each
 // subscriber costs the workers (the server runs with --max-streams N when N is over 32).
 //
+// --steps measures a worker's whole step in one request instead (load-steps.mjs): each
+// connection acquires once, then finishes each lease with the next (POST
+// /api/leases/{leaseId}/outcome with "next": {}), each answer's next lease feeding the next
+// request. It prints the same table (acquire, finish, all), then one line for scripts:
+// LOAD {"stepsPerSecond": …, "p99Ms": …} (p99 over every request, acquires included).
+//
 // --upload MIB instead sends snapshot uploads of MIB MiB that the server must refuse (PUT
 // /api/snapshot over its limit; --snapshot-limit BYTES is passed on to it): one declared by
 // content-length, one chunked, then ten of each at once, each client sending until the answer
@@ -37,7 +43,7 @@
 // a full GC) and its peak RSS so far (VmHWM).
 //
 // Usage: pkg-scripts/load [--connections 16] [--duration 10] [--soak MINUTES] [--resources 1000]
-//        [--contexts 10] [--warmup 3] [--streams 0] [--cpu-prof DIR]
+//        [--contexts 10] [--warmup 3] [--streams 0] [--cpu-prof DIR] [--steps]
 //        [--upload MIB [--snapshot-limit BYTES]]
 
 import { spawn } from "node:child_process";
@@ -51,6 +57,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Pool as HttpPool } from "undici";
 import { mulberry32 } from "./lib/mulberry32.js";
+import { runSteps } from "./load-steps.mjs";
 
 const BIN = fileURLToPath(new URL("./bin/repute.js", import.meta.url));
 const SAMPLE_MS = 30_000;
@@ -67,6 +74,7 @@ const { values: opt } = parseArgs({
     "cpu-prof": { type: "string" },
     upload: { type: "string" },
     "snapshot-limit": { type: "string" },
+    steps: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -289,7 +297,8 @@ function cpuTicks(pid) {
     const f = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
     return Number(f[11]) + Number(f[12]); // utime + stime
   };
-  return { machine, server: proc(pid), self: proc(process.pid), wall: performance.now() };
+  const sys = (p) => Number(readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ")[12]);
+  return { machine, server: proc(pid), serverSys: sys(pid), self: proc(process.pid), wall: performance.now() };
 }
 
 /** Where the machine's CPU went between two `cpuTicks` readings, in cores. */
@@ -441,10 +450,53 @@ async function workerLoad(server) {
   streams.close();
 }
 
+/** The steps load (--steps, load-steps.mjs) on `server`, reported, with the LOAD line. */
+async function stepsLoad(server) {
+  console.log(`server: ${server.url} (pid ${server.child.pid}, data ${dir}, checkpoint every 30 s or 1000 mutations)`);
+  console.log(`machine: ${os.cpus().length} × ${os.cpus()[0].model}, Node ${process.version}`);
+  await register(server.url);
+  console.log(`registered ${RESOURCES} resources; ${CONNECTIONS} connections, ${CONTEXTS.length} contexts; ` +
+    "each connection: acquire once, then finish with next: {} (one request a step)");
+  const { port } = new URL(server.url);
+  const run = async (seconds) => {
+    const stats = { acquire: { hist: new Histogram(), status: {} }, finish: { hist: new Histogram(), status: {} }, all: { hist: new Histogram() } };
+    const record = (kind, status, ms) => {
+      const s = stats[kind];
+      s.hist.record(ms);
+      s.status[status] = (s.status[status] ?? 0) + 1;
+      stats.all.hist.record(ms);
+    };
+    const before = cpuTicks(server.child.pid);
+    const ran = await runSteps({ port, connections: CONNECTIONS, seconds, contexts: CONTEXTS, outcome, record });
+    const after = cpuTicks(server.child.pid);
+    return { stats, ran, cpu: cpuShare(before, after), serverCpuSeconds: (after.server - before.server) / 100, serverSysSeconds: (after.serverSys - before.serverSys) / 100 };
+  };
+  if (WARMUP > 0) {
+    await run(WARMUP);
+    console.log(`warm-up: ${WARMUP} s (not counted)`);
+  }
+  console.log(`run: ${DURATION} s`);
+  const { stats, ran, cpu, serverCpuSeconds, serverSysSeconds } = await run(DURATION);
+  const rows = [["", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "statuses"]];
+  for (const name of ["acquire", "finish", "all"]) {
+    const h = stats[name].hist;
+    const statuses = stats[name].status ? Object.entries(stats[name].status).map(([k, v]) => `${k}×${v}`).join(" ") : "";
+    rows.push([name, String(h.count), (h.count / ran).toFixed(0), fmt(h.percentile(50)), fmt(h.percentile(90)), fmt(h.percentile(99)), fmt(h.max), statuses]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) console.log(r.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
+  const steps = stats.finish.status[200] ?? 0;
+  console.log(cpu);
+  console.log(`server CPU per step: ${((serverCpuSeconds * 1000) / Math.max(1, steps)).toFixed(3)} ms (${((serverSysSeconds * 1000) / Math.max(1, steps)).toFixed(3)} ms of it in the kernel)`);
+  const result = { stepsPerSecond: Math.round(steps / ran), p99Ms: Number(stats.all.hist.percentile(99).toFixed(2)) };
+  console.log(`LOAD ${JSON.stringify(result)}`);
+}
+
 const dir = await mkdtemp(path.join(os.tmpdir(), "repute-load-"));
 const server = await startServer(dir);
 try {
   if (opt.upload !== undefined) await uploads(server, num("upload"));
+  else if (opt.steps) await stepsLoad(server);
   else await workerLoad(server);
 } finally {
   server.child.kill("SIGTERM");

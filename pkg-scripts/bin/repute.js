@@ -34,6 +34,10 @@ Options of serve (each also read from the environment variable in brackets):
                                                                    [REPUTE_BODY_LIMIT] default 65536
   --max-streams N       concurrent event-stream subscribers; one more is refused with 503
                         (too-many-streams, Retry-After)            [REPUTE_MAX_STREAMS] default 32
+  --max-wait-ms MS      the longest "waitMs" a request may ask for (POST /api/leases, a
+                        finish's next); more is refused with 400   [REPUTE_MAX_WAIT_MS] default 30000
+  --max-waiting N       requests waiting at once; past it, one that cannot be served at once is
+                        answered 503 (too-many-waiting, Retry-After) [REPUTE_MAX_WAITING] default 1000
   --snapshot-limit BYTES  largest PUT /api/snapshot, refused as soon as it is seen to be larger
                         [REPUTE_SNAPSHOT_LIMIT] default 1 MiB + maxCells × (640 + 40 × windowSize)
                         of the pool's config (496 MiB for the defaults)
@@ -150,6 +154,8 @@ async function main(argv) {
         "checkpoint-ms": { type: "string" },
         "body-limit": { type: "string" },
         "max-streams": { type: "string" },
+        "max-wait-ms": { type: "string" },
+        "max-waiting": { type: "string" },
         "snapshot-limit": { type: "string" },
         "from-backup": { type: "boolean" },
         "record-outcomes": { type: "boolean" },
@@ -178,6 +184,8 @@ async function main(argv) {
   const checkpointMs = integer("--checkpoint-ms", v["checkpoint-ms"] ?? env.REPUTE_CHECKPOINT_MS ?? "30000");
   const bodyLimit = integer("--body-limit", v["body-limit"] ?? env.REPUTE_BODY_LIMIT ?? "65536");
   const maxStreams = integer("--max-streams", v["max-streams"] ?? env.REPUTE_MAX_STREAMS ?? "32");
+  const maxWaitMs = integer("--max-wait-ms", v["max-wait-ms"] ?? env.REPUTE_MAX_WAIT_MS ?? "30000");
+  const maxWaiting = integer("--max-waiting", v["max-waiting"] ?? env.REPUTE_MAX_WAITING ?? "1000");
   const rawSnapshotLimit = v["snapshot-limit"] ?? env.REPUTE_SNAPSHOT_LIMIT;
   const snapshotLimit = rawSnapshotLimit === undefined ? undefined : integer("--snapshot-limit", rawSnapshotLimit);
   const recordOutcomes = Boolean(v["record-outcomes"]) || ["1", "true"].includes(env.REPUTE_RECORD_OUTCOMES ?? "");
@@ -219,7 +227,7 @@ async function main(argv) {
   const opening = openPool({ dir, checkpointMs, config, prober, fromBackup: Boolean(v["from-backup"]), recordOutcomes, handleSignals: false });
   let server;
   try {
-    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams, snapshotLimit, www: CONSOLE });
+    server = await serve(opening, { host, port, tokens, bodyLimit, maxStreams, maxWaitMs, maxWaiting, snapshotLimit, www: CONSOLE });
   } catch (e) {
     await opening.then((p) => p.close(), () => {});
     fail(e.message);

@@ -1,8 +1,8 @@
 // `repute/client` against the edge worker in workerd (Miniflare): the same client as against
 // `repute serve`, through a region's path prefix (`/regions/<name>`, kept from the URL) —
 // register, acquire with its leaseId, renew, an exhausted acquire's Retry-After, report,
-// release, the views, the error codes, and the live events resuming from a seq. The README says
-// the client speaks to either.
+// release, finish and acquireWait, the views, the error codes, and the live events resuming
+// from a seq. The README says the client speaks to either.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { connectPool } from "repute/client";
@@ -41,6 +41,26 @@ test("the pool client over an edge region: the worker's methods, codes and event
     await iterator.return();
   } finally {
     controller.abort();
+    await client.close();
+    await server.close();
+  }
+});
+
+test("the pool client's finish and acquireWait over an edge region", async () => {
+  const server = await startServer({ tokens: [{ token: "operator-token-edge-19af", role: "operator" }], config: { leaseTtlMs: 30_000 } });
+  const client = connectPool({ url: server.url, token: "operator-token-edge-19af" });
+  try {
+    await client.register("PROXY", "http://u:pw@10.0.0.2:3128");
+    const lease = await client.acquireWait("shop", { waitMs: 1_000 });
+    assert.equal(lease.value, "http://u:pw@10.0.0.2:3128");
+    const next = await client.finish(lease, { ok: false, failure: "TIMEOUT", latencyMs: 30 }, { next: {} });
+    assert.equal(next.value, lease.value);
+    assert.notEqual(next.leaseId, lease.leaseId);
+    await assert.rejects(client.finish(lease, { ok: true }), (e) => e.code === "LEASE_FINISHED" && e.status === 409);
+    assert.equal(await client.finish(next, { ok: true }, { next: { context: "news" } }).then((l) => l.context), "news");
+    const [view] = await client.resources({ context: "shop" });
+    assert.deepEqual([view.cells[0].consecutiveFailures, view.cells[0].consecutiveSuccesses], [0, 1]);
+  } finally {
     await client.close();
     await server.close();
   }

@@ -4,7 +4,7 @@
 // grant, quiet retries never counted as rejections), its operator actions and releases wake
 // waits, `finish` serves earlier waits first, and closing the host ends every wait. Run on the
 // memory host (tests/js/memory-host-waiting.test.mjs) and on `openPool`'s host
-// (tests/server/waiting.test.mjs): `open(time)` makes one on the given virtual time. Not a test
+// (tests/server/host-waiting.test.mjs): `open(time)` makes one on the given virtual time. Not a test
 // file: each check throws on a failure.
 import assert from "node:assert/strict";
 import { virtualTime } from "./waiting-checks.mjs";

@@ -462,6 +462,14 @@ export async function hostUsage(): Promise<void> {
 export type Server = typeof serve;
 export type Handler = typeof createHandler;
 
+/** The server's bounds on waiting (SPEC §3, waiting) and the handler's close(). */
+export async function waitingServerUsage(host: Host, run: typeof serve, make: typeof createHandler): Promise<void> {
+  const server = await run(host, { port: 0, maxWaitMs: 10_000, maxWaiting: 100 });
+  await server.close();
+  const handle = await make(host, { maxWaitMs: 5_000, maxWaiting: 10 });
+  handle.close();
+}
+
 // ----- the recovery prober's HTTP probe and credential masking ---------------------------------
 
 import { httpProbe, redactCredentials, ProbeError, type ProbeFn, type ProbeRequest } from "repute";
@@ -611,6 +619,17 @@ export async function clientUsage(): Promise<void> {
     void released;
     await lease[Symbol.asyncDispose]();
   }
+  // Capacity, waiting and finishing a step (SPEC §3, version 3).
+  await client.register("PROXY", "http://gateway:8000", { group: "dc", maxLeases: 50 });
+  const waited: RemoteLease | null = await client.acquireWait("shop", { groups: ["dc"], waitMs: 5_000, signal: AbortSignal.timeout(10_000) });
+  if (waited !== null) {
+    const next: RemoteLease | null = await client.finish(waited, { ok: true, latencyMs: 120 }, { next: { waitMs: 5_000 } });
+    if (next !== null) void (await client.finish(next, { ok: false, failure: "TIMEOUT" }, { next: { context: "news", groups: ["dc", null], signal: AbortSignal.timeout(1_000) } }));
+    void (await client.finish(waited, { ok: true }));
+  }
+  void (await client.tryAcquire("shop", { waitMs: 1_000 })).retryAfterMs;
+  const finishedCode: PoolClientErrorCode = "LEASE_FINISHED";
+  void finishedCode;
   const answer: AcquireAnswer = await client.tryAcquire("shop");
   if (answer.lease === null) {
     const wait: number | null = answer.retryAfterMs;

@@ -40,7 +40,7 @@ test("POST /api/resources with group: registers into it, moves a known resource,
   await withServer({}, async (s) => {
     const first = await register(s, "a1", "dc-us");
     assert.equal(first.status, 201, first.text);
-    assert.deepEqual({ ...first.json, id: undefined }, { kind: "PROXY", value: "a1", id: undefined, created: true, group: "dc-us" });
+    assert.deepEqual({ ...first.json, id: undefined }, { kind: "PROXY", value: "a1", id: undefined, created: true, group: "dc-us", maxLeases: 1 });
     assert.equal((await register(s, "u1")).json.group, null, "a new resource without the key has no group");
 
     // Absent: unchanged, nothing happens (no event, no revision step).

@@ -52,13 +52,18 @@ test("ids issued long ago (past the recent-ids memory) still decode, through the
   const ids = await LeaseIds.create();
   const first = { kind: "SESSION", value: "s-0", context: "c", token: 1 };
   const firstId = await ids.encode(first);
-  for (let token = 2; token <= 5000; token++) await ids.encode({ kind: "SESSION", value: `s-${token}`, context: "c", token });
+  // A token above 2^32 (its high word in the id too), near the largest safe integer.
+  const large = { kind: "PROXY", value: "p", context: "c", token: 2 ** 52 + 3 };
+  const largeId = await ids.encode(large);
+  // Past the memory's two generations of 4096 (lease-id.js RECENT).
+  for (let token = 2; token <= 9000; token++) await ids.encode({ kind: "SESSION", value: `s-${token}`, context: "c", token });
   assert.deepEqual(await ids.decode(firstId), first);
+  assert.deepEqual(await ids.decode(largeId), large);
   // A decoded lease is a copy: changing it changes nothing for the next decode.
   const again = await ids.decode(firstId);
   again.value = "changed";
   assert.deepEqual(await ids.decode(firstId), first);
-  const recent = await ids.decode(await ids.encode({ kind: "SESSION", value: "s-5001", context: "c", token: 5001 }));
+  const recent = await ids.decode(await ids.encode({ kind: "SESSION", value: "s-9001", context: "c", token: 9001 }));
   recent.value = "changed";
-  assert.equal((await ids.decode(await ids.encode({ kind: "SESSION", value: "s-5001", context: "c", token: 5001 }))).value, "s-5001");
+  assert.equal((await ids.decode(await ids.encode({ kind: "SESSION", value: "s-9001", context: "c", token: 9001 }))).value, "s-9001");
 });

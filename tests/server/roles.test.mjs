@@ -99,6 +99,14 @@ const ROUTES = {
   },
   renew: { method: "POST", prepare: leaseId, path: (id) => `/api/leases/${id}/renewal`, ok: 200, roles: ["worker", "operator"] },
   release: { method: "DELETE", prepare: leaseId, path: (id) => `/api/leases/${id}`, ok: 204, roles: ["worker", "operator"] },
+  finish: {
+    method: "POST",
+    prepare: leaseId,
+    path: (id) => `/api/leases/${id}/outcome`,
+    body: () => ({ outcome: { ok: true, latencyMs: 5 }, next: {} }),
+    ok: 200,
+    roles: ["worker", "operator"],
+  },
   report: {
     method: "POST",
     prepare: registered,

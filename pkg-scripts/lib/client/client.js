@@ -4,7 +4,9 @@
 // server's problem types mapped back: errors.js), plus the network's own. A lease carries the
 // server's opaque `leaseId`, which renew and release send back; nothing else about it changes.
 // "Nothing available" is not an error, as in the embedded pool: `acquire` resolves to null, and
-// `tryAcquire` gives the server's `Retry-After` with it as `retryAfterMs`. `call` is the
+// `tryAcquire` gives the server's `Retry-After` with it as `retryAfterMs`; `acquireWait` waits on
+// the server (`waitMs`, the HTTP request held open; its `signal` closes it). `finish` is a step's
+// end in one request: report, release, and the next lease (SPEC §3). `call` is the
 // resilient-call layer (lib/call/call.js) over this client, the same code `host.call` runs over
 // an embedded pool. Owns the mapping of methods to routes and answers; the requests, retries
 // and time limits are transport.js's, the event stream events.js's.
@@ -36,7 +38,8 @@ function optionsOf(options, keys, what = "options") {
   if (options === undefined) return {};
   const proto = options !== null && typeof options === "object" && !Array.isArray(options) ? Object.getPrototypeOf(options) : undefined;
   if (proto === undefined || (proto !== null && Object.getPrototypeOf(proto) !== null)) throw invalidArgument(`${what} must be a plain object`);
-  for (const k in options) if (!keys.includes(k)) throw invalidArgument(`unknown ${what === "options" ? "option" : "filter"} ${k} (it takes ${keys.join(", ")})`);
+  const label = what === "options" ? "option" : what === "filter" ? "filter" : `${what} field`;
+  for (const k in options) if (!keys.includes(k)) throw invalidArgument(`unknown ${label} ${k} (it takes ${keys.join(", ")})`);
   return options;
 }
 
@@ -44,6 +47,17 @@ function optionsOf(options, keys, what = "options") {
 function groupOf(g, name) {
   if (g !== undefined && g !== null && typeof g !== "string") throw invalidArgument(`${name} must be a string or null`);
   return g;
+}
+
+/** `waitMs`: an integer of ms, at least 0 (the server refuses more than its own limit). */
+function waitMsOf(v, name = "waitMs") {
+  if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(`${name} must be an integer >= 0 (milliseconds)`);
+  return v;
+}
+
+function signalOf(v, name = "signal") {
+  if (v !== undefined && !(v instanceof AbortSignal)) throw invalidArgument(`${name} must be an AbortSignal`);
+  return v;
 }
 
 function leaseIdOf(lease) {
@@ -79,11 +93,14 @@ export class PoolClient {
     return this.#t.base.shown;
   }
 
-  /** Registers a resource (idempotent); `group` (a name or null) moves a known one. True when it is new. */
+  /** Registers a resource (idempotent); `group` (a name or null) moves a known one, `maxLeases`
+   * (1–1024) sets its capacity (left out: a known one keeps its own). True when it is new. */
   async register(kind, value, options) {
     const body = { kind, value };
-    const group = groupOf(optionsOf(options, ["group"]).group, "group");
+    const o = optionsOf(options, ["group", "maxLeases"]);
+    const group = groupOf(o.group, "group");
     if (group !== undefined) body.group = group;
+    if (o.maxLeases !== undefined) body.maxLeases = o.maxLeases; // the server checks it (400 naming it)
     const r = await this.#t.request("register", { method: "POST", path: "/api/resources", body, idempotent: true, expect: { 200: true, 201: true } });
     return r.json.created === true;
   }
@@ -97,15 +114,34 @@ export class PoolClient {
   /**
    * Leases the best resource for `context` (`groups`: tried in order): `{ lease }`, or
    * `{ lease: null, retryAfterMs }` when nothing is eligible — `retryAfterMs` from the server's
-   * `Retry-After` (whole seconds), null when nothing will become eligible by time alone.
+   * `Retry-After` (whole seconds), null when nothing will become eligible by time alone. With
+   * `waitMs`, the server waits that long for a lease (see acquireWait); `signal` aborts the call.
    */
   async tryAcquire(context, options) {
     const body = { context };
-    const { groups } = optionsOf(options, ["groups"]);
-    if (groups !== undefined) body.groups = groups; // the server checks the list (400 naming the entry)
+    const o = optionsOf(options, ["groups", "waitMs", "signal"]);
+    if (o.groups !== undefined) body.groups = o.groups; // the server checks the list (400 naming the entry)
+    const waitMs = o.waitMs === undefined ? 0 : waitMsOf(o.waitMs);
+    if (waitMs > 0) body.waitMs = waitMs;
+    const signal = signalOf(o.signal);
     // Not idempotent: a second request after a lost answer would lease a second resource.
-    const r = await this.#t.request("acquire", { method: "POST", path: "/api/leases", body, idempotent: false, expect: { 201: true, 409: "nothing-eligible" } });
+    // Past the server's bound on waiting requests (503 too-many-waiting) it answers as if
+    // `waitMs` were 0 had found nothing, as the embedded pool does.
+    const expect = { 201: true, 409: "nothing-eligible", 503: "too-many-waiting" };
+    const r = await this.#t.request("acquire", { method: "POST", path: "/api/leases", body, idempotent: false, expect, signal, waitMs });
     return r.status === 201 ? { lease: leaseOf(this, r.json) } : { lease: null, retryAfterMs: r.retryAfterMs ?? null };
+  }
+
+  /**
+   * Leases the best resource for `context`, waiting on the server up to `waitMs` for one (woken
+   * by releases and whatever else makes one eligible; first come, first served); null when none
+   * came. The call's time limit is the client's `timeoutMs` plus `waitMs`. `signal` aborts the
+   * call (ABORTED) and closes its request: the server ends the wait and keeps no lease for it.
+   */
+  async acquireWait(context, options) {
+    const o = optionsOf(options, ["groups", "waitMs", "signal"]);
+    if (o.waitMs === undefined) throw invalidArgument("acquireWait needs waitMs (milliseconds to wait)");
+    return (await this.tryAcquire(context, o)).lease;
   }
 
   /** Leases the best resource for `context`, or null when nothing is eligible (see tryAcquire). */
@@ -122,6 +158,43 @@ export class PoolClient {
   async renew(lease) {
     const r = await this.#t.request("renew", { method: "POST", path: `/api/leases/${leaseIdOf(lease)}/renewal`, idempotent: true, expect: { 200: true, 409: "lease-not-renewed" } });
     return r.status === 200 ? leaseOf(this, r.json) : null;
+  }
+
+  /**
+   * Finishes a step in one request: reports `outcome` on the lease's cell (also when the lease
+   * has lapsed), releases the lease (if still its holder) and, with `next` (`{ context?, groups?,
+   * waitMs?, signal? }`; `context` defaults to the lease's), leases the next — or null when none
+   * is eligible (within `next.waitMs`). Without `next`, resolves to null.
+   *
+   * At most once per lease. It is not retried once it may have reached the server (its answer
+   * would carry the next lease): a call that fails with CONNECTION_FAILED `reached: true` may
+   * have been applied. Calling finish again is safe: if the first was applied, the server counts
+   * nothing twice and this fails with LEASE_FINISHED (status 409) — the outcome is counted, the
+   * lease released; a next lease the lost answer carried stays held until it lapses, so ask for
+   * the next with acquireWait. A lease id the server does not know (it restarted since) is
+   * finished here as a report of the outcome and, with `next`, an acquire.
+   */
+  async finish(lease, outcome, options) {
+    const id = leaseIdOf(lease);
+    const { next } = optionsOf(options, ["next"]);
+    const body = { outcome };
+    let waitMs = 0;
+    let signal;
+    if (next !== undefined) {
+      const n = optionsOf(next, ["context", "groups", "waitMs", "signal"], "next");
+      body.next = {};
+      if (n.context !== undefined) body.next.context = n.context;
+      if (n.groups !== undefined) body.next.groups = n.groups;
+      if (n.waitMs !== undefined) waitMs = body.next.waitMs = waitMsOf(n.waitMs, "next.waitMs");
+      signal = signalOf(n.signal, "next.signal");
+    }
+    const expect = { 200: true, 404: "no-such-lease" };
+    const r = await this.#t.request("finish", { method: "POST", path: `/api/leases/${id}/outcome`, body, idempotent: false, expect, signal, waitMs });
+    if (r.status === 200) return r.json.next ? leaseOf(this, r.json.next) : null;
+    await this.report(lease.kind, lease.value, lease.context, outcome);
+    if (next === undefined) return null;
+    const again = { waitMs, ...(body.next.groups !== undefined ? { groups: body.next.groups } : {}), ...(signal ? { signal } : {}) };
+    return (await this.tryAcquire(body.next.context ?? lease.context, again)).lease;
   }
 
   /** Returns the lease; false when this is not (or no longer) the current holder. */

@@ -28,6 +28,9 @@ const BY_PROBLEM = {
   "too-many-streams": "TOO_MANY_STREAMS",
   "event-id-ahead": "EVENT_ID_AHEAD",
   "import-in-progress": "IMPORT_IN_PROGRESS",
+  "lease-finished": "LEASE_FINISHED",
+  "too-many-waiting": "TOO_MANY_WAITING",
+  "shutting-down": "SHUTTING_DOWN",
   "not-found": "NOT_FOUND",
   "method-not-allowed": "NOT_FOUND",
   internal: "SERVER_ERROR",
@@ -47,7 +50,17 @@ export const CLIENT_CODES = Object.freeze([
 ]);
 
 /** Codes worth trying again later (the same call may succeed). */
-const RETRYABLE = new Set(["CONNECTION_FAILED", "REQUEST_TIMEOUT", "NOT_READY", "STORAGE_UNAVAILABLE", "TOO_MANY_STREAMS", "IMPORT_IN_PROGRESS", "SERVER_ERROR"]);
+const RETRYABLE = new Set([
+  "CONNECTION_FAILED",
+  "REQUEST_TIMEOUT",
+  "NOT_READY",
+  "STORAGE_UNAVAILABLE",
+  "TOO_MANY_STREAMS",
+  "TOO_MANY_WAITING",
+  "SHUTTING_DOWN",
+  "IMPORT_IN_PROGRESS",
+  "SERVER_ERROR",
+]);
 
 export class PoolClientError extends Error {
   /**

@@ -89,12 +89,14 @@ export class Transport {
    * "/"), `body` (an object sent as JSON, or a string sent as application/json), `idempotent`,
    * `expect` (statuses that are answers, not errors: {200: true, 409: "nothing-eligible"} —
    * a string admits that status only with that problem), `signal`, `stream` (give the open
-   * answer, body unread, for a stream). Resolves to { status, headers, text, json, problem }
+   * answer, body unread, for a stream), `waitMs` (how long the server may wait before it answers:
+   * added to the time limit). Resolves to { status, headers, text, json, problem }
    * (or { status, headers, body } when streaming).
    */
-  async request(op, { method = "GET", path, body, idempotent = method === "GET" || method === "PUT" || method === "DELETE", expect = { 200: true }, signal, stream = false, headers = {} }) {
+  async request(op, { method = "GET", path, body, idempotent = method === "GET" || method === "PUT" || method === "DELETE", expect = { 200: true }, signal, stream = false, headers = {}, waitMs = 0 }) {
     const started = performance.now();
-    const deadline = started + this.timeoutMs;
+    const limitMs = this.timeoutMs + waitMs;
+    const deadline = started + limitMs;
     let payload;
     const h = { ...headers };
     if (body !== undefined) {
@@ -108,7 +110,7 @@ export class Transport {
       const controller = new AbortController();
       let timedOut = false;
       const left = deadline - performance.now();
-      if (left <= 0) throw new PoolClientError("REQUEST_TIMEOUT", `${op}: no answer within ${this.timeoutMs} ms`, { attempts: attempt - 1 });
+      if (left <= 0) throw new PoolClientError("REQUEST_TIMEOUT", `${op}: no answer within ${limitMs} ms`, { attempts: attempt - 1 });
       const timer = left === Infinity ? null : setTimeout(() => ((timedOut = true), controller.abort()), Math.min(left, MAX_DELAY_MS));
       const signals = [this.#closing.signal, this.#signal, signal].filter(Boolean);
       const onAbort = () => controller.abort();
@@ -150,7 +152,7 @@ export class Transport {
         if (e instanceof PoolClientError) throw e;
         const stopNow = this.#stopped(signal);
         if (stopNow) throw stopNow;
-        if (timedOut) throw new PoolClientError("REQUEST_TIMEOUT", `${op}: no answer within ${this.timeoutMs} ms`, { attempts: attempt });
+        if (timedOut) throw new PoolClientError("REQUEST_TIMEOUT", `${op}: no answer within ${limitMs} ms`, { attempts: attempt });
         // A connection error: it never left, or it may have reached the server.
         const code = typeof e?.code === "string" ? e.code : "unknown";
         const reached = reading || !NEVER_SENT.has(code);

@@ -6,8 +6,13 @@
 // (see the `host` contract below) and, underneath, the engine's.
 //
 // host contract: { ready, readiness?() → {ready, reason?, detail?}, now(), config(), stats(),
-// register(kind, value, {group}?), deregister, block, unblock, setConfig, importSnapshot
-// (async, on disk before they resolve), acquire(context, {groups}?), renew, release, report,
+// register(kind, value, {group, maxLeases}?), deregister, block, unblock, setConfig,
+// importSnapshot (async, on disk before they resolve), acquire(context, {groups}?),
+// acquireWait(context, {groups, waitMs, signal}) (async; an aborted signal rejects with an
+// AbortError, and a lease granted meanwhile is the host's to release), finish(lease, outcome,
+// {next: {context, groups, waitMs, signal}}?) → Lease | null, or a promise of it (a repeated
+// finish throws code LEASE_FINISHED; an abort during its wait comes after the report and the
+// release are done), renew, release, report,
 // resources({context, state, group}?), resource, nextChangeAt(context, {groups}?), snapshot
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
@@ -55,16 +60,16 @@ function toResponse({ status, headers, body }) {
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
 function segments(pathname) {
-  return pathname
-    .split("/")
-    .slice(1)
-    .map((s, i) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        throw bad(`path segment ${i + 1} is not valid percent-encoding`);
-      }
-    });
+  const parts = pathname.split("/");
+  parts.shift(); // before the leading "/"
+  if (!pathname.includes("%")) return parts;
+  return parts.map((s, i) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw bad(`path segment ${i + 1} is not valid percent-encoding`);
+    }
+  });
 }
 
 function kindOf(kind) {
@@ -139,6 +144,7 @@ async function body(request, limit, fields, optional = []) {
 }
 
 function concat(chunks, size) {
+  if (chunks.length === 1) return chunks[0]; // a small body: one chunk, no copy
   const out = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -161,11 +167,30 @@ function groupOf(name, v) {
 
 /** A `groups` list: an array of group names or nulls; the engine checks its length, the
  * names and repeats, naming the entry (`groups[2]`). */
-function groupsOf(v) {
-  if (!Array.isArray(v)) throw bad("groups must be an array of group names (strings) or nulls");
-  v.forEach((g, i) => groupOf(`groups[${i}]`, g));
+function groupsOf(v, name = "groups") {
+  if (!Array.isArray(v)) throw bad(`${name} must be an array of group names (strings) or nulls`);
+  v.forEach((g, i) => groupOf(`${name}[${i}]`, g));
   return v;
 }
+
+/** A resource's capacity (SPEC §3, capacity): an integer from 1 to 1024. */
+function maxLeasesOf(v) {
+  if (!Number.isSafeInteger(v) || v < 1 || v > 1024) throw bad("maxLeases must be an integer from 1 to 1024");
+  return v;
+}
+
+/** The `next` of a finish: an object of `context`, `groups` and `waitMs`, each optional. */
+function nextOf(v, waitMsOf) {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw bad("next must be an object (of context, groups, waitMs; each optional)");
+  for (const k of Object.keys(v)) if (k !== "context" && k !== "groups" && k !== "waitMs") throw bad("unknown field in next (the fields are context, groups, waitMs)");
+  const next = {};
+  if ("context" in v) next.context = text("next.context", v.context);
+  if ("groups" in v) next.groups = groupsOf(v.groups, "next.groups");
+  next.waitMs = "waitMs" in v ? waitMsOf("next.waitMs", v.waitMs) : 0;
+  return next;
+}
+
+const isAbort = (e) => e?.name === "AbortError";
 
 function query(url, allowed) {
   const seen = new Set();
@@ -188,7 +213,10 @@ function nonNegativeInt(name, raw, fallback) {
  * (bytes, default 64 KiB), `snapshotLimit` (bytes of a `PUT /api/snapshot`, default
  * `snapshotLimitFor` the pool's config), `heartbeatMs`, `streamQueue` and `maxStreams` (SSE:
  * concurrent subscribers, default 32), `streamMaxMs` (SSE: a stream's lifetime, default none),
- * `loopbackOnly` (origin-guard.js; default: when there are no tokens).
+ * `loopbackOnly` (origin-guard.js; default: when there are no tokens), `maxWaitMs` (the
+ * largest `waitMs` a request may ask for; default 30 000) and `maxWaiting` (requests waiting at
+ * once; default 1 000). The handler's `close()` ends every wait in progress (a server that is
+ * shutting down).
  */
 export async function createHandler(
   host,
@@ -201,14 +229,64 @@ export async function createHandler(
     maxStreams = 32,
     streamMaxMs = Infinity,
     loopbackOnly = tokens.length === 0,
+    maxWaitMs = 30000,
+    maxWaiting = 1000,
   } = {},
 ) {
   const onStreamCut = () => host.streamCut();
   const guard = originGuard({ loopbackOnly });
   let streams = 0;
+  /** Requests waiting in the host (acquireWait, or a finish's next), at most `maxWaiting`. */
+  let waiting = 0;
+  /** Aborted by `close()`: every wait in progress ends. */
+  const closing = new AbortController();
   const auth = await Auth.create(tokens);
   const ids = await LeaseIds.create();
-  const withId = async (lease) => ({ ...lease, leaseId: await ids.encode(lease) });
+  /** The lease with its id (a promise of it where sealing is asynchronous: WebCrypto). */
+  const withId = (lease) => {
+    const id = ids.encode(lease);
+    return typeof id === "string" ? { ...lease, leaseId: id } : id.then((leaseId) => ({ ...lease, leaseId }));
+  };
+
+  /** `waitMs` of a body (`name` in errors): an integer of ms from 0 to `maxWaitMs`. */
+  const waitMsOf = (name, v) => {
+    if (!Number.isSafeInteger(v) || v < 0) throw bad(`${name} must be a non-negative integer (milliseconds)`);
+    if (v > maxWaitMs) throw bad(`${name} is over this server's limit of ${maxWaitMs} ms`);
+    return v;
+  };
+  /** `Retry-After` (whole seconds, at least 1) for `context`: when something may become
+   * eligible by time alone; null when nothing will. */
+  const retryAfterOf = (context, options) => {
+    const at = host.nextChangeAt(context, options);
+    return at === null ? null : String(Math.max(1, Math.ceil((at - host.now()) / 1000)));
+  };
+  /** True when one more request may wait in the host now. */
+  const mayWait = () => waiting < maxWaiting && !closing.signal.aborted;
+  /**
+   * Runs `wait(signal)` (a host call that may wait) as one of the `maxWaiting`: `signal` ends
+   * the wait when the client goes away or the handler closes. A lease it gives to a client
+   * that has gone meanwhile is released here at once (the host releases one it granted after
+   * the abort itself). Resolves to `{ lease }`, or `{ aborted: "client" | "closing" }`.
+   */
+  const asWaiter = async (request, wait) => {
+    waiting++;
+    const signal = AbortSignal.any([request.signal, closing.signal]);
+    let lease;
+    try {
+      lease = await wait(signal);
+    } catch (e) {
+      if (!isAbort(e) || !signal.aborted) throw e;
+      return { aborted: request.signal.aborted ? "client" : "closing" };
+    } finally {
+      waiting--;
+    }
+    if (lease && request.signal.aborted) {
+      host.release(lease);
+      return { aborted: "client" };
+    }
+    return { lease };
+  };
+  const clientGone = () => new HttpProblem(499, "client-closed-request", "the client closed the connection while the request waited");
   // One snapshot upload is read at a time: ten at once could hold ten times the limit.
   let importing = false;
 
@@ -245,16 +323,21 @@ export async function createHandler(
     await host.block(kind, value, how);
     return json(204);
   };
-  /** The group a just-registered resource has: the one asked for; else (the key absent) none
-   * for a new resource, the one it kept for a known one. */
-  const groupNow = (kind, value, b, created) => {
-    if ("group" in b) return b.group;
-    if (created) return null;
-    try {
-      return host.resource(kind, value).group ?? null;
-    } catch {
-      return null; // removed meanwhile by a concurrent deregister
+  /** The group and capacity a just-registered resource has: those asked for; else (the key
+   * absent) none and 1 for a new resource, those it kept for a known one. */
+  const current = (kind, value, b, created) => {
+    let group = "group" in b ? b.group : null;
+    let maxLeases = "maxLeases" in b ? b.maxLeases : 1;
+    if (!created && !("group" in b && "maxLeases" in b)) {
+      try {
+        const view = host.resource(kind, value);
+        if (!("group" in b)) group = view.group ?? null;
+        if (!("maxLeases" in b)) maxLeases = view.maxLeases ?? 1;
+      } catch {
+        // removed meanwhile by a concurrent deregister
+      }
     }
+    return { group, maxLeases };
   };
   const unblock = async (url, { kind, value }) => {
     query(url, []);
@@ -274,11 +357,16 @@ export async function createHandler(
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
     ["POST", ["api", "resources"], WORKER, "register", async (req) => {
       // `group` absent: a known resource keeps its group; given (a name or null): it moves.
-      const b = await body(req, bodyLimit, ["kind", "value"], ["group"]);
+      // `maxLeases` absent: a known resource keeps its capacity, a new one gets 1.
+      const b = await body(req, bodyLimit, ["kind", "value"], ["group", "maxLeases"]);
       const kind = kindOf(b.kind);
       const value = text("value", b.value);
-      const created = await host.register(kind, value, "group" in b ? { group: groupOf("group", b.group) } : undefined);
-      return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, group: groupNow(kind, value, b, created) });
+      let options;
+      if ("group" in b) options = { group: groupOf("group", b.group) };
+      if ("maxLeases" in b) options = { ...options, maxLeases: maxLeasesOf(b.maxLeases) };
+      const created = await host.register(kind, value, options);
+      const now = current(kind, value, b, created);
+      return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
     ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
       const q = query(url, ["context", "state", "group"]);
@@ -298,17 +386,67 @@ export async function createHandler(
     ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
     ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
     ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
-      const b = await body(req, bodyLimit, ["context"], ["groups"]);
+      const b = await body(req, bodyLimit, ["context"], ["groups", "waitMs"]);
       const context = text("context", b.context);
       // With `groups`, the listed groups in order (SPEC §3); Retry-After is for them alone.
       const options = "groups" in b ? { groups: groupsOf(b.groups) } : undefined;
-      const lease = host.acquire(context, options);
+      const waitMs = "waitMs" in b ? waitMsOf("waitMs", b.waitMs) : 0;
+      let lease;
+      if (waitMs === 0) lease = host.acquire(context, options);
+      // A client that left already (while its token was checked, say) is not waited for.
+      else if (req.signal.aborted) throw clientGone();
+      else if (mayWait()) {
+        const r = await asWaiter(req, (signal) => host.acquireWait(context, { ...options, waitMs, signal }));
+        if (r.aborted === "client") throw clientGone();
+        if (r.aborted === "closing") throw new HttpProblem(503, "shutting-down", "the server is shutting down", { "retry-after": "1" });
+        lease = r.lease;
+      } else {
+        // No room to wait (or the server is closing): answered at once, as if waitMs were 0.
+        lease = host.acquire(context, options);
+        if (!lease) {
+          const headers = { "retry-after": retryAfterOf(context, options) ?? "1" };
+          if (closing.signal.aborted) throw new HttpProblem(503, "shutting-down", "the server is shutting down", headers);
+          throw new HttpProblem(503, "too-many-waiting", `${maxWaiting} requests are waiting already; nothing is eligible now`, headers);
+        }
+      }
       if (lease) return json(201, await withId(lease));
-      const at = host.nextChangeAt(context, options);
-      const headers = at === null ? {} : { "retry-after": String(Math.max(1, Math.ceil((at - host.now()) / 1000))) };
+      const retryAfter = retryAfterOf(context, options);
       const which = options ? "of the listed groups " : "";
-      const detail = at === null ? `no resource ${which}is eligible, and none will become eligible by time alone` : `no resource ${which}is eligible now`;
-      throw new HttpProblem(409, "nothing-eligible", detail, headers);
+      const detail = retryAfter === null
+        ? `no resource ${which}is eligible, and none will become eligible by time alone`
+        : `no resource ${which}is eligible ${waitMs > 0 ? `after waiting ${waitMs} ms` : "now"}`;
+      throw new HttpProblem(409, "nothing-eligible", detail, retryAfter === null ? {} : { "retry-after": retryAfter });
+    }],
+    ["POST", ["api", "leases", ":", "outcome"], WORKER, "finish", async (req, url, [, , id]) => {
+      const b = await body(req, bodyLimit, ["outcome"], ["next"]);
+      const next = "next" in b ? nextOf(b.next, waitMsOf) : null;
+      const lease = await ids.decode(id);
+      if (!lease) throw new HttpProblem(404, "no-such-lease", "this server issued no such lease id (it may have restarted since)");
+      const held = { ...lease, leasedAt: 0, expiresAt: 0 };
+      if (next === null) {
+        await host.finish(held, b.outcome);
+        return json(200, { next: null });
+      }
+      const { waitMs, ...where } = next;
+      if (waitMs > 0 && req.signal.aborted) {
+        // The client left already: its step is finished all the same, with no next lease.
+        await host.finish(held, b.outcome);
+        throw clientGone();
+      }
+      let granted;
+      if (waitMs > 0 && mayWait()) {
+        const r = await asWaiter(req, (signal) => host.finish(held, b.outcome, { next: { ...where, waitMs, signal } }));
+        // The outcome was reported and the lease released before the wait: only `next` is lost.
+        if (r.aborted === "client") throw clientGone();
+        granted = r.aborted === "closing" ? null : r.lease;
+      } else {
+        // No room to wait (or no wait asked): the next lease is tried at once.
+        granted = await host.finish(held, b.outcome, { next: where });
+      }
+      if (granted) return json(200, { next: await withId(granted) });
+      const context = where.context ?? lease.context;
+      const retryAfter = closing.signal.aborted ? "1" : retryAfterOf(context, where.groups ? { groups: where.groups } : undefined);
+      return json(200, { next: null }, retryAfter === null ? {} : { "retry-after": retryAfter });
     }],
     ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", async (req, url, [, , id]) => {
       const lease = await ids.decode(id);
@@ -388,12 +526,23 @@ export async function createHandler(
     }],
   ];
 
+  /** True when `parts` fit `pattern` (see `routes`). */
+  function fits(pattern, parts) {
+    if (pattern.length !== parts.length) return false;
+    for (let i = 0; i < pattern.length; i++) {
+      const p = pattern[i];
+      if (p === ":") continue;
+      if (p === ID ? parts[i] === "" || isKind(parts[i]) : p !== parts[i]) return false;
+    }
+    return true;
+  }
+
   /** The route for `method` on `parts`, or the methods the path allows (empty: no such path). */
   function match(method, parts) {
     const allowed = [];
     for (const route of routes) {
       const [m, pattern] = route;
-      if (pattern.length !== parts.length || !pattern.every((p, i) => p === ":" || (p === ID ? parts[i] !== "" && !isKind(parts[i]) : p === parts[i]))) continue;
+      if (!fits(pattern, parts)) continue;
       if (m === method) return { route };
       if (!allowed.includes(m)) allowed.push(m);
     }
@@ -434,5 +583,8 @@ export async function createHandler(
 
   const handle = async (request) => toResponse(await reply(request));
   handle.reply = reply;
+  /** Ends every wait in progress: a waiting acquire answers 503 shutting-down, a finish its
+   * `next: null`. Waits asked for afterwards answer at once. */
+  handle.close = () => closing.abort();
   return handle;
 }

@@ -43,9 +43,18 @@ function unb64url(text) {
   return b64url(bytes) === text ? bytes : null;
 }
 
+/** The token as 8 big-endian bytes (a safe integer: below 2^53). */
+function tokenBytes(token) {
+  const bytes = new Uint8Array(8);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, Math.floor(token / 2 ** 32));
+  view.setUint32(4, token >>> 0);
+  return bytes;
+}
+
 function nonceOf(token) {
   const iv = new Uint8Array(12);
-  new DataView(iv.buffer).setBigUint64(4, BigInt(token));
+  iv.set(tokenBytes(token), 4);
   return iv;
 }
 
@@ -58,9 +67,12 @@ export async function nodeCipher(key) {
     return null;
   }
   return {
+    /** `plain`: bytes, or a string sealed as UTF-8. */
     seal(iv, plain) {
       const c = crypto.createCipheriv("aes-128-gcm", key, iv);
-      const out = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
+      const body = c.update(plain, typeof plain === "string" ? "utf8" : undefined);
+      c.final(); // GCM is a stream cipher: nothing is held back
+      const out = Buffer.concat([body, c.getAuthTag()]);
       return new Uint8Array(out.buffer, out.byteOffset, out.length);
     },
     open(iv, sealed) {
@@ -76,18 +88,22 @@ export async function nodeCipher(key) {
 export async function webCipher(raw) {
   const key = await crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
   return {
-    seal: async (iv, plain) => new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, plain)),
+    seal: async (iv, plain) =>
+      new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, typeof plain === "string" ? encoder.encode(plain) : plain)),
     open: async (iv, sealed) => new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv }, key, sealed)),
   };
 }
 
-/** How many recently issued ids decode without the cipher (a release follows its acquire). */
+/** How many recently issued ids decode without the cipher (a release follows its acquire):
+ * between this many and twice as many, in two generations. */
 const RECENT = 4096;
 
 export class LeaseIds {
   #cipher;
-  /** id → lease, for ids this instance issued lately (insertion order: oldest first). */
+  /** id → lease, for ids this instance issued lately: this generation and the one before (a
+   * Map dropping its oldest entry one by one cost more than the rest of `encode`). */
   #recent = new Map();
+  #older = new Map();
 
   /** Call `await LeaseIds.create()`: the key comes from the platform's crypto at that moment. */
   static async create() {
@@ -99,35 +115,39 @@ export class LeaseIds {
 
   /** The id of a lease (a string, or a promise of one where sealing is asynchronous). */
   encode(lease) {
-    const plain = encoder.encode(JSON.stringify([KINDS.indexOf(lease.kind), lease.token, lease.context, lease.value]));
-    const tokenBytes = new Uint8Array(8);
-    new DataView(tokenBytes.buffer).setBigUint64(0, BigInt(lease.token));
+    const plain = JSON.stringify([KINDS.indexOf(lease.kind), lease.token, lease.context, lease.value]);
     const sealed = this.#cipher.seal(nonceOf(lease.token), plain);
-    const join = (s) => this.#remember(`${b64url(tokenBytes)}.${b64url(s)}`, lease);
+    const join = (s) => this.#remember(`${b64url(tokenBytes(lease.token))}.${b64url(s)}`, lease);
     return sealed instanceof Promise ? sealed.then(join) : join(sealed);
   }
 
   #remember(id, lease) {
-    this.#recent.delete(id);
     this.#recent.set(id, { kind: lease.kind, value: lease.value, context: lease.context, token: lease.token });
-    if (this.#recent.size > RECENT) this.#recent.delete(this.#recent.keys().next().value);
+    if (this.#recent.size >= RECENT) {
+      this.#older = this.#recent;
+      this.#recent = new Map();
+    }
     return id;
   }
 
   /** The lease an id stands for (kind, value, context, token), or null. */
   async decode(id) {
-    const known = this.#recent.get(id);
+    const known = this.#recent.get(id) ?? this.#older.get(id);
     if (known) return { ...known };
     const [t, sealed, ...rest] = String(id).split(".");
-    const tokenBytes = t && unb64url(t);
+    const tokenPart = t && unb64url(t);
     const body = sealed && unb64url(sealed);
-    if (rest.length > 0 || !tokenBytes || tokenBytes.length !== 8 || !body) return null;
-    const token = new DataView(tokenBytes.buffer, tokenBytes.byteOffset, 8).getBigUint64(0);
-    if (token < 1n || token > BigInt(Number.MAX_SAFE_INTEGER)) return null;
+    if (rest.length > 0 || !tokenPart || tokenPart.length !== 8 || !body) return null;
+    const view = new DataView(tokenPart.buffer, tokenPart.byteOffset, 8);
+    const high = view.getUint32(0);
+    // A safe integer (below 2^53), at least 1.
+    if (high >= 2 ** 21) return null;
+    const token = high * 2 ** 32 + view.getUint32(4);
+    if (token < 1) return null;
     try {
       const plain = await this.#cipher.open(nonceOf(token), body);
       const [k, tok, context, value] = JSON.parse(decoder.decode(plain));
-      if (tok !== Number(token) || !KINDS[k]) return null;
+      if (tok !== token || !KINDS[k]) return null;
       // Canonical without sealing again: both parts are in their one base64url spelling, the
       // token in the id is the sealed one, and GCM refuses any other ciphertext for this nonce
       // (the plaintext, ours, has one spelling).

@@ -21,6 +21,8 @@ const ENGINE = {
   CAPACITY_EXCEEDED: [409, "capacity-exceeded"],
   UNKNOWN_RESOURCE: [404, "unknown-resource"],
   STALE_SNAPSHOT: [409, "stale-snapshot"],
+  // A repeated finish of one lease (SPEC §3, finishing a step): nothing was reported again.
+  LEASE_FINISHED: [409, "lease-finished"],
   // The host's (storage-health.js, reservations.js): the disk refused a durable write, or the
   // pool's counters are at 2^53 − 1. Nothing was changed; the first passes by itself.
   STORAGE_UNAVAILABLE: [503, "storage-unavailable"],
@@ -38,6 +40,8 @@ export const TITLES = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   431: "Request Header Fields Too Large",
+  // Not sent to anyone: the client left while its request waited (metrics count it so, as nginx).
+  499: "Client Closed Request",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };

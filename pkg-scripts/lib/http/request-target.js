@@ -24,10 +24,26 @@ function rawTarget(request) {
   return hash < 0 ? url.slice(start) : url.slice(start, hash);
 }
 
+/** The target's query, parsed on first use (most routes take none and never ask). */
+class Target {
+  #target;
+  #url = null;
+
+  constructor(target) {
+    this.#target = target;
+  }
+
+  get searchParams() {
+    // The scheme and host are fixed, so nothing in the target can become an authority.
+    this.#url ??= new URL(`http://target.invalid${this.#target}`);
+    return this.#url.searchParams;
+  }
+}
+
 /**
- * `{ path, url }`: the raw path (percent-escapes kept) and a URL of the target whose
- * `searchParams` are the query (its host is a fixed placeholder, not the request's). Throws a
- * 400 problem for a target that is not origin-form.
+ * `{ path, url }`: the raw path (percent-escapes kept) and the target as an object whose
+ * `searchParams` are the query (a URL's, made when first asked for). Throws a 400 problem for a
+ * target that is not origin-form.
  */
 export function requestTarget(request) {
   const target = rawTarget(request);
@@ -35,6 +51,5 @@ export function requestTarget(request) {
     throw new HttpProblem(400, "bad-request", "the request target must be a path starting with / (origin-form), in printable ASCII");
   }
   const q = target.indexOf("?");
-  // The scheme and host are fixed, so nothing in the target can become an authority.
-  return { path: q < 0 ? target : target.slice(0, q), url: new URL(`http://target.invalid${target}`) };
+  return { path: q < 0 ? target : target.slice(0, q), url: new Target(target) };
 }

@@ -44,6 +44,13 @@ const TYPES = {
 
 /** First path segments that belong to the API, never to files. */
 const API = new Set(["api", "metrics", "healthz", "readyz"]);
+const API_TARGET = /^\/(?:api|metrics|healthz|readyz)(?:[/?#]|$)/;
+
+/** True for a target plainly in the API (`/api/…`, `/metrics`, …): the server need not look
+ * for a file (a spelling with escapes is looked at, and refused, by `reply`). */
+export function isApiTarget(target) {
+  return API_TARGET.test(target);
+}
 
 /** The decoded segments of a request target's path, or null when one may not name a file. */
 function fileSegments(target) {
