@@ -16,7 +16,9 @@
 //   start), `REPUTE_CHECKPOINT_MS` (alarm delay, default 10000), `REPUTE_EVENTS_KEPT` (audit
 //   log retention, default 100000), `REPUTE_STREAM_MS` (an event stream's lifetime, default
 //   60000: the object is not told when a subscriber leaves, so every stream ends in time and
-//   EventSource resumes it by Last-Event-ID), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
+//   EventSource resumes it by Last-Event-ID), `REPUTE_MAX_WAIT_MS` and `REPUTE_MAX_WAITING` (the
+//   longest `waitMs` a request may ask for, default 30000, and the requests waiting at once,
+//   default 1000: as `repute serve --max-wait-ms/--max-waiting`), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
 //   the tests and the benchmark only; with it, `REPUTE_TEST_RESERVE_STEP` sets the reservation step).
 
 import wasm from "../pkg/repute_bg.wasm";
@@ -93,6 +95,8 @@ export class PoolObject {
         const checkpointMs = count(env, "REPUTE_CHECKPOINT_MS", 0, 10000);
         const eventsKept = count(env, "REPUTE_EVENTS_KEPT", 1, 100000);
         const streamMaxMs = count(env, "REPUTE_STREAM_MS", 1, 60000);
+        const maxWaitMs = count(env, "REPUTE_MAX_WAIT_MS", 0, 30000);
+        const maxWaiting = count(env, "REPUTE_MAX_WAITING", 0, 1000);
         try {
           this.#host = await DurableHost.restore({
             ctx,
@@ -108,7 +112,7 @@ export class PoolObject {
           if (e.code === "INVALID_CONFIG") throw misconfigured(`the REPUTE_CONFIG binding: ${e.message}`);
           throw e;
         }
-        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs });
+        this.#handle = await createHandler(this.#host, { tokens, streamMaxMs, maxWaitMs, maxWaiting });
       } catch (e) {
         // A bad binding stays bad until it is redeployed: answer it, rather than throw here
         // (which resets the object, to fail again on every request with no clear error).

@@ -90,6 +90,31 @@ test("a malformed REPUTE_CONFIG or REPUTE_TOKENS answers every request a 500 pro
   }
 });
 
+test("REPUTE_MAX_WAIT_MS and REPUTE_MAX_WAITING bound the waits as the server's options do; a malformed one is a 500 naming it", async () => {
+  const e = await edge(await folder(), { REPUTE_MAX_WAIT_MS: "1000", REPUTE_MAX_WAITING: "0" });
+  try {
+    assert.equal((await call(e, "eu", "POST", "/api/resources", { kind: "PROXY", value: "p1" })).status, 201);
+    const over = await call(e, "eu", "POST", "/api/leases", { context: "shop", waitMs: 1001 });
+    assert.equal(over.status, 400, over.text);
+    assert.match(JSON.parse(over.text).detail, /waitMs is over this server's limit of 1000 ms/);
+    assert.equal((await call(e, "eu", "POST", "/api/leases", { context: "shop", waitMs: 1000 })).status, 201, "within the limit, served at once");
+    // None may wait: a request that cannot be served at once is 503 too-many-waiting.
+    const full = await call(e, "eu", "POST", "/api/leases", { context: "shop", waitMs: 1000 });
+    assert.equal(full.status, 503, full.text);
+    assert.equal(JSON.parse(full.text).type, "urn:repute:problem:too-many-waiting");
+  } finally {
+    await e.close();
+  }
+  const bad = await edge(await folder(), { REPUTE_MAX_WAITING: "-1" });
+  try {
+    const r = await call(bad, "eu", "GET", "/api/stats");
+    assert.equal(r.status, 500);
+    assert.match(JSON.parse(r.text).detail, /REPUTE_MAX_WAITING binding must be an integer of at least 0/);
+  } finally {
+    await bad.close();
+  }
+});
+
 test("the audit log keeps its newest REPUTE_EVENTS_KEPT events across restarts, though seqs jump past the reservation", async () => {
   const dir = await folder();
   const bindings = { REPUTE_EVENTS_KEPT: "100" };
