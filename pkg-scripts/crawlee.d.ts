@@ -22,7 +22,8 @@ export interface CrawleePool {
 
 export interface ReputeProxyConfigurationOptions {
   pool: CrawleePool;
-  /** The context a request's lease is taken in (default: its URL's hostname). */
+  /** The context a request's lease is taken in (default: its destination `host[:port]`, the
+   * port only when it is not the scheme's default: `example.com`, `example.com:8443`). */
   context?: (request: Request) => string;
   /** Groups tried in order by every acquire (SPEC §3), or a function of the request. */
   groups?: Group[] | ((request: Request) => Group[] | undefined);

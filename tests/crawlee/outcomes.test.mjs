@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration, RequestBlockedError } from "repute/crawlee";
+import { destinationOf } from "../../pkg-scripts/lib/crawlee/destination.js";
 import { crawleeSetup, startWorld } from "./_support.mjs";
 
 let world;
@@ -293,6 +294,19 @@ test("context(request) and groups(request) choose per request: the lease, its ou
   // A context function giving no string fails the request, leasing nothing.
   const bad = await crawl(pool, [world.sites.b.url("/x")], { proxyOptions: { context: () => " " } });
   assert.match(bad.failed[0]?.message ?? "", /context\(request\) must give a non-blank string/);
+});
+
+test("the default context is the destination host[:port]: a non-default port is kept, the scheme's default one is not", async () => {
+  const pool = poolOf(["proxy-1"]);
+  world.sites.a.handle = page("a");
+  // The proxies resolve site-a.test whatever the port: the same site, three ways of naming it.
+  const { handled } = await crawl(pool, ["http://site-a.test:8443/one", "http://site-a.test:80/two", "http://site-a.test/three"]);
+  assert.equal(handled.length, 3);
+  assert.equal(cellOf(pool, "proxy-1", "site-a.test:8443")?.consecutiveSuccesses, 1, "the non-default port names its own context");
+  assert.equal(cellOf(pool, "proxy-1", "site-a.test")?.consecutiveSuccesses, 2, "port 80 of http is the host alone");
+  assert.equal(destinationOf({ url: "https://example.com:443/x" }), "example.com");
+  assert.equal(destinationOf({ url: "https://example.com:8443/x" }), "example.com:8443");
+  assert.equal(destinationOf({ url: "http://[::1]:8080/" }), "[::1]:8080");
 });
 
 test("a request Crawlee skips after the answer (redirected off its enqueue strategy) still ends its lease: reported, released at once", async () => {

@@ -1,7 +1,7 @@
 // `ReputeProxyConfiguration`: a Crawlee `ProxyConfiguration` whose proxy for each request is a
 // repute lease in the context of the request's destination (README "Crawlee"). Crawlee's HTTP
 // crawlers (HttpCrawler, CheerioCrawler, …) call `newProxyInfo(sessionId, { request })` before
-// each navigation: a lease is taken there (context: the request's hostname, or `context(request)`;
+// each navigation: a lease is taken there (context: the request's `host[:port]`, or `context(request)`;
 // `groups` passed on to acquire), and its proxy URL given to Crawlee (the value itself, or
 // `proxyUrl(lease)` for resources registered by a name). The outcome comes from the crawler's
 // own hooks, which `crawlerOptions(options)` adds to the crawler's options:
@@ -21,6 +21,7 @@
 import { ProxyConfiguration, SessionError } from "@crawlee/core";
 import { CallError, invalidOption, redactSecrets } from "../call/errors.js";
 import { Attempts } from "./attempts.js";
+import { destinationOf } from "./destination.js";
 import { BLOCKED_STATUS_CODES, classifyAnswer, classifyCrawleeError } from "./outcome.js";
 
 /** Thrown for an answer judged BLOCKED (a blocked status or a soft ban), after it was reported:
@@ -36,8 +37,6 @@ export class RequestBlockedError extends SessionError {
     this.context = context;
   }
 }
-
-const hostnameOf = (request) => new URL(request.url).hostname;
 
 /** The shortest wait for an exhausted pool (its next change may be "now" while nothing is free). */
 const MIN_WAIT_MS = 50;
@@ -61,7 +60,8 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
   /**
    * @param {object} options
    * @param {object} options.pool an embedded `Pool`, `openPool`'s host, or a `repute/client` pool
-   * @param {(request) => string} [options.context] the context of a request (default: its hostname)
+   * @param {(request) => string} [options.context] the context of a request (default: its
+   *   destination, `host[:port]`: the port only when it is not the scheme's default)
    * @param {Array<string | null> | ((request) => Array<string | null> | undefined)} [options.groups]
    * @param {(lease, options?) => string | Promise<string>} [options.proxyUrl] a lease's proxy URL
    *   (default: the resource's value is the URL); `proxyUrls(…)` from "repute" makes one
@@ -73,7 +73,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    * @param {number} [options.maxHoldMs=300000] a lease whose request never ended is released after this
    * @param {(error) => void} [options.onError] hears of failed reports, releases and renewals
    */
-  constructor({ pool, context = hostnameOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, maxWaitMs = 0, maxHoldMs = 300_000, onError = defaultOnError, timers } = {}) {
+  constructor({ pool, context = destinationOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, maxWaitMs = 0, maxHoldMs = 300_000, onError = defaultOnError, timers } = {}) {
     super();
     for (const m of ["acquire", "report", "release"]) {
       if (typeof pool?.[m] !== "function") throw invalidOption(`pool must have the Pool methods (${m} is missing): an embedded Pool, openPool's host or a repute/client pool`);
