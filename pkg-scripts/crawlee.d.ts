@@ -37,7 +37,9 @@ export interface ReputeProxyConfigurationOptions {
   isBlocked?: (ctx: any) => boolean | Promise<boolean>;
   /** Answers that are BLOCKED (default [401, 403, 407, 429]). */
   blockedStatusCodes?: number[];
-  /** A success slower than this (from the navigation to the read body) is SLOW (default 2000). */
+  /** A success whose proxy leg (request sent to answer head: no wait for the lease, body or
+   * handler in it) took longer than this is SLOW (default 2000). Every outcome's latency is
+   * that leg. */
   slowThresholdMs?: number;
   /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
    * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */

@@ -88,6 +88,24 @@ test("a success slower than slowThresholdMs is SLOW, and still delivered", async
   assert.deepEqual([c.state, c.cooldownCause], ["COOLING", "SLOW"]);
 });
 
+test("the latency is the proxy leg, request sent to answer head: a slow body or a slow handler is not SLOW", async () => {
+  const pool = poolOf(["proxy-1"]);
+  // The head and the first bytes at once; the rest of the page 400 ms later.
+  world.sites.a.handle = (req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.write("<html><head><title>late body</title></head><body>");
+    setTimeout(() => res.end("</body></html>"), 400);
+  };
+  const { handled } = await crawl(pool, [world.sites.a.url("/")], {
+    proxyOptions: { slowThresholdMs: 250 },
+    handler: () => new Promise((r) => setTimeout(r, 400)), // the user's work is not the proxy's
+  });
+  assert.deepEqual(handled.map((h) => h.title), ["late body"]);
+  const c = cellOf(pool, "proxy-1");
+  assert.deepEqual([c.state, c.consecutiveSuccesses, c.cooldownCause], ["HEALTHY", 1, null], "not SLOW");
+  assert.ok(c.p50LatencyMs < 250, `the head's latency: ${c.p50LatencyMs} ms`);
+});
+
 test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError); with none left, POOL_EXHAUSTED says when to retry", async () => {
   world.sites.a.handle = (req, res, from) => (from === "proxy-1" ? ((res.statusCode = 403), res.end("no")) : page("through 2")(req, res));
   // Two proxies in tiers: proxy-1 first, proxy-2 after it cooled.

@@ -19,13 +19,14 @@ const SYSTEM_TIMERS = Object.freeze({
 
 /** One request's lease and what is known of its outcome. */
 class Attempt {
-  constructor(request, context, lease, startedAt) {
+  constructor(request, context, lease) {
     this.request = request;
     this.context = context;
     this.lease = lease;
-    this.startedAt = startedAt;
-    /** When the navigation started (preNavigationHooks), for the latency. */
-    this.navigationAt = null;
+    /** When the request was sent (the last preNavigationHook), on the monotonic clock. */
+    this.sentAt = null;
+    /** The proxy leg: from `sentAt` to the answer's head (the first postNavigationHook). */
+    this.legMs = null;
     /** The verdict on the answer's head, until the body is judged. */
     this.answer = null;
     /** An outcome was reported, or judged not the resource's fault: nothing more is reported. */
@@ -85,7 +86,7 @@ export class Attempts {
       }
       throw exhausted(context, groups, retryAfterMs ?? undefined);
     }
-    const attempt = new Attempt(request, context, answer.lease, this.now());
+    const attempt = new Attempt(request, context, answer.lease);
     this.#open.set(request, attempt);
     if (this.#pool.renews) this.#scheduleRenewal(attempt);
     if (Number.isFinite(this.#maxHoldMs)) {
@@ -119,6 +120,25 @@ export class Attempts {
       }
     }, Math.max(50, Math.floor(ttl / 2)));
     attempt.renewTimer?.unref?.();
+  }
+
+  /** The request went out now. */
+  sent(attempt) {
+    attempt.sentAt = this.now();
+  }
+
+  /** Its answer's head arrived now (or `legMs` says how long it took, as the browser timed it). */
+  answered(attempt, legMs = null) {
+    if (attempt.legMs !== null) return;
+    attempt.legMs = legMs ?? (attempt.sentAt === null ? 0 : this.now() - attempt.sentAt);
+  }
+
+  /** The latency to report: the proxy leg, or for a request that failed before its head came,
+   * the time from sending it to the failure (0 if it never went out). Time spent waiting for the
+   * lease, reading the body or in the user's handler is not the proxy's. */
+  latency(attempt) {
+    if (attempt.legMs !== null) return attempt.legMs;
+    return attempt.sentAt === null ? 0 : this.now() - attempt.sentAt;
   }
 
   /** Reports `verdict.report` (a failure type or "ok") once; null reports nothing. */

@@ -5,14 +5,15 @@
 // `groups` passed on to acquire), and its proxy URL given to Crawlee (the value itself, or
 // `proxyUrl(lease)` for resources registered by a name). The outcome comes from the crawler's
 // own hooks, which `crawlerOptions(options)` adds to the crawler's options:
-// - a preNavigationHook notes when the request went out;
-// - a postNavigationHook judges the answer's head (outcome.js): a blocked status is reported
+// - a preNavigationHook (the last) notes when the request went out;
+// - a postNavigationHook (the first) times the proxy leg — request sent to answer head, the
+//   latency every outcome reports — and judges the head (outcome.js): a blocked status is reported
 //   BLOCKED at once and thrown as a `RequestBlockedError` (Crawlee's `SessionError`: the
 //   request is retried, on another lease); a 502/504 is reported and Crawlee fails it itself;
 //   an answer Crawlee will skip (redirected off its enqueue strategy: no handler runs after)
 //   is reported and its lease released there;
 // - the request handler, wrapped, judges the read answer first — `isBlocked(ctx)` (a soft ban)
-//   → BLOCKED, else a success or SLOW by the time since the request went out — then runs the
+//   → BLOCKED, else a success or SLOW by the proxy leg — then runs the
 //   user's handler while the lease is still held (ctx.sendRequest goes through the same proxy);
 // - errorHandler / failedRequestHandler classify what failed before that (a timeout, a reset,
 //   the proxy refusing us) and report it.
@@ -67,7 +68,8 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    *   (default: the resource's value is the URL); `proxyUrls(…)` from "repute" makes one
    * @param {(ctx) => boolean | Promise<boolean>} [options.isBlocked] soft-ban predicate on the read answer
    * @param {number[]} [options.blockedStatusCodes=[401, 403, 407, 429]]
-   * @param {number} [options.slowThresholdMs=2000] a success slower than this is reported SLOW
+   * @param {number} [options.slowThresholdMs=2000] a success whose proxy leg (request sent to
+   *   answer head) took longer is reported SLOW
    * @param {number} [options.maxWaitMs=0] wait this long at most for an exhausted pool whose next
    *   change is that near (pacing), before failing the attempt with POOL_EXHAUSTED
    * @param {number} [options.maxHoldMs=300000] a lease whose request never ended is released after this
@@ -194,22 +196,23 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
 
   #wentOut(ctx) {
     const attempt = this.#attempts.get(ctx.request);
-    if (attempt) attempt.navigationAt = this.#attempts.now();
+    if (attempt) this.#attempts.sent(attempt);
   }
 
   async #answered(ctx) {
     const attempt = this.#attempts.get(ctx.request);
     if (!attempt || attempt.settled || !ctx.response) return;
+    this.#attempts.answered(attempt);
     const v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#blockedStatusCodes });
     if (v.report === "BLOCKED") {
-      await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
       if (v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
       throw this.#blocked(attempt, v.status);
     }
     if (willSkip(ctx)) {
       // Crawlee drops this request once the body is read, calling neither the request handler
       // nor an error handler: its outcome is the answer's head, and the lease ends here.
-      await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
       await this.#attempts.close(attempt);
       return;
     }
@@ -217,7 +220,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
       attempt.answer = v; // judged again once the body is read
       return;
     }
-    await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+    await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
     // Anything else Crawlee handles as it would (a 5xx fails the request; a 404 is a page).
   }
 
@@ -226,10 +229,10 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     try {
       if (attempt && !attempt.settled && attempt.answer) {
         if (this.#isBlocked && (await this.#isBlocked(ctx))) {
-          await this.#attempts.settle(attempt, "BLOCKED", this.#latency(attempt));
+          await this.#attempts.settle(attempt, "BLOCKED", this.#attempts.latency(attempt));
           throw this.#blocked(attempt, attempt.answer.status, "a block page");
         }
-        const latency = this.#latency(attempt);
+        const latency = this.#attempts.latency(attempt);
         await this.#attempts.settle(attempt, latency >= this.#slowThresholdMs ? "SLOW" : "ok", latency);
       }
       return await handler(ctx);
@@ -247,13 +250,9 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
       let v = classifyCrawleeError(error);
       if (v.report === null && ctx.response) v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#blockedStatusCodes });
       if (v.report === "BLOCKED" && v.status === 407) this.#proxyUrl.invalidate?.(attempt.lease);
-      await this.#attempts.settle(attempt, v.report, this.#latency(attempt));
+      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
     }
     await this.#attempts.close(attempt);
-  }
-
-  #latency(attempt) {
-    return this.#attempts.now() - (attempt.navigationAt ?? attempt.startedAt);
   }
 
   #blocked(attempt, status, what = `${status}`) {
