@@ -69,7 +69,9 @@ export declare class ReputeProxyConfiguration extends ProxyConfiguration {
 }
 
 /** Thrown for an answer judged BLOCKED, after it was reported: Crawlee retries it through
- * another proxy (a SessionError rotates the session). */
+ * another proxy (a SessionError rotates the session). It is built on the SessionError of the
+ * crawler's own copy of @crawlee/core (a symlinked or workspace install may load two), and
+ * `instanceof RequestBlockedError` holds whichever copy that is. */
 export declare class RequestBlockedError extends SessionError {
   readonly code: "BLOCKED";
   readonly status?: number;

@@ -4,12 +4,14 @@
 // 502), check their Basic credentials, and connect to a site from an address of their own in
 // 127.0.0.0/8, the way a real proxy exit has its own IP. A site sees which proxy a request came
 // through by that source address alone — as a real site does — and may refuse some. Also: a
-// Crawlee set-up whose storage lives in a temporary folder and whose log lines are captured.
+// Crawlee set-up whose storage lives in a temporary folder and whose log lines are captured,
+// and a second copy of Crawlee's packages (a symlinked or workspace install).
 import http from "node:http";
 import net from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const listen = (server, host = "127.0.0.1") => new Promise((r) => server.listen(0, host, () => r(server.address().port)));
 
@@ -180,6 +182,32 @@ export async function crawleeSetup() {
     dir,
     lines,
     config: () => new Configuration({ persistStorage: false }),
+    close: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * A genuine second copy of Crawlee, as a symlinked or workspace install loads one: every
+ * `@crawlee/*` package copied into a temporary `node_modules`, the other dependencies linked
+ * to the installed ones. A crawler imported from it (`load("@crawlee/cheerio")`) runs on that
+ * copy of `@crawlee/core` — its own `SessionError`, `Request` and `Session` classes — while
+ * repute/crawlee keeps importing the installed one. `close()` removes the tree.
+ */
+export function secondCrawleeCopy() {
+  const installed = fileURLToPath(new URL("../../pkg-scripts/node_modules/", import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-copy-"));
+  const modules = join(dir, "node_modules");
+  mkdirSync(join(modules, "@crawlee"), { recursive: true });
+  for (const name of readdirSync(installed)) {
+    if (name === "@crawlee" || name.startsWith(".")) continue;
+    symlinkSync(join(installed, name), join(modules, name));
+  }
+  for (const name of readdirSync(join(installed, "@crawlee"))) {
+    cpSync(join(installed, "@crawlee", name), join(modules, "@crawlee", name), { recursive: true });
+  }
+  return {
+    dir,
+    load: (name) => import(pathToFileURL(join(modules, name, "index.mjs")).href),
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

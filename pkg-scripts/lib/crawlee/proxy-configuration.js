@@ -19,25 +19,12 @@
 //   the proxy refusing us) and report it.
 // Every lease is released when its request ends (attempts.js). Owns the wiring to Crawlee.
 
-import { ProxyConfiguration, SessionError } from "@crawlee/core";
+import { ProxyConfiguration } from "@crawlee/core";
 import { CallError, invalidOption, redactSecrets } from "../call/errors.js";
 import { Attempts } from "./attempts.js";
+import { requestBlockedError } from "./blocked-error.js";
 import { destinationOf } from "./destination.js";
 import { BLOCKED_STATUS_CODES, classifyAnswer, classifyCrawleeError } from "./outcome.js";
-
-/** Thrown for an answer judged BLOCKED (a blocked status or a soft ban), after it was reported:
- * Crawlee retries a `SessionError` on a new session, and this configuration leases another
- * proxy (the blocked one, penalised in this context, is less likely or no longer eligible). */
-export class RequestBlockedError extends SessionError {
-  constructor(message, { status, resource, context }) {
-    super(redactSecrets(message));
-    this.name = "RequestBlockedError";
-    this.code = "BLOCKED";
-    if (status !== undefined) this.status = status;
-    this.resource = resource;
-    this.context = context;
-  }
-}
 
 /** The shortest wait for an exhausted pool (its next change may be "now" while nothing is free). */
 const MIN_WAIT_MS = 50;
@@ -260,7 +247,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     const who = status === 407
       ? `the proxy ${JSON.stringify(resource)} refused our credentials (407) for ${JSON.stringify(attempt.context)}`
       : `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
-    return new RequestBlockedError(`repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
+    return requestBlockedError(attempt.request, `repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
   }
 }
 
