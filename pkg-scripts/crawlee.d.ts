@@ -41,6 +41,9 @@ export interface ReputeProxyConfigurationOptions {
    * handler in it) took longer than this is SLOW (default 2000). Every outcome's latency is
    * that leg. */
   slowThresholdMs?: number;
+  /** One lease per Crawlee session and destination, kept while the session lives, so that its
+   * cookies never reach a site from another exit IP (default true); false: one per request. */
+  sessionLeases?: boolean;
   /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
    * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */
   maxWaitMs?: number;
@@ -51,20 +54,24 @@ export interface ReputeProxyConfigurationOptions {
 }
 
 /** A Crawlee ProxyConfiguration whose proxy for each request is a repute lease in the context
- * of the request's destination, held for the request, its outcome reported from the crawler's
- * hooks. Build the crawler with `crawlerOptions(…)`. */
+ * of the request's destination (a session's, or the request's own), its outcome reported from
+ * the crawler's hooks. Give it to the crawler with `crawlerOptions(…)`. */
 export declare class ReputeProxyConfiguration extends ProxyConfiguration {
   constructor(options: ReputeProxyConfigurationOptions);
-  /** Leases held now: one per request in flight. */
+  /** Leases held now: one per session and destination, or per request in flight. */
   readonly held: number;
-  /** A lease for `options.request` (required); throws a `POOL_EXHAUSTED` CallError (with
-   * `retryAfterMs` when known) that Crawlee retries when nothing can be leased. */
+  /** Called by a crawler only when the configuration was given to it as is (not through
+   * `crawlerOptions`): rejects with Crawlee's CriticalError naming the fix, which stops the crawl. */
   newProxyInfo(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<ProxyInfo | undefined>;
   newUrl(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<string | undefined>;
-  /** The crawler's options with this configuration and its hooks added (the user's own hooks
-   * and handlers still run, after ours): `new CheerioCrawler(proxies.crawlerOptions({ … }))`. */
+  /** The crawler's options with a binding of this configuration as their proxyConfiguration and
+   * its hooks added (the user's own hooks and handlers still run, after ours):
+   * `new CheerioCrawler(proxies.crawlerOptions({ … }))`. The binding's `newProxyInfo` leases
+   * the proxy of `options.request`, and throws a `POOL_EXHAUSTED` CallError (with `retryAfterMs`
+   * when known) that Crawlee retries when nothing can be leased. */
   crawlerOptions<O extends object>(options?: O): O;
-  /** Releases every lease still held. */
+  /** Releases every lease still held: the sessions' (call it after the crawl) and those of
+   * requests still running (a crawl torn down). */
   close(): Promise<void>;
 }
 

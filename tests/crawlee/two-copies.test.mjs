@@ -62,5 +62,6 @@ test("a blocked answer is that copy's session error: the session rotates and the
   assert.ok(retried[0] instanceof core2.SessionError, "the crawler's own SessionError");
   assert.ok(retried[0] instanceof RequestBlockedError, "and still a RequestBlockedError to the user");
   assert.deepEqual([retried[0].code, retried[0].status, retried[0].resource, retried[0].context], ["BLOCKED", 403, "proxy-1", "site-a.test"]);
+  await proxies.close();
   assert.equal(proxies.held, 0);
 });

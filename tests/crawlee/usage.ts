@@ -21,7 +21,7 @@ export async function crawl(): Promise<void> {
   }));
   await crawler.run(["https://shop.example/"]);
   // An embedded Pool fits as well, and the router serves when no handler is given.
-  const embedded = new ReputeProxyConfiguration({ pool: new Pool() });
+  const embedded = new ReputeProxyConfiguration({ pool: new Pool(), sessionLeases: false });
   const routed = new CheerioCrawler(embedded.crawlerOptions({ maxRequestRetries: 5 }));
   routed.router.addDefaultHandler(async ({ $ }) => void $("h1").text());
   // A remote pool (the README's example).
@@ -29,5 +29,8 @@ export async function crawl(): Promise<void> {
   await new CheerioCrawler(remote.crawlerOptions({ async requestHandler({ request, $ }) { void [request.url, $("title").text()]; } })).run(["https://shop.example/"]);
   // @ts-expect-error the crawler's options are checked through crawlerOptions
   new CheerioCrawler(proxies.crawlerOptions({ maxConcurrency: "ten" }));
+  // @ts-expect-error sessionLeases is on or off
+  new ReputeProxyConfiguration({ pool: new Pool(), sessionLeases: "per-site" });
+  await Promise.all([proxies.close(), embedded.close(), remote.close()]);
   await host.close();
 }

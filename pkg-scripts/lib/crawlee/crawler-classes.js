@@ -6,8 +6,8 @@
 // the crawler's own `Request` objects come from: the loaded @crawlee/core (or a package that
 // re-exports it) whose `Request` the request is an instance of, found once per Request class in
 // Node's module cache (Crawlee 3 is CommonJS, its ESM entries load the CommonJS files). Our own
-// import answers when the request is one of ours or no loaded copy claims it. Owns nothing
-// else: the errors themselves are blocked-error.js's and proxy-configuration.js's.
+// import answers when the request is one of ours or no loaded copy claims it. Owns that lookup;
+// what the errors say is their throwers' (blocked-error.js, crawler-binding.js, …).
 
 import { createRequire } from "node:module";
 import * as own from "@crawlee/core";
@@ -40,4 +40,11 @@ function loadedCopyOf(request) {
     if (request instanceof x.Request) return Object.freeze({ SessionError: x.SessionError, CriticalError: x.CriticalError, Request: x.Request });
   }
   return null;
+}
+
+/** An error of class `kind` ("SessionError" or "CriticalError") as the crawler `request` belongs
+ * to knows it (no request: our own import's). */
+export function crawlerError(request, kind, message) {
+  const Class = (request === undefined ? OWN : crawleeClassesOf(request))[kind];
+  return new Class(message);
 }

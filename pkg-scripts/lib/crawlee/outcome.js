@@ -1,9 +1,9 @@
 // What a Crawlee request's outcome says about the proxy it went through (README "Crawlee"): the
-// resilient-call layer's classification (lib/call/classify.js) applied to what an HTTP
-// crawler's hooks see — the answer's head in a postNavigationHook, and the error in an
+// resilient-call layer's classification (lib/call/classify.js) applied to what a crawler's
+// hooks see — the answer's head in a postNavigationHook, and the error in an
 // errorHandler / failedRequestHandler, where Crawlee has often rewrapped the transport's error
 // into a message (a `SessionError` for proxy errors and blocked status codes, a plain `Error`
-// for a timed-out request). Pure: no I/O, no clock, no Crawlee import. proxy-configuration.js
+// for a timed-out request). Pure: no I/O, no clock, no Crawlee import. crawler-binding.js
 // reports the verdicts.
 
 import { classifyError, classifyResult } from "../call/classify.js";
@@ -11,15 +11,22 @@ import { classifyError, classifyResult } from "../call/classify.js";
 /** Answers that mean "the destination refused this proxy" (SPEC §7, the call layer's table). */
 export const BLOCKED_STATUS_CODES = Object.freeze([401, 403, 407, 429]);
 
+/** `{ status, headers, url }` of an answer's head: an HTTP crawler's response (`statusCode`,
+ * `headers`, `url`) or a browser's (Playwright's `status()`, `headers()`, `url()`). */
+export function headOf(response) {
+  const read = (v) => (typeof v === "function" ? v.call(response) : v);
+  return { status: read(response?.statusCode) ?? read(response?.status), headers: read(response?.headers), url: read(response?.url) };
+}
+
 /**
- * The verdict on an answer's head (`ctx.response` of an HttpCrawler: `statusCode`, `headers`).
+ * The verdict on an answer's head (`ctx.response` of a crawler: headOf).
  * A status in `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
  * is an answer like a 404 (nothing reported); the rest as the call layer classifies it. A 2xx
  * or 3xx is `"ok"` here; whether it was SLOW or a soft ban is judged when the body has been read.
  */
 export async function classifyAnswer(response, { blockedStatusCodes = BLOCKED_STATUS_CODES, wallNow = Date.now() } = {}) {
-  const status = response?.statusCode ?? response?.status;
-  const head = { statusCode: status, headers: response?.headers };
+  const { status, headers } = headOf(response);
+  const head = { statusCode: status, headers };
   const v = await classifyResult(head, { latencyMs: 0, slowThresholdMs: Infinity, wallNow });
   if (blockedStatusCodes.includes(status)) {
     return v.report === "BLOCKED" ? v : { ...v, report: "BLOCKED", deliver: false, retryable: true, reason: `the destination refused this resource (${status})` };
