@@ -3,7 +3,8 @@
 // them), while repute/crawlee imports the installed @crawlee/core. Crawlee tells a blocked
 // request by `instanceof` of its own copy's SessionError (rotate the session, retry beyond
 // maxRequestRetries); repute/crawlee must throw that copy's class, found from the crawler's own
-// Request, not the one it imported. Real sites, proxies and crawler, as outcomes.test.mjs.
+// Request, not the one it imported — and so must the CriticalError that stops a crawl given the
+// configuration as is. Real sites, proxies and crawler, as outcomes.test.mjs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import * as installed from "@crawlee/core";
@@ -64,4 +65,20 @@ test("a blocked answer is that copy's session error: the session rotates and the
   assert.deepEqual([retried[0].code, retried[0].status, retried[0].resource, retried[0].context], ["BLOCKED", 403, "proxy-1", "site-a.test"]);
   await proxies.close();
   assert.equal(proxies.held, 0);
+});
+
+test("given as is to that copy's crawler, the configuration stops the crawl with that copy's CriticalError", async () => {
+  world.sites.a.hits.length = 0;
+  const pool = new Pool();
+  pool.register("PROXY", "proxy-1");
+  const proxies = new ReputeProxyConfiguration({ pool, proxyUrl: proxyUrls({ map: world.urlMap() }) });
+  const failed = [];
+  const crawler = new cheerio2.CheerioCrawler({
+    proxyConfiguration: proxies,
+    requestHandler: () => assert.fail("no page may be handled"),
+    failedRequestHandler: (_ctx, e) => void failed.push(e),
+  }, new core2.Configuration({ persistStorage: false }));
+  await assert.rejects(crawler.run([world.sites.a.url("/as-is")]), (e) => e instanceof core2.CriticalError && /crawlerOptions/.test(e.message));
+  assert.deepEqual(failed, []);
+  assert.equal(world.sites.a.hits.length, 0);
 });
