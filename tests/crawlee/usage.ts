@@ -2,6 +2,8 @@
 //   pkg-scripts/node_modules/.bin/tsc -p tests/crawlee/tsconfig.json --noEmit
 // The user's handler and hooks get the crawler's own context types through crawlerOptions().
 import { CheerioCrawler, type CheerioCrawlingContext } from "@crawlee/cheerio";
+import { PlaywrightCrawler } from "@crawlee/playwright";
+import { chromium } from "playwright-core";
 import { Pool, openPool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
 import { connectPool } from "repute/client";
@@ -29,6 +31,12 @@ export async function crawl(): Promise<void> {
   await new CheerioCrawler(remote.crawlerOptions({ async requestHandler({ request, $ }) { void [request.url, $("title").text()]; } })).run(["https://shop.example/"]);
   // @ts-expect-error the crawler's options are checked through crawlerOptions
   new CheerioCrawler(proxies.crawlerOptions({ maxConcurrency: "ten" }));
+  // A browser crawler: a context, and so a proxy, per page (the README's example).
+  const browsers = new PlaywrightCrawler(proxies.crawlerOptions({
+    launchContext: { launcher: chromium, useIncognitoPages: true, launchOptions: { executablePath: "/usr/bin/chromium" } },
+    async requestHandler({ request, page }) { void [request.url, await page.title()]; },
+  }));
+  await browsers.run(["https://shop.example/"]);
   // @ts-expect-error sessionLeases is on or off
   new ReputeProxyConfiguration({ pool: new Pool(), sessionLeases: "per-site" });
   await Promise.all([proxies.close(), embedded.close(), remote.close()]);

@@ -26,7 +26,7 @@ import { CallError, invalidOption } from "../call/errors.js";
 import { requestBlockedError } from "./blocked-error.js";
 import { crawlerError } from "./crawler-classes.js";
 import { SessionLeaseEnded } from "./holds.js";
-import { classifyAnswer, classifyCrawleeError, headOf } from "./outcome.js";
+import { browserLegMs, classifyAnswer, classifyCrawleeError, headOf } from "./outcome.js";
 
 /** The session pool's blocked codes when the user sets none (Crawlee's BLOCKED_STATUS_CODES). */
 const CRAWLEE_BLOCKED = [401, 403, 429];
@@ -182,12 +182,18 @@ export class CrawlerBinding {
   async #answered(ctx) {
     const attempt = this.#attempts.get(ctx.request);
     if (!attempt || attempt.settled || !ctx.response) return;
-    this.#attempts.answered(attempt);
+    this.#attempts.answered(attempt, browserLegMs(ctx.response));
     const v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#s.blockedStatusCodes });
     if (v.report === "BLOCKED") {
       await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
-      if (v.status === 407) this.#s.proxyUrl.invalidate?.(attempt.lease);
-      throw this.#blocked(attempt, v.status);
+      if (v.status === 407 || v.credentials) this.#s.proxyUrl.invalidate?.(attempt.lease);
+      throw this.#blocked(attempt, v.status, v.credentials);
+    }
+    if (v.relayed) {
+      // Not a page: the relay in front of the proxy says the proxy failed. Crawlee rotates the
+      // session on its own SessionError and retries, through another lease.
+      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
+      throw crawlerError(ctx.request, "SessionError", `repute: ${v.reason} for ${JSON.stringify(attempt.context)} through ${JSON.stringify(this.#attempts.name(attempt.lease))}; reported ${v.report}, the request is retried through another proxy`);
     }
     if (willSkip(ctx)) {
       // Crawlee drops this request once the body is read, calling neither the request handler
@@ -210,7 +216,7 @@ export class CrawlerBinding {
       if (attempt && !attempt.settled && attempt.answer) {
         if (this.#s.isBlocked && (await this.#s.isBlocked(ctx))) {
           await this.#attempts.settle(attempt, "BLOCKED", this.#attempts.latency(attempt));
-          throw this.#blocked(attempt, attempt.answer.status, "a block page");
+          throw this.#blocked(attempt, attempt.answer.status, false, "a block page");
         }
         const latency = this.#attempts.latency(attempt);
         await this.#attempts.settle(attempt, latency >= this.#s.slowThresholdMs ? "SLOW" : "ok", latency);
@@ -229,16 +235,16 @@ export class CrawlerBinding {
       // failed it before ours saw it: a type it does not parse) is judged by its head.
       let v = classifyCrawleeError(error);
       if (v.report === null && ctx.response) v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#s.blockedStatusCodes });
-      if (v.report === "BLOCKED" && v.status === 407) this.#s.proxyUrl.invalidate?.(attempt.lease);
+      if (v.report === "BLOCKED" && (v.status === 407 || v.credentials)) this.#s.proxyUrl.invalidate?.(attempt.lease);
       await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
     }
     await this.#attempts.close(attempt);
   }
 
-  #blocked(attempt, status, what = `${status}`) {
+  #blocked(attempt, status, credentials = false, what = `${status}`) {
     const resource = this.#attempts.name(attempt.lease);
-    const who = status === 407
-      ? `the proxy ${JSON.stringify(resource)} refused our credentials (407) for ${JSON.stringify(attempt.context)}`
+    const who = status === 407 || credentials
+      ? `the proxy ${JSON.stringify(resource)} refused our credentials (${status}) for ${JSON.stringify(attempt.context)}`
       : `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
     return requestBlockedError(attempt.request, `repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
   }
