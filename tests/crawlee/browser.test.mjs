@@ -141,3 +141,10 @@ test("a browser crawler without incognito pages is refused: at once in crawlerOp
   assert.equal(world.sites.a.hits.length, 0, "nothing fetched");
   await proxies.close();
 });
+
+test("after the browser crawls above: no proxy password in Crawlee's log", () => {
+  assert.ok(crawlee.lines.length > 10, "the crawls above logged");
+  for (const pw of [...world.passwords, "wrong-password"]) {
+    for (const line of crawlee.lines) assert.ok(!line.includes(pw) && !line.includes(encodeURIComponent(pw)), `a password in: ${line.slice(0, 200)}`);
+  }
+});
