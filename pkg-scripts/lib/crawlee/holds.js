@@ -5,15 +5,16 @@
 // another exit IP. Every hold is renewed at half its TTL while it is held, and released:
 // - a request's own, when its request ends;
 // - a session's, once it is ended and its last request has ended. It is ended when Crawlee
-//   retires the session, when a request through it fails (the pool now judges that proxy on
-//   that site; the session goes with it), when the pool refuses its renewal, when it has been
-//   idle — no request through it — and the crawler will not hand the session to a new request
-//   (its session pool still has room: Crawlee then makes a new session for each request), or
-//   for half a TTL at a renewal, when a request of this process
-//   needs its proxy (nothing else is free, or the pick fell to a later group than its proxy's:
-//   idle sessions never starve the crawl nor push it to a pricier tier), and on `closeAll()`. The hold's owner (proxy-configuration.js) is told, to retire
-//   the session where Crawlee has not, and the session is remembered as ended: it gets no new
-//   lease (`sessionEnded`), since a new one would be another IP.
+//   retires the session; when a request through it fails (the pool now judges that proxy on
+//   that site; the session goes with it); when the pool refuses its renewal; when it is idle —
+//   no request through it — and the crawler will not hand the session to a new request (its
+//   session pool still has room: Crawlee then makes a new session for each request), or has
+//   been idle for half a TTL at a renewal; when a request of this process needs its proxy
+//   (nothing else is free, or the pick fell to a later group than its proxy's: idle sessions
+//   never starve the crawl nor push it to a pricier tier); and on `closeAll()`. The hold's
+//   owner (proxy-configuration.js) is told, to retire the session where Crawlee has not, and
+//   the session is remembered as ended: a request of it gets a `SessionLeaseEnded`, never a new
+//   lease, since a new one could be another IP.
 // Acquiring is the only place a lease is taken: the pool's next change is waited for while it
 // is within `waitMs` (a pacing gap), else a POOL_EXHAUSTED error with `retryAfterMs` goes to the
 // crawler. The pool is reached through the call layer's port (lib/call/pool-port.js): every call
@@ -44,8 +45,8 @@ class Hold {
     this.released = false;
     /** The Crawlee session (seen by a hook), to retire when the hold ends. */
     this.session = null;
-    /** Whether the crawler may hand the session to a new request again (hooks.js knows its
-     * session pool); until a hook has seen it, it may. */
+    /** Whether the crawler may hand the session to a new request again (crawler-binding.js
+     * knows its session pool); until a hook has seen it, it may. */
     this.mayReturn = () => true;
     this.renewTimer = null;
     /** The lease's TTL when granted: renewals come every half of it. */
@@ -90,11 +91,6 @@ export class Holds {
   /** Leases held now. */
   get size() {
     return this.#live.size;
-  }
-
-  /** Whether `sessionId` had a lease that ended (the session must not go on through another). */
-  sessionEnded(sessionId) {
-    return this.#ended.has(sessionId);
   }
 
   /**
