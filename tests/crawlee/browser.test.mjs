@@ -103,14 +103,14 @@ test("in the browser the latency is the document's proxy leg, as Chromium timed 
     if (req.url !== "/slow") return page("asset")(req, res);
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.write("<html><head><title>slow</title></head><body>");
-    setTimeout(() => res.end("</body></html>"), 600);
+    setTimeout(() => res.end("</body></html>"), 2000); // wide margins: a first page's head is slower
   };
   const pool = poolOf(["proxy-1"]);
-  const { handled } = await crawl(pool, [world.sites.b.url("/slow")], { proxyOptions: { slowThresholdMs: 400 } });
+  const { handled } = await crawl(pool, [world.sites.b.url("/slow")], { proxyOptions: { slowThresholdMs: 1200 } });
   assert.deepEqual(handled.map((h) => h.title), ["slow"]);
   const c = cellOf(pool, "proxy-1", "site-b.test");
   assert.deepEqual([c.state, c.consecutiveSuccesses], ["HEALTHY", 1], "not SLOW");
-  assert.ok(c.p50LatencyMs < 400, `${c.p50LatencyMs} ms`);
+  assert.ok(c.p50LatencyMs < 1200, `${c.p50LatencyMs} ms`);
 });
 
 test("a proxy that resets, refuses the credentials or hangs: the relay's 595 and 597 are the proxy's failures, never a page", async () => {
