@@ -167,7 +167,9 @@ export class CrawlerBinding {
     const live = sessionPool?.usableSessionsCount;
     const retired = sessionPool?.retiredSessionsCount;
     if (typeof live !== "number" || typeof retired !== "number") return true;
-    return live + retired >= this.#maxPoolSize;
+    // Its own size (set however the options reached it), else what crawlerOptions was given.
+    const size = typeof sessionPool.maxPoolSize === "number" ? sessionPool.maxPoolSize : this.#maxPoolSize;
+    return live + retired >= size;
   }
 
   /** Hears of the sessions the crawler retires: their holds end. */
