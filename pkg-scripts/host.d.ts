@@ -44,8 +44,9 @@ export interface Host {
   stats(): Stats;
 
   // Operator actions: resolve once the change is durable (for a durable host).
-  /** `group` (a name or null) moves a known resource; absent, its group is unchanged. */
-  register(kind: Kind, value: string, options?: { group?: string | null }): Promise<boolean>;
+  /** `group` (a name or null) moves a known resource; absent, its group is unchanged;
+   * `maxLeases` (1..=1024) likewise. */
+  register(kind: Kind, value: string, options?: { group?: string | null; maxLeases?: number }): Promise<boolean>;
   deregister(kind: Kind, value: string): Promise<boolean>;
   block(kind: Kind, value: string, how: BlockHow): Promise<void>;
   unblock(kind: Kind, value: string): Promise<boolean>;
@@ -55,6 +56,16 @@ export interface Host {
   // The hot path: synchronous.
   /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
   acquire(context: string, options?: { groups?: (string | null)[] }): Lease | null;
+  /** A lease within `waitMs` (SPEC §3, waiting): FIFO per context and groups; an aborted
+   * `signal` rejects (an AbortError) and leaks no lease. */
+  acquireWait(context: string, options: { groups?: (string | null)[]; waitMs: number; signal?: AbortSignal }): Promise<Lease | null>;
+  /** Report, release and the next lease (SPEC §3, finishing a step); LEASE_FINISHED on a
+   * repeat. */
+  finish(
+    lease: Lease,
+    outcome: Outcome,
+    options?: { next?: { context?: string; groups?: (string | null)[]; waitMs?: number; signal?: AbortSignal } },
+  ): Lease | null | Promise<Lease | null>;
   renew(lease: Lease): Lease | null;
   release(lease: Lease): boolean;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;

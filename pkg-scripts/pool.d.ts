@@ -75,7 +75,9 @@ export type EventType =
   /** A registered resource moved to another group (`register` with `group`). */
   | "RESOURCE_REGROUPED"
   /** The cooling cap kept a cell that would have cooled in rotation (it is `held`). */
-  | "COOLDOWN_SUPPRESSED";
+  | "COOLDOWN_SUPPRESSED"
+  /** A registered resource's `maxLeases` changed (`register` with `maxLeases`). */
+  | "RESOURCE_RECONFIGURED";
 
 export interface PoolEvent {
   seq: number;
@@ -96,6 +98,8 @@ export interface PoolEvent {
   token?: number;
   /** `RESOURCE_REGISTERED` and `RESOURCE_REGROUPED`: the resource's group (null: none). */
   group?: Group;
+  /** `RESOURCE_RECONFIGURED`: the resource's new `maxLeases`. */
+  maxLeases?: number;
 }
 
 export interface CellView {
@@ -120,7 +124,12 @@ export interface ResourceView {
   value: string;
   group: Group;
   blocked: { until: number } | { permanent: true } | null;
+  /** The oldest live lease (`leases[0]`), or null. */
   lease: Lease | null;
+  /** How many leases it may hold at once (1..=1024; 1: exclusive). */
+  maxLeases: number;
+  /** Its live leases, oldest first. */
+  leases: Lease[];
   /** `[]` until a report creates a cell. */
   cells: CellView[];
 }
@@ -158,10 +167,20 @@ export interface Stats {
   cellsByState: { HEALTHY: number; COOLING: number; RECOVERING: number };
 }
 
+/** Timers a waiting acquire runs on (default the platform's `setTimeout`/`clearTimeout`). */
+export interface WaitTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
 export type PoolOptions = {
   config?: ConfigPatch;
   /** Host clock, epoch milliseconds (default `Date.now`). */
   now?: () => number;
+  /** Timers of `acquireWait` (tests give virtual ones, stepped with `now`). */
+  timers?: WaitTimers;
+  /** The most `acquireWait`s at once (default 10000); past it a wait answers as if `waitMs` were 0. */
+  maxWaiters?: number;
 } & (
   | {
       /** Host random source, [0, 1). Give this or `seed`, not both. */
@@ -183,7 +202,9 @@ export type ErrorCode =
   | "INVALID_SNAPSHOT"
   | "UNSUPPORTED_SNAPSHOT_VERSION"
   | "CAPACITY_EXCEEDED"
-  | "UNKNOWN_RESOURCE";
+  | "UNKNOWN_RESOURCE"
+  /** `finish` of a lease finished already: nothing was reported again. */
+  | "LEASE_FINISHED";
 
 /** `Pool.restore`'s options: a pool's, and the least counters the restored pool may have. */
 export type RestoreOptions = PoolOptions & {
@@ -193,9 +214,27 @@ export type RestoreOptions = PoolOptions & {
   atLeast?: { revision?: number; fencingHighWater?: number; nextEventSeq?: number };
 };
 
-/** `register`'s options: `group` absent (or undefined) leaves a known resource's group as is. */
+/** `register`'s options: a key absent (or undefined) leaves a known resource's setting as is
+ * (a new resource: no group, `maxLeases` 1). */
 export interface RegisterOptions {
   group?: Group;
+  /** How many leases the resource may hold at once, 1..=1024 (1: exclusive). */
+  maxLeases?: number;
+}
+
+/** `acquireWait`'s options. */
+export interface WaitOptions extends GroupsOptions {
+  /** How long to wait for a lease, in ms (0: answer at once, as `acquire`). */
+  waitMs: number;
+  /** Aborting it ends the wait (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** `finish`'s next lease: in `context` (default the finished lease's), from `groups`. */
+export interface NextStep extends GroupsOptions {
+  context?: string;
+  /** Wait this long for it, in ms: given (0 included), `finish` returns a promise. */
+  waitMs?: number;
 }
 
 /** `acquire`'s and `nextChangeAt`'s options: 1 to 16 distinct groups, tried in order. */
@@ -221,13 +260,29 @@ export declare class Pool {
    * engine's rule; see the README). */
   static maskValue(kind: Kind, value: string): string;
   /** True when newly added. With `group`, sets the resource's group: a known resource whose
-   * group differs moves (a `RESOURCE_REGROUPED` event); without it, its group stays. */
+   * group differs moves (a `RESOURCE_REGROUPED` event); without it, its group stays. With
+   * `maxLeases`, sets how many leases it may hold at once (`RESOURCE_RECONFIGURED` when a
+   * known resource's changes; lowering it ends no lease). */
   register(kind: Kind, value: string, options?: RegisterOptions): boolean;
   /** Removes the resource, its cells, its block. */
   deregister(kind: Kind, value: string): boolean;
   /** With `groups`, leases from the first listed group that has a candidate not held by the
    * cooling cap (else the first with any candidate), in list order. */
   acquire(context: string, options?: GroupsOptions): Lease | null;
+  /** `acquire` that emits no `ACQUISITION_REJECTED` when it grants nothing: for a host that
+   * waits and retries by itself. */
+  acquireQuiet(context: string, options?: GroupsOptions): Lease | null;
+  /** A lease within `waitMs`, or null: at once when one can be granted, else when a release,
+   * an expiry, an unblock, a cooldown or pacing end, a registration or a config change makes
+   * one; first come, first served per context and group list. */
+  acquireWait(context: string, options: WaitOptions): Promise<Lease | null>;
+  /** `acquireWait`s not yet answered. */
+  readonly waiting: number;
+  /** A worker's step in one call: reports `outcome` on the lease's cell (even when the lease
+   * lapsed), releases it, and with `next` leases the next one. LEASE_FINISHED on a second
+   * finish of the same lease (nothing is reported twice). With `next.waitMs`, a promise. */
+  finish(lease: Lease, outcome: Outcome, options: { next: NextStep & { waitMs: number } }): Promise<Lease | null>;
+  finish(lease: Lease, outcome: Outcome, options?: { next?: NextStep & { waitMs?: undefined } }): Lease | null;
   acquireResource(kind: Kind, value: string, context: string): Lease | null;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
   renew(lease: Lease): Lease | null;

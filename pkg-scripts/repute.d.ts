@@ -5,7 +5,7 @@
 // them with `tsc --noEmit`, and checks that node.js exports exactly the values declared here.
 export * from "./pool.js";
 import type { OutcomePage } from "./host.js";
-import type { Config, ConfigPatch, EventType, FailureType, Kind, Lease, Outcome, PoolEvent, ProbeDue, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
+import type { Config, ConfigPatch, EventType, FailureType, Kind, Lease, NextStep, Outcome, PoolEvent, ProbeDue, RegisterOptions, ResourceDetail, ResourceView, State, Stats, WaitOptions } from "./pool.js";
 
 // ----- Node runtime (the `node` condition only) ------------------------------------------------
 
@@ -36,8 +36,11 @@ export interface OpenPoolOptions {
   /** While writes fail, how often the folder is probed and what is pending written (default 1000). */
   storageRetryMs?: number;
   /** The runtime's timers and monotonic clock (snapshot interval, bursts, storage retries,
-   * checkpoint age); default the process's own. Tests pass virtual ones to step time. */
+   * checkpoint age, waiting acquires); default the process's own. Tests pass virtual ones to
+   * step time. */
   timers?: HostTimers;
+  /** The most `acquireWait`s at once (default 10000); past it a wait answers as if `waitMs` were 0. */
+  maxWaiters?: number;
   /** A recovery prober; with one, halfOpenCauses defaults to ["BLOCKED"]. */
   prober?: {
     probes: Partial<Record<Kind, ProbeFn>>;
@@ -83,12 +86,22 @@ export declare class PoolHost extends EventTarget {
   readonly dir: string;
   /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
   acquire(context: string, options?: { groups?: (string | null)[] }): DisposableLease | null;
+  /** `acquire` with no ACQUISITION_REJECTED when it grants nothing (a wait's retry). */
+  acquireQuiet(context: string, options?: { groups?: (string | null)[] }): DisposableLease | null;
+  /** A lease within `waitMs`, first come first served (see `Pool.acquireWait`), on `timers`. */
+  acquireWait(context: string, options: WaitOptions): Promise<DisposableLease | null>;
+  /** `acquireWait`s not yet answered. */
+  readonly waiting: number;
+  /** Report, release and the next lease in one call (see `Pool.finish`); with `next.waitMs`
+   * (and `next.signal`) the next lease may be waited for. */
+  finish(lease: Lease, outcome: Outcome, options?: { next?: NextStep & { signal?: AbortSignal } }): DisposableLease | null | Promise<DisposableLease | null>;
   acquireResource(kind: Kind, value: string, context: string): DisposableLease | null;
   report(kind: Kind, value: string, context: string, outcome: Outcome): void;
   renew(lease: Lease): DisposableLease | null;
   release(lease: Lease): boolean;
-  /** `group` (a name or null) moves a known resource; absent, its group is unchanged. */
-  register(kind: Kind, value: string, options?: { group?: string | null }): Promise<boolean>;
+  /** `group` (a name or null) moves a known resource; absent, its group is unchanged;
+   * `maxLeases` likewise. */
+  register(kind: Kind, value: string, options?: RegisterOptions): Promise<boolean>;
   deregister(kind: Kind, value: string): Promise<boolean>;
   block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
   unblock(kind: Kind, value: string): Promise<boolean>;

@@ -169,6 +169,19 @@ pub fn group_arg(g: Option<&str>) -> Result<()> {
     g.map_or(Ok(()), |g| group_text("group", g).map_err(invalid_argument))
 }
 
+/// The most leases one resource may hold at once (SPEC §3, capacity).
+pub const MAX_LEASES: u32 = 1024;
+
+/// A `maxLeases` passed to `register`: an integer in 1..=1024.
+pub fn max_leases_arg(max: Option<u32>) -> Result<()> {
+    match max {
+        Some(m) if !(1..=MAX_LEASES).contains(&m) => {
+            Err(invalid_argument(format!("maxLeases must be an integer in 1..={MAX_LEASES} (got {m})")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A `groups` list passed to `acquire` or `nextChangeAt`: 1 to 16 distinct groups.
 pub fn groups_arg(gs: &[Option<&str>]) -> Result<()> {
     if gs.is_empty() || gs.len() > MAX_GROUPS {

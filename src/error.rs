@@ -27,6 +27,9 @@ pub enum Error {
     /// The call names a resource that is not registered.
     #[error("UNKNOWN_RESOURCE: {0}")]
     UnknownResource(String),
+    /// `finish` of a lease that was finished already (SPEC §3, finishing a step).
+    #[error("LEASE_FINISHED: {0}")]
+    LeaseFinished(String),
 }
 
 impl Error {
@@ -39,6 +42,7 @@ impl Error {
             Error::UnsupportedSnapshotVersion(_) => "UNSUPPORTED_SNAPSHOT_VERSION",
             Error::CapacityExceeded(_) => "CAPACITY_EXCEEDED",
             Error::UnknownResource(_) => "UNKNOWN_RESOURCE",
+            Error::LeaseFinished(_) => "LEASE_FINISHED",
         }
     }
 
@@ -50,7 +54,8 @@ impl Error {
             | Error::InvalidSnapshot(m)
             | Error::UnsupportedSnapshotVersion(m)
             | Error::CapacityExceeded(m)
-            | Error::UnknownResource(m) => m,
+            | Error::UnknownResource(m)
+            | Error::LeaseFinished(m) => m,
         }
     }
 }

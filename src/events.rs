@@ -28,10 +28,11 @@ pub enum EventType {
     ConfigChanged,
     ResourceRegrouped,
     CooldownSuppressed,
+    ResourceReconfigured,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 14] = [
+    pub const ALL: [EventType; 15] = [
         EventType::ResourceRegistered,
         EventType::ResourceDeregistered,
         EventType::ResourceLeased,
@@ -46,6 +47,7 @@ impl EventType {
         EventType::ConfigChanged,
         EventType::ResourceRegrouped,
         EventType::CooldownSuppressed,
+        EventType::ResourceReconfigured,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +66,7 @@ impl EventType {
             EventType::ConfigChanged => "CONFIG_CHANGED",
             EventType::ResourceRegrouped => "RESOURCE_REGROUPED",
             EventType::CooldownSuppressed => "COOLDOWN_SUPPRESSED",
+            EventType::ResourceReconfigured => "RESOURCE_RECONFIGURED",
         }
     }
 }
@@ -90,6 +93,8 @@ pub struct PoolEvent {
     pub token: Option<u64>,
     /// `RESOURCE_REGISTERED` / `RESOURCE_REGROUPED`: the resource's group (`Some(None)`: none).
     pub group: Option<Option<Rc<str>>>,
+    /// `RESOURCE_RECONFIGURED`: the resource's new `maxLeases`.
+    pub max_leases: Option<u32>,
 }
 
 impl PoolEvent {
@@ -106,6 +111,7 @@ impl PoolEvent {
             permanent: false,
             token: None,
             group: None,
+            max_leases: None,
         }
     }
 }

@@ -61,8 +61,8 @@ pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
 pub use ids::{ContextId, ResourceId};
 pub use pool::{
-    BlockSpec, CellView, Filter, Floor, Interned, Lease, MIN_SWEEP, Pool, ProbeDue, ResourceDetail,
-    ResourceView, Stats,
+    BlockSpec, CellView, Filter, Floor, Interned, Lease, MIN_SWEEP, Next, Pool, ProbeDue, Registration,
+    ResourceDetail, ResourceView, Stats,
 };
 pub use random::{RandomSource, SeededRandom};
 pub use types::{FailureType, Kind, Millis, Outcome, State, ViewState};

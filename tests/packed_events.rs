@@ -60,6 +60,9 @@ fn decode(numbers: &[f64], strings: &str) -> (String, Vec<String>) {
             if f[9] >= 0.0 {
                 o.push(format!("\"token\":{}", f[9]));
             }
+            if f[12] >= 0.0 {
+                o.push(format!("\"maxLeases\":{}", f[12]));
+            }
             format!("{{{}}}", o.join(","))
         })
         .collect();
@@ -77,6 +80,8 @@ fn packed_events_decode_to_the_json_of_every_event_type() {
     assert!(h.pool.register_in(Kind::Session, "tab-𝄞", Some(Some("dc-𝄞"))).unwrap()); // with a group
     assert!(!h.pool.register_in(Kind::Proxy, "b", Some(Some("dc-𝄞"))).unwrap()); // RESOURCE_REGROUPED
     assert!(!h.pool.register_in(Kind::Proxy, "b", Some(None)).unwrap()); // RESOURCE_REGROUPED to null
+    let wide = repute::Registration { max_leases: Some(3), ..Default::default() };
+    assert!(!h.pool.register_with(Kind::Proxy, "b", wide).unwrap()); // RESOURCE_RECONFIGURED
     let lease = h.pool.acquire_resource(Kind::Proxy, crab, "checkout-ü").unwrap().unwrap();
     h.pool.release(&lease).unwrap();
     h.pool.acquire_resource(Kind::Proxy, "a", "x").unwrap().unwrap();

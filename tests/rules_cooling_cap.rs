@@ -467,7 +467,7 @@ fn held_in_a_snapshot_follows_the_version_rules() {
     assert_eq!(code(&snap.replace(r#","maxCoolingPercent":50"#, "")), "INVALID_SNAPSHOT");
     // Version 1: no held cells, no version 2 config fields.
     let v1 = snap
-        .replace(r#""version":2"#, r#""version":1"#)
+        .replace(r#""version":3"#, r#""version":1"#)
         .replace(r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":50"#, "");
     assert_eq!(code(&v1), "INVALID_SNAPSHOT", "a version 1 snapshot with a held cell");
     let v1_plain = v1.replace(r#","held":true"#, "");

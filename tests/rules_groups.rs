@@ -674,7 +674,7 @@ fn a_group_in_a_snapshot_follows_the_version_rules() {
     assert_eq!(code(&snap.replace(r#""group":"dc""#, r#""group":7"#)), "INVALID_SNAPSHOT");
     // Version 1: the three config fields go; with them it restores (no groups at all) ...
     let v1 = snap
-        .replace(r#""version":2"#, r#""version":1"#)
+        .replace(r#""version":3"#, r#""version":1"#)
         .replace(r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":100"#, "");
     assert_ne!(v1, snap);
     assert_eq!(code(&v1), "INVALID_SNAPSHOT", "a version 1 snapshot with a group");

@@ -1,7 +1,9 @@
-//! Snapshot versions (SPEC §6): the engine writes version 2 and restores versions 1 and 2. A
+//! Snapshot versions (SPEC §6): the engine writes version 3 and restores versions 1 to 3. A
 //! version 1 document restores with `minGapMs`, `minGapMsByContext` and `maxCoolingPercent` at
-//! their defaults and may not hold any of them; a version 2 document must hold all three; any
-//! other version is `UNSUPPORTED_SNAPSHOT_VERSION`. Errors name the JSON path.
+//! their defaults and may not hold any of them; a version 2 or 3 document must hold all three;
+//! a `registered` entry's `maxLeases` is version 3's (left out when 1; a version 1 or 2
+//! document restores every resource with `maxLeases` 1); any other version is
+//! `UNSUPPORTED_SNAPSHOT_VERSION`. Errors name the JSON path.
 
 mod common;
 
@@ -11,8 +13,14 @@ use repute::{ConfigPatch, Error};
 const V2_DEFAULTS: &str = r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":100}"#;
 
 /// A version 2 snapshot with two resources (one blocked), a cooling cell and a healthy one, the
-/// three version 2 fields at their defaults.
+/// three version 2 fields at their defaults: what a version 2 engine wrote of this state (the
+/// version 3 document of a pool with no `maxLeases` but 1 differs by its version alone).
 fn v2_snapshot() -> String {
+    as_version_2(&v3_snapshot())
+}
+
+/// The same state as the engine writes it today.
+fn v3_snapshot() -> String {
     let mut h = Harness::with_patch(r#"{"recoverAfter":3,"halfOpenCauses":["BLOCKED"]}"#);
     h.reg("p");
     h.reg("q");
@@ -21,6 +29,12 @@ fn v2_snapshot() -> String {
     h.ok("q", "c");
     h.block_secs("q", 60.0);
     h.snapshot()
+}
+
+/// The same document as a version 2 engine wrote it (nothing of version 3 in it).
+fn as_version_2(v3: &str) -> String {
+    assert!(v3.contains(r#""version":3,"#) && !v3.contains("maxLeases"), "{v3}");
+    v3.replacen(r#""version":3,"#, r#""version":2,"#, 1)
 }
 
 /// The same state as written by a version 1 engine: no version 2 config fields.
@@ -41,13 +55,54 @@ fn invalid_snapshot(json: &str) -> String {
 }
 
 #[test]
-fn the_engine_writes_version_2() {
+fn the_engine_writes_version_3() {
     let json = Harness::new().snapshot();
-    assert!(json.starts_with(r#"{"format":"repute-snapshot","version":2,"revision":"#), "{json}");
+    assert!(json.starts_with(r#"{"format":"repute-snapshot","version":3,"revision":"#), "{json}");
 }
 
 #[test]
-fn a_version_1_snapshot_restores_with_the_defaults_and_is_written_back_as_version_2() {
+fn a_version_2_snapshot_restores_and_is_written_back_as_version_3() {
+    let v2 = v2_snapshot();
+    let mut pool = restore(&v2).unwrap();
+    assert_eq!(pool.snapshot().unwrap(), v3_snapshot(), "the version 3 document of the same state");
+    let views = pool.resources(&repute::Filter::default()).unwrap();
+    assert!(views.iter().all(|v| v.max_leases == 1), "every resource holds one lease at a time");
+}
+
+#[test]
+fn max_leases_in_a_snapshot_follows_the_version_rules() {
+    let mut h = Harness::new();
+    h.reg("p");
+    let wide = repute::Registration { max_leases: Some(7), ..Default::default() };
+    h.pool.register_with(repute::Kind::Proxy, "q", wide).unwrap();
+    let v3 = h.snapshot();
+    assert!(
+        v3.contains(r#"{"kind":"PROXY","value":"p"},{"kind":"PROXY","value":"q","maxLeases":7}"#),
+        "{v3}"
+    );
+    let mut back = restore(&v3).unwrap();
+    assert_eq!(back.snapshot().unwrap(), v3, "restored byte for byte");
+    let views = back.resources(&repute::Filter::default()).unwrap();
+    assert_eq!(views.iter().map(|v| v.max_leases).collect::<Vec<_>>(), [1, 7]);
+    // Version 3: 1 is left out, never written; a value outside 2..=1024 is refused, naming it.
+    for bad in ["1", "0", "1025", "2.5", "-3", "null", "\"7\""] {
+        let doc = v3.replacen(r#""maxLeases":7"#, &format!(r#""maxLeases":{bad}"#), 1);
+        let msg = invalid_snapshot(&doc);
+        assert!(msg.starts_with("registered[1].maxLeases"), "{bad}: {msg}");
+    }
+    let doc = v3.replacen(r#""maxLeases":7"#, r#""maxLeases":1024"#, 1);
+    assert!(restore(&doc).is_ok(), "1024 is the largest");
+    // Versions 1 and 2 hold no maxLeases.
+    let v2 = v3.replacen(r#""version":3,"#, r#""version":2,"#, 1);
+    let msg = invalid_snapshot(&v2);
+    assert!(msg.starts_with("registered[1].maxLeases") && msg.contains("version 2"), "{msg}");
+    let v1 = as_version_1(&v2);
+    let msg = invalid_snapshot(&v1);
+    assert!(msg.starts_with("registered[1].maxLeases") && msg.contains("version 1"), "{msg}");
+}
+
+#[test]
+fn a_version_1_snapshot_restores_with_the_defaults_and_is_written_back_as_version_3() {
     let v2 = v2_snapshot();
     let v1 = as_version_1(&v2);
     let mut pool = restore(&v1).unwrap();
@@ -58,7 +113,11 @@ fn a_version_1_snapshot_restores_with_the_defaults_and_is_written_back_as_versio
         (3, 1),
         "the rest of the config is the file's"
     );
-    assert_eq!(pool.snapshot().unwrap(), v2, "byte for byte the version 2 document of the same state");
+    assert_eq!(
+        pool.snapshot().unwrap(),
+        v3_snapshot(),
+        "byte for byte the version 3 document of the same state"
+    );
 }
 
 #[test]
@@ -135,28 +194,29 @@ fn a_version_2_snapshot_config_field_out_of_range_is_invalid_snapshot_naming_it(
     }
     // In range, the map restores in canonical order and is written back the same.
     let doc = v2.replacen(r#""minGapMsByContext":{}"#, r#""minGapMsByContext":{"a":1,"b":2147483648}"#, 1);
-    assert_eq!(restore(&doc).unwrap().snapshot().unwrap(), doc);
+    let back = restore(&doc).unwrap().snapshot().unwrap();
+    assert_eq!(back, doc.replacen(r#""version":2,"#, r#""version":3,"#, 1));
 }
 
 #[test]
 fn other_versions_are_unsupported_snapshot_version() {
     let v2 = v2_snapshot();
-    for version in ["0", "3", "99", "1.5", "2.5", "-1"] {
+    for version in ["0", "4", "99", "1.5", "2.5", "-1"] {
         let doc = v2.replacen(r#""version":2,"#, &format!(r#""version":{version},"#), 1);
         match restore(&doc) {
             Err(Error::UnsupportedSnapshotVersion(msg)) => {
-                assert!(msg.contains("versions 1 and 2"), "{version}: says what it reads: {msg}")
+                assert!(msg.contains("versions 1 to 3"), "{version}: says what it reads: {msg}")
             }
             other => panic!("version {version}: {:?}", other.map(|_| "a pool")),
         }
     }
-    // Version 3 is refused before its fields are judged, even a version 1 or 2 shape.
-    let doc = as_version_1(&v2).replacen(r#""version":1,"#, r#""version":3,"#, 1);
+    // Version 4 is refused before its fields are judged, even a version 1 or 2 shape.
+    let doc = as_version_1(&v2).replacen(r#""version":1,"#, r#""version":4,"#, 1);
     assert!(matches!(restore(&doc), Err(Error::UnsupportedSnapshotVersion(_))));
     // A version that is not a number is a malformed document.
     let doc = v2.replacen(r#""version":2,"#, r#""version":"2","#, 1);
     assert!(invalid_snapshot(&doc).contains("version"));
     // 2.0 is the number 2.
     let doc = v2.replacen(r#""version":2,"#, r#""version":2.0,"#, 1);
-    assert_eq!(restore(&doc).unwrap().snapshot().unwrap(), v2);
+    assert_eq!(restore(&doc).unwrap().snapshot().unwrap(), v3_snapshot());
 }

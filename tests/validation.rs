@@ -972,7 +972,7 @@ fn duplicate_keys_are_invalid_snapshot() {
 
 #[test]
 fn an_unknown_version_is_unsupported_snapshot_version() {
-    for version in [0, 3, 99] {
+    for version in [0, 4, 99] {
         let mut v = base_snapshot();
         v["version"] = version.into();
         let r = restore_value(&v);

@@ -4,13 +4,15 @@
 // an `Error` with code `INVALID_ARGUMENT`, thrown before anything reaches the engine), turns
 // kinds and outcomes into small codes, builds result objects from scalars on the hot path
 // (acquire, report, renew, release), unpacks drained events (numbers plus a string table) and
-// parses JSON text for other bulk results. Every rule lives in the engine.
+// parses JSON text for other bulk results. Every rule lives in the engine; waiting acquires
+// queue in `waiters.js`, which this class kicks after each call that may make a candidate.
 
 import { KINDS, KIND_CODE, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
+import { Waiters, nextStep, waitOptions } from "./waiters.js";
 
 const KIND_MESSAGE = `kind must be ${oneOf(KINDS)}`;
 const FAILURE_MESSAGE = `outcome.failure must be ${oneOf(FAILURE_TYPES)}`;
-const OPTION_KEYS = new Set(["config", "now", "random", "seed"]);
+const OPTION_KEYS = new Set(["config", "now", "random", "seed", "timers", "maxWaiters"]);
 
 function fail(code, message) {
   const e = new Error(message);
@@ -93,12 +95,12 @@ function latency(v) {
 }
 
 /** Numbers per event in a packed drain. */
-const EVENT_FIELDS = 12;
+const EVENT_FIELDS = 13;
 
 /**
  * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
  * then per event seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
- * group, then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
+ * group, maxLeases, then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
  * absent (-2: a group of null). Keys in the order of the engine's event JSON; with
  * `resourceId`, an `id` after `value`, from the unmasked value (which no event object holds).
  */
@@ -139,6 +141,7 @@ function unpackEvents(nums, text, resourceId) {
     if (nums[o + 7] >= 0) e.until = nums[o + 7];
     if (nums[o + 8] === 1) e.permanent = true;
     if (nums[o + 9] >= 0) e.token = nums[o + 9];
+    if (nums[o + 12] >= 0) e.maxLeases = nums[o + 12];
     events[i] = e;
   }
   return events;
@@ -197,21 +200,37 @@ function configJson(config) {
 }
 
 /**
- * Reads pool options: `{config?, now?, random?, seed?}`. With neither `random` nor `seed`,
- * `seed()` supplies one (from `crypto.getRandomValues`, called now, never at module scope).
+ * Reads pool options: `{config?, now?, random?, seed?, timers?, maxWaiters?}`. With neither
+ * `random` nor `seed`, `seed()` supplies one (from `crypto.getRandomValues`, called now, never
+ * at module scope). The last entry is the waiting options (`waiters.js`).
  */
 function optionsOf(options, seed) {
   if (options === undefined) options = {};
   if (!isPlainObject(options)) throw invalid("options must be an object");
   for (const k in options) if (!OPTION_KEYS.has(k)) throw invalid(`unknown option ${k}`);
-  const { config, now, random } = options;
+  const { config, now, random, timers, maxWaiters = 10_000 } = options;
   if (now !== undefined && typeof now !== "function") throw invalid("now must be a function");
   if (random !== undefined && typeof random !== "function") throw invalid("random must be a function");
   if (random !== undefined && options.seed !== undefined) throw invalid("give either random or seed, not both");
+  if (timers !== undefined && !(isPlainObject(timers) && typeof timers.setTimeout === "function" && typeof timers.clearTimeout === "function")) {
+    throw invalid("timers must be an object with setTimeout and clearTimeout functions");
+  }
+  if (!(Number.isSafeInteger(maxWaiters) && maxWaiters >= 0)) throw invalid("maxWaiters must be a non-negative integer");
   let s = options.seed;
   if (s !== undefined && !(Number.isSafeInteger(s) && s >= 0)) throw invalid("seed must be a non-negative safe integer");
   if (random === undefined && s === undefined) s = seed();
-  return [configJson(config), now, random, s];
+  return [configJson(config), now, random, s, { ...(timers ? { timers } : {}), max: maxWaiters }];
+}
+
+/** `register`'s options: `{group?, maxLeases?}` as `[hasGroup, group, maxLeases]` (NaN: not
+ * given; the engine checks the range). */
+function registration(options) {
+  plainObject(options, "options");
+  for (const k in options) if (k !== "group" && k !== "maxLeases") throw invalid(`unknown option ${k} (it takes group, maxLeases)`);
+  const group = groupOf(options.group, "group");
+  const m = options.maxLeases;
+  if (m !== undefined && !(Number.isInteger(m) && m >= 1 && m <= 1024)) throw invalid("maxLeases must be an integer in 1..=1024");
+  return [group !== undefined, group ?? undefined, m ?? NaN];
 }
 
 const FLOOR_KEYS = ["revision", "fencingHighWater", "nextEventSeq"];
@@ -276,15 +295,19 @@ export function makePool(RawPool, seed = cryptoSeed) {
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
      * and once the module's memory has grown. */
     #fields = new Float64Array(0);
+    /** Waiting acquires (`waiters.js`), made on the first wait; and its options. */
+    #waiters = null;
+    #waitOptions;
 
     constructor(options, raw) {
       if (options === RESTORING) {
-        [this.#raw, this.#now] = raw;
+        [this.#raw, this.#now, this.#waitOptions] = raw;
         return;
       }
-      const [config, now, random, s] = optionsOf(options, seed);
+      const [config, now, random, s, wait] = optionsOf(options, seed);
       this.#raw = new RawPool(config, random, s);
       this.#now = clock(now);
+      this.#waitOptions = wait;
     }
 
     static maskValue(kind, value) {
@@ -295,9 +318,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
       text("snapshotJson", snapshotJson);
       let atLeast;
       if (isPlainObject(options) && "atLeast" in options) ({ atLeast, ...options } = options);
-      const [config, now, random, s] = optionsOf(options, seed);
+      const [config, now, random, s, wait] = optionsOf(options, seed);
       const floor = atLeastOf(atLeast);
-      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now)]);
+      return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now), wait]);
     }
 
     /** The engine's id of a well-formed context name (the engine checks its rules once). A
@@ -320,11 +343,14 @@ export function makePool(RawPool, seed = cryptoSeed) {
     register(kind, value, options) {
       const k = kindCode(kind);
       text("value", value);
-      const group = options === undefined ? undefined : groupOf(optionOf(options, "group"), "group");
-      const h = group === undefined
-        ? this.#raw.register(this.#now(), k, value)
-        : this.#raw.registerIn(this.#now(), k, value, group);
+      let h;
+      if (options === undefined) h = this.#raw.register(this.#now(), k, value);
+      else {
+        const [hasGroup, group, maxLeases] = registration(options);
+        h = this.#raw.registerWith(this.#now(), k, value, hasGroup, group, maxLeases);
+      }
       if (h > 0) this.#remember(h, k, value);
+      this.#kick(); // a new resource, or a raised maxLeases, may serve a wait
       return h > 0;
     }
 
@@ -353,18 +379,101 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     acquire(context, options) {
-      if (options !== undefined) {
-        const groups = groupsOf(optionOf(options, "groups"));
-        if (groups !== undefined) {
-          text("context", context);
-          const h = this.#raw.acquireIn(this.#now(), context, groups[0], groups[1]);
-          return h === 0 ? null : this.#lease(h, context);
-        }
+      return this.#acquire(context, options === undefined ? undefined : groupsOf(optionOf(options, "groups")), false);
+    }
+
+    /** `acquire` that emits no ACQUISITION_REJECTED when it grants nothing: for a host that
+     * waits for a candidate itself and retries (SPEC §3, waiting; `waiters.js`). */
+    acquireQuiet(context, options) {
+      return this.#acquire(context, options === undefined ? undefined : groupsOf(optionOf(options, "groups")), true);
+    }
+
+    /** An acquire with `groups` as `groupsOf` gives them (or undefined); `quiet`: no rejection
+     * event. */
+    #acquire(context, groups, quiet) {
+      if (groups !== undefined) {
+        text("context", context);
+        const h = this.#raw.acquireIn(this.#now(), context, groups[0], groups[1], quiet);
+        return h === 0 ? null : this.#lease(h, context);
       }
       const id = this.#contextOf(context, "context") ?? this.#context(context);
-      const h = this.#raw.acquire(this.#now(), id);
+      const h = this.#raw.acquire(this.#now(), id, quiet);
       if (h === 0) return null;
       return h === h ? this.#lease(h, context) : this.#fail();
+    }
+
+    /**
+     * A lease for `context` within `waitMs`, or null (SPEC §3, waiting): at once when one can
+     * be granted, else when a release, an expiry, an unblock, a cooldown or pacing end, a
+     * registration or a config change makes one, first come first served per context and
+     * group list. An aborted `signal` rejects with its reason (an AbortError). Past
+     * `maxWaiters` waits at once, it answers as if `waitMs` were 0.
+     */
+    acquireWait(context, options) {
+      try {
+        const [groups, waitMs, signal] = waitOptions(options);
+        text("context", context);
+        groupsOf(groups); // checked before anything waits
+        this.#waiters ??= Waiters.over(this, this.#waitOptions, () => this.#now());
+        return this.#waiters.wait(context, groups, waitMs, signal);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+
+    /** Serves waiting acquires after a call that may have made a candidate. */
+    #kick() {
+      if (this.#waiters !== null && this.#waiters.size > 0) this.#waiters.kick();
+    }
+
+    /** Waits now (`acquireWait`s not yet answered). */
+    get waiting() {
+      return this.#waiters === null ? 0 : this.#waiters.size;
+    }
+
+    /**
+     * Finishes a worker's step (SPEC §3): reports `outcome` on the lease's cell (also when the
+     * lease lapsed), releases it, and with `next: {context?, groups?, waitMs?}` leases the next
+     * one (in `next.context`, default the lease's) — a `Lease` or null, or with `waitMs` given
+     * a promise of one. A second finish of one lease throws LEASE_FINISHED and reports nothing.
+     */
+    finish(lease, outcome, options) {
+      const k = leaseKind(lease);
+      const { value, context, token } = lease;
+      let h = this.#handleOf(k, value, "lease.value");
+      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
+      const code = outcomeCode(outcome);
+      const ms = latency(outcome.latencyMs);
+      const n = nextStep(options);
+      if (n?.context !== undefined) text("next.context", n.context);
+      const groups = n === undefined ? undefined : groupsOf(n.groups);
+      if (h === undefined) h = this.#resolve(k, value, false); // 0: not registered any more
+      const to = n?.context ?? context;
+      const wait = (lease) => {
+        if (lease !== null || n.waitMs === 0) return Promise.resolve(lease);
+        return this.acquireWait(to, groups === undefined ? { waitMs: n.waitMs } : { groups: n.groups, waitMs: n.waitMs });
+      };
+      if (n === undefined || this.waiting > 0) {
+        // Report and release first, so that waits queued before this step are served first.
+        if (this.#raw.finish(this.#now(), h, id, token, code, ms, -1, false) !== 0) this.#fail();
+        this.#kick();
+        if (n === undefined) return null;
+        if (n.waits) return n.waitMs > 0 ? wait(null) : Promise.resolve(this.#acquire(to, groups, false));
+        return this.#acquire(to, groups, false);
+      }
+      // Nobody waits: the whole step in one call into the engine (its next lease quiet when a
+      // wait may follow).
+      const quiet = n.waitMs > 0;
+      let got;
+      if (groups === undefined) {
+        const toId = n.context === undefined ? 0 : (this.#contextOf(to, "next.context") ?? this.#context(to));
+        got = this.#raw.finish(this.#now(), h, id, token, code, ms, toId, quiet);
+        if (got !== got) this.#fail();
+      } else {
+        got = this.#raw.finishIn(this.#now(), h, id, token, code, ms, n.context, groups[0], groups[1], quiet);
+      }
+      const leased = got === 0 ? null : this.#lease(got, to);
+      return n.waits ? wait(leased) : leased;
     }
 
     acquireResource(kind, value, context) {
@@ -422,6 +531,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const ms = latency(outcome.latencyMs);
       if (h === undefined) h = this.#resolve(k, value, true);
       if (this.#raw.report(this.#now(), h, id, code, ms) !== 0) this.#fail();
+      this.#kick(); // a probe's success ends a cooldown
     }
 
     /** Throws the error of the hot-path call that just answered NaN (src/wasm/facade.rs,
@@ -455,7 +565,11 @@ export function makePool(RawPool, seed = cryptoSeed) {
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
       if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return false;
       const released = this.#raw.release(this.#now(), h, id, token);
-      return released === 1 || (released !== 0 && this.#fail());
+      if (released === 1) {
+        this.#kick();
+        return true;
+      }
+      return released !== 0 && this.#fail();
     }
 
     /** The engine's id of a resource this Pool has no id of yet (registered before a restore,
@@ -503,7 +617,9 @@ export function makePool(RawPool, seed = cryptoSeed) {
     }
 
     unblock(kind, value) {
-      return this.#raw.unblock(this.#now(), kindCode(kind), text("value", value));
+      const unblocked = this.#raw.unblock(this.#now(), kindCode(kind), text("value", value));
+      if (unblocked) this.#kick();
+      return unblocked;
     }
 
     snapshot() {
@@ -577,11 +693,15 @@ export function makePool(RawPool, seed = cryptoSeed) {
      * changes on an error); true when it changed (one revision step, `CONFIG_CHANGED`). */
     setConfig(patch) {
       if (patch === undefined) throw fail("INVALID_CONFIG", "config must be an object");
-      return this.#raw.setConfig(this.#now(), configJson(patch));
+      const changed = this.#raw.setConfig(this.#now(), configJson(patch));
+      if (changed) this.#kick();
+      return changed;
     }
 
-    /** Frees the engine's memory now rather than when the garbage collector gets to it. */
+    /** Frees the engine's memory now rather than when the garbage collector gets to it; ends
+     * every wait (rejected). */
     free() {
+      this.#waiters?.close();
       this.#raw.free();
     }
   }

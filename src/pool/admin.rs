@@ -23,12 +23,15 @@ impl Core {
 
     /// Returns true when newly added. `group`: `None` leaves a known resource's group as it
     /// is (a new one gets none); `Some(g)` puts it in group `g` (`Some(None)`: no group),
-    /// moving a known resource whose group differs.
+    /// moving a known resource whose group differs. `max_leases`: `None` leaves a known
+    /// resource's capacity as it is (a new one gets 1); `Some(m)` sets it, changing a known
+    /// resource's when it differs (`RESOURCE_RECONFIGURED`). Checked by the caller.
     pub(crate) fn register(
         &mut self,
         kind: Kind,
         value: &str,
         group: Option<Option<&str>>,
+        max_leases: Option<u32>,
         now: Millis,
     ) -> bool {
         if let Some(slot) = self.reg.find(kind, value) {
@@ -38,10 +41,14 @@ impl Core {
                     self.regroup(slot, g, now);
                 }
             }
+            if let Some(m) = max_leases.filter(|&m| m != self.reg.get(slot).max_leases()) {
+                self.reconfigure(slot, m, now);
+            }
             return false;
         }
         let slot = self.reg.add(kind, value);
         self.reg.init_group(slot, group.flatten());
+        self.reg.set_max_leases(slot, max_leases.unwrap_or(1));
         self.reg.order_insert(slot);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceRegistered, now, slot);
@@ -50,7 +57,17 @@ impl Core {
         true
     }
 
-    /// Removes the resource, its cells, its block and its lease.
+    /// Sets how many leases `slot` may hold. Lowering it ends no lease: no new one is granted
+    /// until fewer than `max` remain.
+    fn reconfigure(&mut self, slot: u32, max: u32, now: Millis) {
+        self.reg.set_max_leases(slot, max);
+        self.sync_avail(slot);
+        let mut e = self.resource_event(EventType::ResourceReconfigured, now, slot);
+        e.max_leases = Some(max);
+        self.emit(e);
+    }
+
+    /// Removes the resource, its cells, its block and its leases.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
         self.next_change_forget(Some(slot));
         self.end_lease_and_block(slot);
@@ -98,11 +115,11 @@ impl Core {
         self.emit(e);
     }
 
-    /// Drops the resource's lease and block together with their queue entries.
+    /// Drops the resource's leases and block together with their queue entries.
     fn end_lease_and_block(&mut self, slot: u32) {
-        let lease = self.reg.set_lease(slot, None);
+        let leases = self.reg.take_leases(slot);
         self.reg.set_block(slot, None);
-        if let Some(rec) = lease {
+        for rec in leases {
             self.lease_ended(rec.expires_at, slot, rec.token);
         }
     }

@@ -15,6 +15,7 @@
 use std::rc::Rc;
 
 use super::expiries::Expiries;
+use super::finished::Finished;
 use super::kept_answers::NextChange;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
@@ -45,6 +46,8 @@ pub struct Core {
     /// The last contexts' `next_change_at` answers, kept exact as resources change
     /// (`next_change.rs`).
     pub(super) next_change: Vec<NextChange>,
+    /// Tokens of leases finished lately (runtime state, never persisted: `finished.rs`).
+    pub(super) finished: Finished,
 }
 
 impl Core {
@@ -63,6 +66,7 @@ impl Core {
             now,
             dirty: false,
             next_change: Vec::new(),
+            finished: Finished::default(),
         }
     }
 
@@ -74,7 +78,7 @@ impl Core {
             f(&self.ctxs.get(id).name);
         }
         for s in self.reg.live_slots() {
-            if let Some(l) = self.reg.get(s).lease() {
+            for l in self.reg.get(s).leases() {
                 f(&l.context);
             }
         }
@@ -186,13 +190,23 @@ impl Core {
     }
 
     /// Whether cell `id` is a candidate at `now` by its own state: `HEALTHY`, `RECOVERING` or
-    /// a half-open trial, and not paced.
-    #[inline]
+    /// a half-open trial that no lease in its context is trying already (one trial at a time),
+    /// and not paced. (Always inline: it is on every report's path, and a call cost more.)
+    #[inline(always)]
     pub fn eligible(&self, id: u32, now: Millis) -> bool {
         let slot = self.cells.get(id);
         let c = slot.cell();
         c.selectable(now, self.cfg.half_open_causes)
             && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap).is_none()
+            && (c.state != crate::types::State::Cooling || !self.trial_taken(id, now))
+    }
+
+    /// Whether a lease held in cell `id`'s context is trying the cell already (it is due for
+    /// recovery: one trial at a time). Out of line: asked only of cooling cells.
+    #[inline(never)]
+    fn trial_taken(&self, id: u32, now: Millis) -> bool {
+        let slot = self.cells.get(id);
+        self.reg.get(slot.res).leased_in(&self.ctxs.get(slot.ctx).name, now)
     }
 
     /// The end of cell `id`'s pacing at `now`, if it is paced.

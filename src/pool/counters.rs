@@ -5,8 +5,9 @@
 //! a token or an event seq a host would round, and every snapshot it writes restores.
 //!
 //! What a call can move, at most: one revision step; one token (`acquire`,
-//! `acquireResource`); one event of its own (every call emits at most one) plus one per lease
-//! or block ending at its reading. The check costs one comparison until a counter may have
+//! `acquireResource`, `finish`); its own events (one for most calls, two for a `register` that
+//! regroups and reconfigures, three for `finish`) plus one per lease or block ending at its
+//! reading. The check costs one comparison until a counter may have
 //! passed 2^52 (no pool gets there by use: a million tokens a second for 142 years). Past it,
 //! once the first queued lease or block end is due, every one queued is counted as ending:
 //! near the ceiling, refusing a few million events early is as good as exact.
@@ -29,17 +30,21 @@ pub(crate) struct Moves {
 pub(crate) const READS: Moves = Moves { tokens: 0, own: 0 };
 /// Calls that may change the pool: at most one event of their own.
 pub(crate) const CHANGES: Moves = Moves { tokens: 0, own: 1 };
+/// `register`: it may regroup and reconfigure a known resource at once (two events).
+pub(crate) const REGISTERS: Moves = Moves { tokens: 0, own: 2 };
 /// `acquire` and `acquireResource`: one token and one event.
 pub(crate) const GRANTS: Moves = Moves { tokens: 1, own: 1 };
+/// `finish`: a report's event, a release's and the next lease's, and its token.
+pub(crate) const FINISHES: Moves = Moves { tokens: 1, own: 3 };
 
 /// Past this, the exact check runs before every call.
 const NEAR: u64 = 1 << 52;
 
-/// The most any counter moves in one call: one token or revision step, or one event of the
-/// call's own plus one per lease or block ending (each resource has at most one of each, and
-/// there are at most 10^7 resources).
-const PER_CALL: u64 = 1 << 25;
-const _: () = assert!(1 + 2 * 10_000_000 < PER_CALL);
+/// The most any counter moves in one call: one token or revision step, or the call's own events
+/// (at most `FINISHES.own`) plus one per lease or block ending (each resource has at most one
+/// block and 1,024 leases, and there are at most 10^7 resources).
+const PER_CALL: u64 = 1 << 35;
+const _: () = assert!(FINISHES.own + 10_000_000 * (1 + crate::check::MAX_LEASES as u64) < PER_CALL);
 
 impl Core {
     /// Fails when the call about to run at clock reading `reading`, moving at most `m`, could

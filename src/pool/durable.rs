@@ -24,12 +24,13 @@ pub struct Counters {
     pub next_event_seq: u64,
 }
 
-/// A registered resource with its block.
+/// A registered resource with its capacity and block.
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceRec<'a> {
     pub kind: Kind,
     pub value: &'a str,
     pub group: Option<&'a str>,
+    pub max_leases: u32,
     pub block: Option<Block>,
 }
 
@@ -68,6 +69,7 @@ impl Core {
             kind: r.kind,
             value: &r.value,
             group: self.reg.group_name(r.group()).map(|g| &**g),
+            max_leases: r.max_leases(),
             block: r.block(),
         }
     }
@@ -116,9 +118,10 @@ impl Builder {
     }
 
     /// Stores a resource (not yet ordered); returns its slot.
-    pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>) -> u32 {
+    pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>, max_leases: u32) -> u32 {
         let slot = self.core.reg.add(kind, value);
         self.core.reg.init_group(slot, group);
+        self.core.reg.set_max_leases(slot, max_leases);
         slot
     }
 

@@ -68,8 +68,9 @@ impl Core {
                 self.expiries.stale_taken();
                 continue;
             }
-            self.reg.set_lease(slot, None);
+            let rec = self.reg.take_lease(slot, token).expect("checked by lease_is");
             self.expired(EventType::LeaseExpired, at, slot, Some(token));
+            self.trial_lease_changed(rec.cell, self.now);
         }
     }
 
@@ -120,7 +121,8 @@ impl Core {
         let Some(r) = self.reg.try_get(slot) else {
             return false; // a stale entry of a removed resource
         };
-        let free_then = r.lease().is_none_or(|l| l.expires_at <= now)
+        let live_then = r.leases().iter().filter(|l| now < l.expires_at).count();
+        let free_then = (live_then as u32) < r.max_leases()
             && match r.block() {
                 None => true,
                 Some(Block::Until(t)) => t <= now,
@@ -144,7 +146,7 @@ impl Core {
         (blocks.queued() + q.live_leases()) as u64
     }
 
-    /// Is `token`, expiring `at`, still the lease on `slot`?
+    /// Is `token`, expiring `at`, still a lease on `slot`?
     fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
         lease_is(&self.reg, slot, token, at)
     }
@@ -188,8 +190,8 @@ impl Core {
     }
 }
 
-/// Is `token`, expiring `at`, still the lease on `slot`?
+/// Is `token`, expiring `at`, still a lease on `slot`?
 fn lease_is(reg: &Registry, slot: u32, token: u64, at: Millis) -> bool {
-    let live = reg.try_get(slot).and_then(|r| r.lease());
-    live.is_some_and(|l| l.token == token && l.expires_at == at)
+    let live = reg.try_get(slot).and_then(|r| r.lease_by_token(token));
+    live.is_some_and(|l| l.expires_at == at)
 }

@@ -177,6 +177,7 @@ impl Core {
         context: &str,
         groups: &[Option<u32>],
         reading: Millis,
+        quiet: bool,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
         let now = self.now.max(reading);
@@ -199,13 +200,9 @@ impl Core {
         };
         self.advance(reading);
         let Some(o) = chosen else {
-            let mut e = crate::events::PoolEvent::new(EventType::AcquisitionRejected, now);
-            e.context = Some(
-                self.ctxs
-                    .find(context)
-                    .map_or_else(|| Rc::from(context), |c| Rc::clone(&self.ctxs.get(c).name)),
-            );
-            self.emit(e);
+            if !quiet {
+                self.rejected(self.ctxs.find(context), context, now);
+            }
             return Ok(None);
         };
         let g = o.group;

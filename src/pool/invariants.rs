@@ -76,7 +76,16 @@ impl Core {
             return Err(format!("contexts hold {cells} cells, store {}", self.cells.len()));
         }
         let slots: Vec<u32> = self.reg.live_slots().collect();
-        let leased = slots.iter().filter(|&&s| self.reg.get(s).lease().is_some()).count();
+        let leased: usize = slots.iter().map(|&s| self.reg.get(s).leases().len()).sum();
+        for &s in &slots {
+            let r = self.reg.get(s);
+            if !r.leases().windows(2).all(|w| w[0].token < w[1].token) {
+                return Err("a resource's leases are not in token order".into());
+            }
+            if r.max_leases() == 0 || r.max_leases() > crate::check::MAX_LEASES {
+                return Err(format!("maxLeases {} out of range", r.max_leases()));
+            }
+        }
         let blocked = slots.iter().filter(|&&s| self.reg.get(s).block().is_some()).count();
         if (leased, blocked) != (self.reg.leased(), self.reg.blocked()) {
             return Err(format!(
@@ -96,7 +105,12 @@ impl Core {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
             let paced = c.cell().paced_until(self.now, ctx.min_gap).is_some();
-            if ctx.indexed_eligible(&self.cells, id) != (c.cell().selectable(self.now, half_open) && !paced) {
+            // One trial at a time: a cell due for recovery that a lease here is trying waits.
+            let r = self.reg.get(c.res);
+            let trying = c.cell().state == State::Cooling
+                && r.leases().iter().any(|l| *l.context == *ctx.name && self.now < l.expires_at);
+            let eligible = c.cell().selectable(self.now, half_open) && !paced && !trying;
+            if ctx.indexed_eligible(&self.cells, id) != eligible {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }
         }

@@ -1,9 +1,11 @@
 //! Leases: `acquire` (score-weighted random choice among a context's candidates),
 //! `acquireResource` (one named resource), `renew` and `release` (current holder only).
 //!
-//! A lease is exclusive across all contexts and carries a fencing token that only grows for the
-//! life of the pool. Which resources are candidates and how one is found in O(log n) is
-//! `index/cells.rs`; this module applies the rules around it.
+//! A resource holds at most `maxLeases` live leases at once, across all contexts (1 by default:
+//! an exclusive lease), and a cell due for recovery (a half-open trial, or a probe-due cell
+//! leased by name) at most one in its own context. Each lease carries its own fencing token,
+//! which only grows for the life of the pool. Which resources are candidates and how one is
+//! found in O(log n) is `index/cells.rs`; this module applies the rules around it.
 
 use std::rc::Rc;
 
@@ -61,6 +63,7 @@ impl Core {
         context: &str,
         known: Option<u32>,
         reading: Millis,
+        quiet: bool,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
         let now = self.now.max(reading);
@@ -74,9 +77,9 @@ impl Core {
         }
         debug_assert_eq!(sum.count >= 2, u.is_some(), "the draw was decided on the candidate count");
         if sum.count == 0 {
-            let mut e = crate::events::PoolEvent::new(EventType::AcquisitionRejected, now);
-            e.context = Some(self.context_name(ctx, context));
-            self.emit(e);
+            if !quiet {
+                self.rejected(ctx, context, now);
+            }
             return Ok(None);
         }
         let target = u.map_or(0, |u| sum.target(u));
@@ -91,6 +94,13 @@ impl Core {
         Ok(Some(self.grant(slot, name, cell, now)))
     }
 
+    /// Emits `ACQUISITION_REJECTED` for `context` (`ctx`: its id, if it has cells).
+    pub(crate) fn rejected(&mut self, ctx: Option<u32>, context: &str, now: Millis) {
+        let mut e = crate::events::PoolEvent::new(EventType::AcquisitionRejected, now);
+        e.context = Some(self.context_name(ctx, context));
+        self.emit(e);
+    }
+
     fn context_name(&self, ctx: Option<u32>, context: &str) -> Rc<str> {
         match ctx {
             Some(id) => Rc::clone(&self.ctxs.get(id).name),
@@ -98,8 +108,9 @@ impl Core {
         }
     }
 
-    /// `acquireResource`: grants when registered, available, and its cell here is `HEALTHY`,
-    /// `RECOVERING` or due for recovery; otherwise `None` without an event.
+    /// `acquireResource`: grants when registered, available (room for a lease, not blocked),
+    /// and its cell here is `HEALTHY`, `RECOVERING` or due for recovery — the last only while
+    /// no lease on it is held here (one trial at a time); otherwise `None` without an event.
     pub(crate) fn acquire_resource(&mut self, slot: u32, context: &str, now: Millis) -> Option<Lease> {
         if !self.reg.get(slot).is_available() {
             return None;
@@ -107,7 +118,10 @@ impl Core {
         let ctx = self.ctxs.find(context);
         let cell = ctx.and_then(|c| self.cells.find(slot, c));
         if cell.is_some_and(|id| {
-            !self.cells.get(id).cell().leasable_by_name(now) || self.paced_until(id, now).is_some()
+            let c = self.cells.get(id).cell();
+            !c.leasable_by_name(now)
+                || self.paced_until(id, now).is_some()
+                || (c.due_for_recovery(now) && self.reg.get(slot).leased_in(context, now))
         }) {
             return None;
         }
@@ -133,7 +147,7 @@ impl Core {
             group: group.clone(),
             cell,
         };
-        self.reg.set_lease(slot, Some(rec));
+        self.reg.add_lease(slot, rec);
         self.reg.set_hint(slot);
         let r = self.reg.get(slot);
         let lease = Lease {
@@ -147,6 +161,7 @@ impl Core {
         };
         self.expiries.add_lease(expires_at, slot, token);
         self.sync_avail(slot);
+        self.trial_lease_changed(cell, now);
         let mut e = self.resource_event(EventType::ResourceLeased, now, slot);
         e.context = Some(Rc::clone(&lease.context));
         e.token = Some(token);
@@ -155,12 +170,21 @@ impl Core {
         lease
     }
 
-    /// The slot whose current lease is exactly `lease` and still in force at `now`.
+    /// A lease on `cell` (`NO_CELL`: none) began or ended: while the cell is due for recovery,
+    /// whether it is a candidate depends on the leases held in its context (one trial at a
+    /// time), so its index entry is re-derived. Other cells are untouched (and cost one load).
+    #[inline]
+    pub(crate) fn trial_lease_changed(&mut self, cell: u32, now: Millis) {
+        if cell != NO_CELL && self.cells.get(cell).cell().state == crate::types::State::Cooling {
+            self.refresh_cell(cell, now);
+        }
+    }
+
+    /// The slot holding exactly `lease` as one of its live leases, in force at `now`.
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
-        let rec = self.reg.get(slot).lease()?;
-        (rec.token == lease.token && same_text(&rec.context, &lease.context) && now < rec.expires_at)
-            .then_some(slot)
+        let rec = self.reg.get(slot).lease_by_token(lease.token)?;
+        (same_text(&rec.context, &lease.context) && now < rec.expires_at).then_some(slot)
     }
 
     /// `renew`: extends to `now + leaseTtlMs` for the current holder of a non-blocked resource.
@@ -171,7 +195,7 @@ impl Core {
             return None;
         }
         let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
-        let (old, leased_at) = self.reg.extend_lease(slot, now + ttl, group.clone())?;
+        let (old, leased_at) = self.reg.extend_lease(slot, lease.token, now + ttl, group.clone())?;
         let renewed = Lease { expires_at: now + ttl, leased_at, group, ..lease.clone() };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
         // ends the old one and queues the new one.
@@ -185,15 +209,24 @@ impl Core {
 
     /// `release`: ends the lease for its current holder (also while blocked).
     pub(crate) fn release(&mut self, lease: &Lease, now: Millis) -> bool {
-        let Some(slot) = self.holder(lease, now) else {
+        match self.reg.find(lease.kind, &lease.value) {
+            Some(slot) => self.release_token(slot, &lease.context, lease.token, now),
+            None => false,
+        }
+    }
+
+    /// Ends the lease `token` on `slot`, held in `context`, when it is in force at `now`.
+    pub(crate) fn release_token(&mut self, slot: u32, context: &str, token: u64, now: Millis) -> bool {
+        let held = |rec: &LeaseRec| same_text(&rec.context, context) && now < rec.expires_at;
+        let Some(rec) = self.reg.take_lease_if(slot, token, held) else {
             return false;
         };
-        let rec = self.reg.set_lease(slot, None).expect("the holder has a lease");
         self.lease_ended(rec.expires_at, slot, rec.token);
         self.sync_avail(slot);
+        self.trial_lease_changed(rec.cell, now);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);
-        e.context = Some(Rc::clone(&lease.context));
-        e.token = Some(lease.token);
+        e.context = Some(rec.context);
+        e.token = Some(token);
         self.emit(e);
         true
     }

@@ -21,6 +21,7 @@ mod counters;
 mod durable;
 mod expiries;
 mod expiry;
+mod finished;
 mod floor;
 mod groups;
 mod invariants;
@@ -30,13 +31,15 @@ mod next_change;
 mod reconfigure;
 mod reports;
 mod snapshot;
+mod steps;
 mod views;
 
 pub use self::core::Core;
-use counters::{CHANGES, GRANTS, Moves, READS};
+use counters::{CHANGES, GRANTS, Moves, READS, REGISTERS};
 pub use floor::Floor;
 pub use leases::Lease;
 use std::rc::Rc;
+pub use steps::Next;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 
 use crate::check;
@@ -59,6 +62,15 @@ pub enum BlockSpec {
     Seconds(f64),
     /// Ends only with `unblock`.
     Permanent,
+}
+
+/// What `register_with` sets (`None`: as it is for a known resource; the default for a new one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Registration<'a> {
+    /// The group (`Some(None)`: none). SPEC §3, groups.
+    pub group: Option<Option<&'a str>>,
+    /// How many leases the resource may hold at once, 1–1,024 (default 1). SPEC §3, capacity.
+    pub max_leases: Option<u32>,
 }
 
 /// A reputation pool with its host random source (the clock's readings come with each call).
@@ -155,7 +167,9 @@ impl Pool {
     fn check_named(&self, kind: Kind, value: &str, context: &str) -> Result<Option<u32>> {
         let slot = self.core.reg.find(kind, value);
         match slot {
-            Some(s) if self.core.reg.get(s).lease().is_some_and(|l| same_text(&l.context, context)) => {
+            Some(s)
+                if self.core.reg.get(s).newest_lease().is_some_and(|l| same_text(&l.context, context)) =>
+            {
                 Ok(slot)
             }
             _ => Self::check_args(slot.is_none().then_some(value), context).map(|()| slot),
@@ -205,11 +219,26 @@ impl Pool {
         value: &str,
         group: Option<Option<&str>>,
     ) -> Result<bool> {
+        self.register_with(now, kind, value, Registration { group, max_leases: None })
+    }
+
+    /// `register` with its options (SPEC §3, groups and capacity): a field left `None` leaves a
+    /// known resource's setting as it is (a new one gets no group and `maxLeases` 1); one
+    /// given sets it, changing a known resource's when it differs (`RESOURCE_REGROUPED`,
+    /// `RESOURCE_RECONFIGURED`; one revision step for the call).
+    pub fn register_with(
+        &mut self,
+        now: f64,
+        kind: Kind,
+        value: &str,
+        options: Registration,
+    ) -> Result<bool> {
         let t = check::clock_reading(now)?;
         check::value_arg(value)?;
-        check::group_arg(group.flatten())?;
+        check::group_arg(options.group.flatten())?;
+        check::max_leases_arg(options.max_leases)?;
         self.core.check_resource_capacity(kind, value)?;
-        self.apply(t, CHANGES, |c, now| c.register(kind, value, group, now))
+        self.apply(t, REGISTERS, |c, now| c.register(kind, value, options.group, options.max_leases, now))
     }
 
     /// Removes a resource with its cells, block and lease; `false` when it was not registered.
@@ -259,7 +288,7 @@ impl Pool {
     fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
-        let out = self.core.acquire(context, known, t, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
@@ -274,7 +303,8 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
         let random = &mut self.random;
-        let out = self.core.acquire_grouped(context, &ids, t, || check::random_draw(random.next_f64()));
+        let out =
+            self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next_f64()));
         self.core.finish();
         out
     }
@@ -485,6 +515,98 @@ impl Pool {
             let ids: Vec<u32> = groups.iter().filter_map(|g| c.reg.groups().find(*g)).collect();
             c.next_change_at_grouped(context, &ids, now)
         })
+    }
+
+    /// Finishes `lease`'s step (SPEC §3, finishing a step; `steps.rs`): reports `outcome`,
+    /// releases it, and with `next` answers the next lease (`None`: nothing granted). Errors,
+    /// checked before anything changes: a bad argument, a token never issued
+    /// (`INVALID_ARGUMENT`); a lease finished already (`LEASE_FINISHED`); a report that would
+    /// create a cell past `maxCells` (`CAPACITY_EXCEEDED`). One exception to "a failed call
+    /// changes nothing": the random draw of `next` is known to be needed only once the release
+    /// is applied, so a host `random()` outside [0, 1) fails the call with the report and the
+    /// release applied.
+    pub fn finish(
+        &mut self,
+        now: f64,
+        lease: &Lease,
+        outcome: Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let slot = self.check_named(lease.kind, &lease.value, &lease.context)?;
+        self.finish_at(t, slot, &lease.context, lease.token, &outcome, next)
+    }
+
+    /// `finish` of the lease `(id, context, token)`; a stale id, or `None` (a resource the host
+    /// knows is not registered any more), drops the outcome as `finish` does.
+    pub fn finish_by_id(
+        &mut self,
+        now: f64,
+        id: Option<ResourceId>,
+        context: ContextId,
+        token: u64,
+        outcome: Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let slot = id.and_then(|id| self.core.reg.slot_of(id));
+        let name = Rc::clone(self.contexts.name(context)?);
+        self.finish_at(t, slot, &name, token, &outcome, next)
+    }
+
+    fn finish_at(
+        &mut self,
+        t: Millis,
+        slot: Option<u32>,
+        context: &str,
+        token: u64,
+        outcome: &Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let random = &mut self.random;
+        let draw = || check::random_draw(random.next_f64());
+        let out = self.core.finish_step(t, slot, context, token, outcome, next, draw);
+        self.core.finish();
+        out
+    }
+
+    /// `acquire` (with `groups`, as `acquire_in`) that emits no `ACQUISITION_REJECTED` when it
+    /// grants nothing: the retry of a host's waiting acquire (`steps.rs`).
+    pub fn try_acquire(
+        &mut self,
+        now: f64,
+        context: &str,
+        groups: Option<&[Option<&str>]>,
+    ) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        check::context_arg(context)?;
+        groups.map_or(Ok(()), check::groups_arg)?;
+        self.quiet_acquire_at(t, context, groups)
+    }
+
+    /// `try_acquire` in the context `context_id` gave (the hot path of a waiting host).
+    pub fn try_acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
+        let t = check::clock_reading(now)?;
+        let name = Rc::clone(self.contexts.name(context)?);
+        self.quiet_acquire_at(t, &name, None)
+    }
+
+    fn quiet_acquire_at(
+        &mut self,
+        t: Millis,
+        context: &str,
+        groups: Option<&[Option<&str>]>,
+    ) -> Result<Option<Lease>> {
+        self.core.check_counters(t, GRANTS)?;
+        let random = &mut self.random;
+        let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next_f64()));
+        self.core.finish();
+        out
+    }
+
+    /// How many finished tokens the pool remembers now (diagnostics; `finished.rs`).
+    pub fn finished_kept(&self) -> usize {
+        self.core.finished_kept()
     }
 
     pub fn stats(&mut self, now: f64) -> Result<Stats> {

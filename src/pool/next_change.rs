@@ -17,6 +17,24 @@ use crate::registry::blocklist::Block;
 use crate::types::{Millis, State};
 
 use super::kept_answers::{KEPT, NextChange};
+use crate::registry::{LeaseRec, same_text};
+
+/// When a resource holding `leases` (each in force at `now`) has room for one more under
+/// `max`: `now` if it has room already, else the end of the lease whose end leaves fewer than
+/// `max` (the first to end, unless `maxLeases` was lowered below what it holds).
+fn room_at(leases: &[LeaseRec], max: u32, now: Millis) -> Millis {
+    let held = leases.len();
+    let max = max as usize;
+    if held < max {
+        return now;
+    }
+    if held == 1 {
+        return leases[0].expires_at;
+    }
+    let mut ends: Vec<Millis> = leases.iter().map(|l| l.expires_at).collect();
+    let k = held - max; // this many must end first: the (k+1)-th end frees a place
+    *ends.select_nth_unstable(k).1
+}
 
 impl Core {
     /// `nextChangeAt(context)` at `now` (applied).
@@ -37,11 +55,13 @@ impl Core {
     }
 
     /// When resource `slot` may next be a candidate of context `ctx` by time alone: the latest
-    /// of its lease's end, its temporary block's end and its half-open cooldown's end there;
-    /// `None` when only an operator or a probe can make it one.
+    /// of the end of the lease that leaves it room for one more (with `maxLeases` held, the
+    /// first to end), its temporary block's end, and there its pacing's end and its half-open
+    /// cooldown's end (and then of every lease held there: one trial at a time); `None` when
+    /// only an operator or a probe can make it one.
     fn resource_next_change(&self, slot: u32, ctx: Option<u32>, now: Millis) -> Option<Millis> {
         let r = self.reg.get(slot);
-        let mut at = r.lease().map_or(now, |l| l.expires_at);
+        let mut at = room_at(r.leases(), r.max_leases(), now);
         match r.block() {
             Some(Block::Permanent) => return None,
             Some(Block::Until(u)) => at = at.max(u),
@@ -56,6 +76,10 @@ impl Core {
                 match c.cooldown_cause {
                     Some(cause) if self.cfg.half_open_causes.contains(cause) => {
                         at = at.max(c.cooldown_until.unwrap_or(now));
+                        let here = &self.ctxs.get(self.cells.get(id).ctx).name;
+                        for l in r.leases().iter().filter(|l| same_text(&l.context, here)) {
+                            at = at.max(l.expires_at);
+                        }
                     }
                     _ => return None,
                 }

@@ -14,10 +14,11 @@ use crate::registry::{NO_CELL, same_text};
 use crate::types::{Millis, Outcome, State};
 
 impl Core {
-    /// The cell of `(slot, context)`, if it exists. A resource leased in this context knows its
-    /// cell, which spares the lookup on the common path (report after acquire).
+    /// The cell of `(slot, context)`, if it exists. A resource whose newest lease is held in
+    /// this context knows its cell, which spares the lookup on the common path (report after
+    /// acquire).
     pub(crate) fn locate_cell(&self, slot: u32, context: &str) -> Option<u32> {
-        if let Some(l) = self.reg.get(slot).lease()
+        if let Some(l) = self.reg.get(slot).newest_lease()
             && l.cell != NO_CELL
             && same_text(&l.context, context)
         {

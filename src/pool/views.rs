@@ -31,14 +31,19 @@ pub struct CellView {
     pub p95_latency_ms: Option<f64>,
 }
 
-/// One resource with its block, lease and cells.
+/// One resource with its block, capacity, leases and cells.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResourceView {
     pub kind: Kind,
     pub value: Rc<str>,
     pub group: Option<Rc<str>>,
     pub blocked: Option<Block>,
+    /// The oldest live lease (`leases[0]`), if any.
     pub lease: Option<Lease>,
+    /// How many leases it may hold at once (SPEC §3, capacity).
+    pub max_leases: u32,
+    /// Every live lease, oldest first.
+    pub leases: Vec<Lease>,
     pub cells: Vec<CellView>,
 }
 
@@ -124,27 +129,34 @@ impl Core {
         by_res
     }
 
-    pub(crate) fn lease_of(&self, slot: u32) -> Option<Lease> {
+    /// The live leases on `slot`, oldest first.
+    pub(crate) fn leases_of(&self, slot: u32) -> Vec<Lease> {
         let r = self.reg.get(slot);
-        r.lease().map(|l| Lease {
-            kind: r.kind,
-            value: Rc::clone(&r.value),
-            group: l.group.clone(),
-            context: Rc::clone(&l.context),
-            token: l.token,
-            leased_at: l.leased_at,
-            expires_at: l.expires_at,
-        })
+        r.leases()
+            .iter()
+            .map(|l| Lease {
+                kind: r.kind,
+                value: Rc::clone(&r.value),
+                group: l.group.clone(),
+                context: Rc::clone(&l.context),
+                token: l.token,
+                leased_at: l.leased_at,
+                expires_at: l.expires_at,
+            })
+            .collect()
     }
 
     fn resource_view(&self, slot: u32, cells: Vec<CellView>) -> ResourceView {
         let r = self.reg.get(slot);
+        let leases = self.leases_of(slot);
         ResourceView {
             kind: r.kind,
             value: Rc::clone(&r.value),
             group: self.reg.group_name(r.group()).cloned(),
             blocked: r.block(),
-            lease: self.lease_of(slot),
+            lease: leases.first().cloned(),
+            max_leases: r.max_leases(),
+            leases,
             cells,
         }
     }
@@ -230,7 +242,10 @@ impl Core {
             .filter_map(|id| {
                 let slot = self.cells.get(id);
                 let r = self.reg.get(slot.res);
-                let free = r.is_available() && self.paced_until(id, now).is_none();
+                // Room for the probe's lease, and no lease trying the cell already.
+                let context = &self.ctxs.get(slot.ctx).name;
+                let free =
+                    r.is_available() && self.paced_until(id, now).is_none() && !r.leased_in(context, now);
                 (slot.cell().probe_due(now, half_open) && free).then(|| ProbeDue {
                     kind: r.kind,
                     value: Rc::clone(&r.value),

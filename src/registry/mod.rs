@@ -1,4 +1,4 @@
-//! The registered resources: identity, lookup by `(kind, value)`, lease records.
+//! The registered resources: identity, lookup by `(kind, value)`, capacity, lease records.
 //!
 //! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration. The
 //! ordering index over them (which is available, ranks, selection) is `order.rs`; the
@@ -21,7 +21,7 @@ use blocklist::{Block, Blocklist};
 use groups::{Groups, UNGROUPED};
 use order::OrderIndex;
 
-/// The live lease on a resource. Leases are runtime state: never persisted.
+/// One live lease on a resource. Leases are runtime state: never persisted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseRec {
     pub context: Rc<str>,
@@ -53,12 +53,16 @@ pub struct Resource {
     pub value: Rc<str>,
     /// The value as it may be shown in events, errors and logs.
     pub display: Rc<str>,
-    /// Changed only through `Registry` (`set_lease`, `extend_lease`, `note_lease_cell`), which
-    /// keeps the count of leased resources.
-    lease: Option<LeaseRec>,
+    /// The live leases, oldest first (tokens grow in grant order, so by token too). Changed only
+    /// through `Registry` (`add_lease`, `take_lease`, `extend_lease`, `note_lease_cell`), which
+    /// keeps the count of live leases.
+    leases: Vec<LeaseRec>,
+    /// How many leases it may hold at once (SPEC §3, capacity: 1–1,024).
+    max_leases: u32,
     /// Changed only by the blocklist (`Registry::set_block`).
     block: Option<Block>,
-    /// Registered, not leased, not blocked (kept by `Core::sync_avail`; false while leaving).
+    /// Registered, holding fewer leases than `max_leases`, not blocked (kept by
+    /// `Core::sync_avail`; false while leaving).
     avail: bool,
     /// Sequence number of this resource's last entry in the availability log.
     last_toggle: u64,
@@ -67,15 +71,46 @@ pub struct Resource {
 }
 
 impl Resource {
-    /// Registered, not blocked, not leased: may be handed out (cell rules aside).
+    /// Registered, not blocked, room for a lease: may be handed out (cell rules aside).
     pub fn is_available(&self) -> bool {
         self.avail
     }
 
-    /// The live lease on this resource, if any.
+    /// The oldest live lease on this resource, if any.
     #[inline]
     pub fn lease(&self) -> Option<&LeaseRec> {
-        self.lease.as_ref()
+        self.leases.first()
+    }
+
+    /// The newest live lease on this resource, if any (the one a report or release most
+    /// likely names).
+    #[inline]
+    pub fn newest_lease(&self) -> Option<&LeaseRec> {
+        self.leases.last()
+    }
+
+    /// Every live lease, oldest first.
+    #[inline]
+    pub fn leases(&self) -> &[LeaseRec] {
+        &self.leases
+    }
+
+    /// The live lease with fencing token `token`, if any.
+    #[inline]
+    pub fn lease_by_token(&self, token: u64) -> Option<&LeaseRec> {
+        lease_index(&self.leases, token).map(|i| &self.leases[i])
+    }
+
+    /// Whether one of its leases is held in `context` and still in force at `now` (leases whose
+    /// end has passed but which time passing has not yet ended do not count).
+    pub fn leased_in(&self, context: &str, now: Millis) -> bool {
+        self.leases.iter().any(|l| now < l.expires_at && same_text(&l.context, context))
+    }
+
+    /// How many leases it may hold at once.
+    #[inline]
+    pub fn max_leases(&self) -> u32 {
+        self.max_leases
     }
 
     /// The operator's block on this resource, if any.
@@ -89,9 +124,19 @@ impl Resource {
         self.group
     }
 
-    /// Neither leased nor blocked: what availability should be.
+    /// Room for another lease and not blocked: what availability should be.
     pub(crate) fn unclaimed(&self) -> bool {
-        self.lease.is_none() && self.block.is_none()
+        (self.leases.len() as u32) < self.max_leases && self.block.is_none()
+    }
+}
+
+/// The position of the lease with token `token` in a list sorted by token.
+#[inline]
+fn lease_index(leases: &[LeaseRec], token: u64) -> Option<usize> {
+    match leases {
+        [] => None,
+        [only] => (only.token == token).then_some(0),
+        _ => leases.binary_search_by_key(&token, |l| l.token).ok(),
     }
 }
 
@@ -103,7 +148,7 @@ pub struct Registry {
     order: OrderIndex,
     /// The slot most likely to be looked up next (the last one leased): `find` tries it first.
     hint: u32,
-    /// Resources with a lease.
+    /// Live leases, over every resource.
     leased: usize,
     /// The block records' count and queue of ends.
     blocks: Blocklist,
@@ -217,7 +262,8 @@ impl Registry {
             kind,
             value: Rc::clone(&value),
             display,
-            lease: None,
+            leases: Vec::new(),
+            max_leases: 1,
             block: None,
             avail: false,
             last_toggle: NO_SEQ,
@@ -235,12 +281,49 @@ impl Registry {
         res
     }
 
-    /// Puts or ends `slot`'s lease (keeping the count); returns the previous one.
-    pub fn set_lease(&mut self, slot: u32, lease: Option<LeaseRec>) -> Option<LeaseRec> {
-        let now_leased = lease.is_some();
-        let old = std::mem::replace(&mut self.get_mut(slot).lease, lease);
-        self.leased = self.leased + usize::from(now_leased) - usize::from(old.is_some());
-        old
+    /// Adds a lease to `slot` (its token above every other it holds), keeping the count.
+    pub fn add_lease(&mut self, slot: u32, rec: LeaseRec) {
+        let leases = &mut self.get_mut(slot).leases;
+        debug_assert!(leases.last().is_none_or(|l| l.token < rec.token), "tokens grow");
+        leases.push(rec);
+        self.leased += 1;
+    }
+
+    /// Ends `slot`'s lease with token `token` (keeping the count); returns it.
+    pub fn take_lease(&mut self, slot: u32, token: u64) -> Option<LeaseRec> {
+        self.take_lease_if(slot, token, |_| true)
+    }
+
+    /// Ends `slot`'s lease with token `token` when `holds` says so of it (keeping the count);
+    /// returns it. One lookup for the check and the removal.
+    #[inline]
+    pub fn take_lease_if(
+        &mut self,
+        slot: u32,
+        token: u64,
+        holds: impl FnOnce(&LeaseRec) -> bool,
+    ) -> Option<LeaseRec> {
+        let leases = &mut self.slots.get_mut(slot).leases;
+        let i = lease_index(leases, token)?;
+        if !holds(&leases[i]) {
+            return None;
+        }
+        // The newest lease is the one most often ended (the only one, at capacity 1).
+        let rec = if i + 1 == leases.len() { leases.pop().expect("i is in range") } else { leases.remove(i) };
+        self.leased -= 1;
+        Some(rec)
+    }
+
+    /// Ends every lease of `slot` (keeping the count); returns them, oldest first.
+    pub fn take_leases(&mut self, slot: u32) -> Vec<LeaseRec> {
+        let leases = std::mem::take(&mut self.get_mut(slot).leases);
+        self.leased -= leases.len();
+        leases
+    }
+
+    /// Sets how many leases `slot` may hold (availability is the caller's to re-derive).
+    pub fn set_max_leases(&mut self, slot: u32, max: u32) {
+        self.get_mut(slot).max_leases = max;
     }
 
     /// Puts or ends `slot`'s block through the blocklist; returns the previous one. (One copy:
@@ -257,30 +340,34 @@ impl Registry {
         &self.blocks
     }
 
-    /// Moves the end of `slot`'s lease to `expires_at` (noting the resource's group now); returns the old end and when it was
-    /// granted, or `None` when the resource holds no lease.
+    /// Moves the end of `slot`'s lease `token` to `expires_at` (noting the resource's group
+    /// now); returns the old end and when it was granted, or `None` when the resource holds no
+    /// such lease.
     pub fn extend_lease(
         &mut self,
         slot: u32,
+        token: u64,
         expires_at: Millis,
         group: Option<Rc<str>>,
     ) -> Option<(Millis, Millis)> {
-        let rec = self.get_mut(slot).lease.as_mut()?;
+        let leases = &mut self.get_mut(slot).leases;
+        let i = lease_index(leases, token)?;
+        let rec = &mut leases[i];
         rec.group = group;
         let old = std::mem::replace(&mut rec.expires_at, expires_at);
         Some((old, rec.leased_at))
     }
 
-    /// Notes that `slot`'s lease, when held in `context`, now has cell `cell` there.
+    /// Notes that `slot`'s leases held in `context` now have cell `cell` there.
     pub fn note_lease_cell(&mut self, slot: u32, context: &str, cell: u32) {
-        if let Some(l) = &mut self.get_mut(slot).lease
-            && same_text(&l.context, context)
-        {
-            l.cell = cell;
+        for l in &mut self.get_mut(slot).leases {
+            if same_text(&l.context, context) {
+                l.cell = cell;
+            }
         }
     }
 
-    /// Resources holding a lease.
+    /// Live leases, over every resource.
     pub fn leased(&self) -> usize {
         self.leased
     }

@@ -33,7 +33,7 @@ use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::ids::{ContextId, ResourceId};
-use crate::pool::{BlockSpec, Filter, Floor, Lease, Pool};
+use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
 use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
@@ -248,17 +248,28 @@ impl RawPool {
         Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
     }
 
-    /// `register` with a `group` key (`None`: `null`, no group): returns as `register` does.
-    #[wasm_bindgen(js_name = registerIn)]
-    pub fn register_in(
+    /// `register` with options (SPEC §3, groups and capacity): `has_group` says whether the
+    /// `group` key was given (`group` `None` then: `null`, no group); `max_leases` NaN when
+    /// not given. Returns as `register` does.
+    #[wasm_bindgen(js_name = registerWith)]
+    pub fn register_with(
         &mut self,
         now: f64,
         kind_code: u8,
         value: &str,
+        has_group: bool,
         group: Option<String>,
+        max_leases: f64,
     ) -> JsResult<f64> {
         let k = kind(kind_code).map_err(js_error)?;
-        if !self.pool.register_in(now, k, value, Some(group.as_deref())).map_err(js_error)? {
+        let max_leases = if max_leases.is_nan() {
+            None
+        } else {
+            let m = check::int_in("maxLeases", max_leases, 1, check::MAX_LEASES.into());
+            Some(m.map_err(|e| js_error(invalid_argument(e)))? as u32)
+        };
+        let options = Registration { group: has_group.then_some(group.as_deref()), max_leases };
+        if !self.pool.register_with(now, k, value, options).map_err(js_error)? {
             return Ok(0.0);
         }
         Ok(self.pool.resource_id(k, value).map_or(0.0, ResourceId::to_f64))
@@ -271,17 +282,88 @@ impl RawPool {
         self.pool.deregister(now, k, value).map_err(js_error)
     }
 
-    /// Returns the lease's handle, 0 when nothing was granted.
-    pub fn acquire(&mut self, now: f64, context: f64) -> f64 {
-        let lease = context_id(context).and_then(|c| self.pool.acquire_by_id(now, c));
+    /// Returns the lease's handle, 0 when nothing was granted. `quiet`: no
+    /// `ACQUISITION_REJECTED` then (`Pool::try_acquire`, for a waiting host's retries).
+    pub fn acquire(&mut self, now: f64, context: f64, quiet: bool) -> f64 {
+        let lease = context_id(context).and_then(|c| {
+            if quiet { self.pool.try_acquire_by_id(now, c) } else { self.pool.acquire_by_id(now, c) }
+        });
         let answer = lease.map(|l| self.keep(l));
         self.answer(answer)
     }
 
     /// `acquire` with a `groups` list (see the header for `names` and `lens`).
     #[wasm_bindgen(js_name = acquireIn)]
-    pub fn acquire_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
-        let lease = self.pool.acquire_in(now, context, &groups(names, lens)).map_err(js_error)?;
+    pub fn acquire_in(
+        &mut self,
+        now: f64,
+        context: &str,
+        names: &str,
+        lens: &[u32],
+        quiet: bool,
+    ) -> JsResult<f64> {
+        let groups = groups(names, lens);
+        let lease = if quiet {
+            self.pool.try_acquire(now, context, Some(&groups))
+        } else {
+            self.pool.acquire_in(now, context, &groups)
+        };
+        Ok(self.keep(lease.map_err(js_error)?))
+    }
+
+    /// `finish` (SPEC §3, finishing a step) of the lease `(handle, context, token)` (`handle`
+    /// 0: its resource is not registered any more) with the outcome `(code, latency)`; `next`
+    /// -1 for no next lease, 0 for one in the same context, else the context id to lease in,
+    /// `quiet` as in `acquire`. Answers the next lease's handle (0: none), NaN on an error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &mut self,
+        now: f64,
+        handle: f64,
+        context: f64,
+        token: f64,
+        code: u8,
+        latency: f64,
+        next: f64,
+        quiet: bool,
+    ) -> f64 {
+        let mut call = || -> Result<Option<Lease>, Error> {
+            let id = if handle == 0.0 { None } else { Some(resource_id(handle)?) };
+            let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
+            let name =
+                if next > 0.0 { Some(Rc::clone(self.pool.context_name(context_id(next)?)?)) } else { None };
+            let n = Next { context: name.as_deref(), groups: None, quiet };
+            self.pool.finish_by_id(now, id, context, token, o, (next >= 0.0).then_some(&n))
+        };
+        let answer = call().map(|l| self.keep(l));
+        self.answer(answer)
+    }
+
+    /// `finish` with a next lease from a `groups` list (see the header for `names` and
+    /// `lens`), in `next_context` (`None`: the lease's).
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = finishIn)]
+    pub fn finish_in(
+        &mut self,
+        now: f64,
+        handle: f64,
+        context: f64,
+        token: f64,
+        code: u8,
+        latency: f64,
+        next_context: Option<String>,
+        names: &str,
+        lens: &[u32],
+        quiet: bool,
+    ) -> JsResult<f64> {
+        let mut call = || -> Result<Option<Lease>, Error> {
+            let id = if handle == 0.0 { None } else { Some(resource_id(handle)?) };
+            let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
+            let groups = groups(names, lens);
+            let n = Next { context: next_context.as_deref(), groups: Some(&groups), quiet };
+            self.pool.finish_by_id(now, id, context, token, o, Some(&n))
+        };
+        let lease = call().map_err(js_error)?;
         Ok(self.keep(lease))
     }
 

@@ -4,11 +4,11 @@
 //!
 //! Layout of `numbers`: `[events, strings, then FIELDS per event, then len_0 … len_{strings−1}]`,
 //! each event `seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
-//! group`. `type`, `kind`, `value` (masked), `context`, `cause`, `unmasked` (the value as
+//! group, maxLeases`. `type`, `kind`, `value` (masked), `context`, `cause`, `unmasked` (the value as
 //! registered, for a host that names resources by an id of its own; the same index as `value`
 //! when nothing is masked) and `group` are indexes into the string table (`-1`: absent; for
 //! `group`, `-2`: `null`, no group);
-//! `until` and `token` are `-1` when absent, `permanent` is 0 or 1. The string table is
+//! `until`, `token` and `maxLeases` are `-1` when absent, `permanent` is 0 or 1. The string table is
 //! `strings` cut at the given lengths, counted in UTF-16 code units (what JavaScript's `slice`
 //! counts). Keys present in an event are those of `views_json::write_event`, in the same order.
 //! The lengths come last so the events are written straight into the one array (the table is
@@ -20,7 +20,7 @@ use crate::events::{EventType, PoolEvent};
 use crate::types::{FailureType, Kind};
 
 /// Numbers per event.
-pub const FIELDS: usize = 12;
+pub const FIELDS: usize = 13;
 
 /// Drained events in the layout above.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -118,6 +118,7 @@ pub fn pack_events_into(numbers: &mut Vec<f64>, events: &[PoolEvent]) -> String 
                 Some(None) => -2.0,
                 Some(Some(g)) => table.shared(g),
             },
+            or_none(e.max_leases.map(f64::from)),
         ]);
     }
     numbers[1] = table.order.len() as f64;

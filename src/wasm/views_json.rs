@@ -61,6 +61,9 @@ pub fn write_event(out: &mut String, e: &PoolEvent) {
     if let Some(token) = e.token {
         o.uint("token", token);
     }
+    if let Some(max) = e.max_leases {
+        o.uint("maxLeases", max.into());
+    }
     o.close();
 }
 
@@ -115,6 +118,8 @@ fn write_resource_head(o: &mut Obj, r: &ResourceView) {
         Some(l) => write_lease(o.key("lease"), l),
         None => o.raw("lease", "null"),
     }
+    o.uint("maxLeases", r.max_leases.into());
+    array(o.key("leases"), &r.leases, write_lease);
 }
 
 pub fn resources(views: &[ResourceView]) -> String {

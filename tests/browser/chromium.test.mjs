@@ -1,7 +1,8 @@
 // The WebAssembly build in real headless Chromium (Debian's, driven by playwright-core; no
 // browser is downloaded): every golden scenario gives the same results, events and
 // byte-identical snapshots as the native run, the version 2 checks of tests/js/groups-checks.mjs
-// pass as they do in Node, and snapshots move between Node and the browser in both directions.
+// and the waiting checks of tests/js/waiting-checks.mjs pass as they do in Node,
+// and snapshots move between Node and the browser in both directions.
 // Files are served from 127.0.0.1 by a throwaway static server.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import { chromium } from "playwright-core";
 import { Pool } from "repute";
 import { history } from "../js/history.mjs";
 import { groupChecks } from "../js/groups-checks.mjs";
+import { waitingChecks } from "../js/waiting-checks.mjs";
 
 const root = new URL("../../", import.meta.url).pathname;
 const scenarioDir = join(root, "tests/scenarios");
@@ -69,6 +71,21 @@ for (const [i, [name]] of groupChecks.entries()) {
       const { Pool: P, groupChecks: checks } = window.repute;
       try {
         checks[n][1](P);
+        return null;
+      } catch (e) {
+        return String(e?.stack ?? e);
+      }
+    }, i);
+    assert.equal(failure, null);
+  });
+}
+
+for (const [i, [name]] of waitingChecks.entries()) {
+  test(`${name} (in Chromium)`, async () => {
+    const failure = await page.evaluate(async (n) => {
+      const { Pool: P, waitingChecks: checks } = window.repute;
+      try {
+        await checks[n][1](P);
         return null;
       } catch (e) {
         return String(e?.stack ?? e);

@@ -88,6 +88,11 @@ impl ClockedPool {
         self.pool.register_in(now, kind, value, group)
     }
 
+    pub fn register_with(&mut self, kind: Kind, value: &str, options: repute::Registration) -> Result<bool> {
+        let now = self.now();
+        self.pool.register_with(now, kind, value, options)
+    }
+
     pub fn deregister(&mut self, kind: Kind, value: &str) -> Result<bool> {
         let now = self.now();
         self.pool.deregister(now, kind, value)

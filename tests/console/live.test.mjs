@@ -5,7 +5,8 @@
 // shown and nothing changes; the grid shows `contexts: 0` for a resource nobody reported on,
 // filters by context, state and kind, searches and sorts, and is driven by the keyboard (the
 // group column reads "no group" in a pool without groups: live-groups.test.mjs has the rest);
-// the detail shows every cell's window; Download snapshot gives the server's snapshot byte for
+// the detail shows every cell's window; a resource holding several leases shows them against its
+// capacity (`maxLeases`); Download snapshot gives the server's snapshot byte for
 // byte; events pause, resume, filter and page back; the CSP stops inline script. Every test
 // fails on a console error, a page error, a failed request or an HTTP status ≥ 400 it did not
 // provoke, and saves screenshots of its screens to tests/console/artifacts/.
@@ -261,6 +262,24 @@ liveTest("events: live ones arrive, Pause holds them, Resume shows them, the fil
   assert.equal(await items.last().getAttribute("data-seq"), "1");
   assert.equal(await page.getByRole("button", { name: "Load older events" }).isDisabled(), true);
 }, moreEvents);
+
+/** Leases on the shared resource of the next test (released after it). */
+let shared = [];
+
+liveTest("a resource that holds several leases shows them against its capacity, in the grid, the detail and the events", "viewer", async (page) => {
+  const row = rowOf(page, value(28));
+  await page.getByLabel("Search", { exact: true }).fill(value(28));
+  await row.getByText("leased 2/3").waitFor();
+  const detail = await openDetail(page, kind(28), value(28));
+  await detail.getByText(/^2 of 3 leases: checkout-us, token \d+, until .+; search-eu, token \d+, until .+$/).waitFor();
+  await eventList(page).locator("li").filter({ hasText: "RESOURCE_RECONFIGURED" }).filter({ hasText: "now up to 3 leases at once" }).first().waitFor();
+  await screenshot(page, "live-shared-resource");
+  for (const l of shared) s.pool.release(l);
+}, async () => {
+  await s.pool.register(kind(28), value(28), { maxLeases: 3 });
+  shared = ["checkout-us", "search-eu"].map((c) => s.pool.acquireResource(kind(28), value(28), c));
+  assert.ok(shared.every(Boolean), "two leases on one resource");
+});
 
 test("the Content-Security-Policy stops inline script in the console", async () => {
   const w = await watchedPage(browser);

@@ -42,7 +42,7 @@ const DEFAULT_CONFIG = {
 };
 
 const LEASE_KEYS = ["context", "expiresAt", "group", "kind", "leasedAt", "token", "value"];
-const VIEW_KEYS = ["blocked", "cells", "group", "kind", "lease", "value"];
+const VIEW_KEYS = ["blocked", "cells", "group", "kind", "lease", "leases", "maxLeases", "value"];
 const CELL_KEYS = [
   "consecutiveFailures",
   "consecutiveSuccesses",
@@ -537,7 +537,7 @@ test("snapshot() is canonical JSON and Pool.restore reproduces it byte for byte"
   assert.equal(typeof text, "string");
   const doc = JSON.parse(text);
   assert.equal(doc.format, "repute-snapshot");
-  assert.equal(doc.version, 2);
+  assert.equal(doc.version, 3);
   assert.equal(doc.takenAt, T);
   assert.equal(pool.snapshot(), text, "same state, same bytes");
   const restored = Pool.restore(text, { seed: 1, now: () => T });
@@ -587,7 +587,7 @@ test("every error code comes as a real Error with a stable code, never a string"
     ["INVALID_ARGUMENT", () => pool.register("PROXY", "")],
     ["INVALID_CONFIG", () => new Pool({ seed: 1, config: { coolAfter: 0 } })],
     ["INVALID_SNAPSHOT", () => Pool.restore("{")],
-    ["UNSUPPORTED_SNAPSHOT_VERSION", () => Pool.restore(pool.snapshot().replace('"version":2', '"version":3'))],
+    ["UNSUPPORTED_SNAPSHOT_VERSION", () => Pool.restore(pool.snapshot().replace('"version":3', '"version":4'))],
     ["CAPACITY_EXCEEDED", () => pool.register("PROXY", "b")],
     ["UNKNOWN_RESOURCE", () => pool.unblock("PROXY", "zz")],
   ];
@@ -1352,7 +1352,7 @@ test("Pool.restore of garbage, a wrong version or an unknown field fails with th
   for (const [text, path] of invalid) {
     expectCode(() => Pool.restore(text, { seed: 1 }), "INVALID_SNAPSHOT", path);
   }
-  for (const version of [0, 3, 99]) {
+  for (const version of [0, 4, 99]) {
     expectCode(
       () => Pool.restore(edit((d) => (d.version = version)), { seed: 1 }),
       "UNSUPPORTED_SNAPSHOT_VERSION",

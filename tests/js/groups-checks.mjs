@@ -112,7 +112,7 @@ export const groupChecks = [
       eq(pool.stats().revision, revision + 4, "one revision step per move");
       const groups = Object.fromEntries(pool.resources().map((r) => [`${r.kind}/${r.value}`, r.group]));
       eq(groups, { "PROXY/dc-1": "residential-de", "PROXY/plain": "dc-us", "ACCOUNT/acct": null, "ACCOUNT/s": null, "ACCOUNT/t": null }, "views' group");
-      eq(Object.keys(pool.resources()[0]), ["kind", "value", "group", "blocked", "lease", "cells"], "ResourceView keys in order");
+      eq(Object.keys(pool.resources()[0]), ["kind", "value", "group", "blocked", "lease", "maxLeases", "leases", "cells"], "ResourceView keys in order");
       // The group is durable: a restore keeps it.
       const again = Pool.restore(pool.snapshot(), { seed: 1, now: () => T + 1000 });
       eq(again.resources(), pool.resources(), "views after a restore");

@@ -21,8 +21,8 @@ function run(code) {
   }
 }
 
-test("the README has its four JavaScript examples", () => {
-  assert.equal(blocks.length, 4);
+test("the README has its five JavaScript examples", () => {
+  assert.equal(blocks.length, 5);
   for (const b of blocks) assert.ok(b.includes('from "repute"'));
 });
 
@@ -42,8 +42,13 @@ test("the openPool example runs and leaves a snapshot in ./data", () => {
   assert.ok(dataWritten, "a snapshot on disk after close()");
 });
 
-test("the resilient-call example gets its page through the working proxy", () => {
+test("the concurrency example: 10 workers over 6 places fetch 50 pages, none refused, every lease released", () => {
   const { out } = run(blocks[3]);
+  assert.equal(out, "50 0 0\n");
+});
+
+test("the resilient-call example gets its page through the working proxy", () => {
+  const { out } = run(blocks[4]);
   assert.equal(out, "200 200 for http://shop.example/item/7\n");
 });
 

@@ -20,6 +20,7 @@ import type {
   GroupsOptions,
   Kind,
   Lease,
+  NextStep,
   Outcome,
   PoolEvent,
   PoolOptions,
@@ -31,6 +32,8 @@ import type {
   ResourceView,
   State,
   Stats,
+  WaitOptions,
+  WaitTimers,
 } from "repute";
 import { init, Pool as WebPool } from "../../pkg-scripts/web.js";
 import type { Lease as WebLease } from "../../pkg-scripts/web.js";
@@ -118,6 +121,40 @@ const byGroup: ResourceFilter = { group: null, state: "HEALTHY" };
 const ungrouped: ResourceView[] = pool.resources(byGroup);
 const inDc: ResourceView[] = pool.resources({ group: "dc-us" });
 void ungrouped, inDc;
+
+// ----- capacity, waiting, finishing a step (SPEC version 3) -------------------------------------
+
+const gateway: boolean = pool.register("PROXY", "gate.example.net:7000", { maxLeases: 64, group: "gateway" });
+void gateway;
+// @ts-expect-error maxLeases is a number
+pool.register("PROXY", "x", { maxLeases: "64" });
+const shared: ResourceView | undefined = pool.resources()[0];
+const capacity: number | undefined = shared?.maxLeases;
+const live: Lease[] | undefined = shared?.leases;
+void capacity, live;
+const waitOptions: WaitOptions = { waitMs: 5_000, groups: ["gateway"], signal: AbortSignal.timeout(10_000) };
+const waited: Promise<Lease | null> = pool.acquireWait("checkout-us", waitOptions);
+void waited;
+// @ts-expect-error waitMs is required
+pool.acquireWait("checkout-us", {});
+const waitingNow: number = pool.waiting;
+const quietly: Lease | null = pool.acquireQuiet("checkout-us");
+void waitingNow, quietly;
+if (quietly !== null) {
+  const stepped: Lease | null = pool.finish(quietly, { ok: true, latencyMs: 120 }, { next: {} });
+  const done: Lease | null = pool.finish(quietly, { ok: false, failure: "BLOCKED" });
+  const nextStep: NextStep = { context: "search-eu", waitMs: 2_000 };
+  const later: Promise<Lease | null> = pool.finish(quietly, { ok: true }, { next: nextStep as NextStep & { waitMs: number } });
+  void stepped, done, later;
+  // @ts-expect-error with next.waitMs the answer is a promise
+  const notAPromise: Lease | null = pool.finish(quietly, { ok: true }, { next: { waitMs: 100 } });
+  void notAPromise;
+}
+const finished: ErrorCode = "LEASE_FINISHED";
+const reconfigured: EventType = "RESOURCE_RECONFIGURED";
+const virtual: WaitTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (t) => clearTimeout(t as number) };
+const onVirtualTime = new Pool({ seed: 1, timers: virtual, maxWaiters: 100 });
+void finished, reconfigured, onVirtualTime;
 
 const lease: Lease | null = pool.acquire("checkout-us");
 if (lease !== null) {

@@ -100,7 +100,7 @@ test("openPool restarted after close(): groups, the held cell, pacing and the v2
 
   // The stored snapshot is version 2 and keeps the groups and the held cell.
   const stored = JSON.parse(readFileSync(path.join(dir, "snapshot.json"), "utf8"));
-  assert.equal(stored.version, 2);
+  assert.equal(stored.version, 3);
   assert.deepEqual(stored.registered.map((r) => [r.value, r.group ?? null]), [["a1", "cheap"], ["a2", "cheap"], ["b1", "pricey"], ["b2", "pricey"], ["u1", null]]);
   assert.deepEqual(stored.cells.filter((c) => c.held).map((c) => [c.value, c.context]), [["a2", "shop"]]);
 

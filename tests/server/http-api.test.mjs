@@ -623,7 +623,7 @@ test("GET /api/snapshot exports canonical JSON; PUT imports it into another serv
     assert.equal((await call(a.url, "GET", "/api/snapshot")).text, exp.text);
     // Resource ids are the folder's own (its key), so another server names them differently.
     const withoutIds = (views) => views.map(({ id, ...r }) => r);
-    const viewA = withoutIds((await resources(a)).map((r) => ({ ...r, lease: null })));
+    const viewA = withoutIds((await resources(a)).map((r) => ({ ...r, lease: null, leases: [] })));
 
     await withServer({}, async (b) => {
       const put = await call(b.url, "PUT", "/api/snapshot", { body: exp.text });

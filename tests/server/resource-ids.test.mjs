@@ -185,6 +185,7 @@ test("a viewer sees masked values in views and leases; workers' and operators' v
     const leased = asViewer.find((r) => r.lease);
     assert.equal(leased.lease.token, lease.token);
     assert.equal(leased.lease.value, leased.value, "the lease in a viewer's view is masked too");
+    assert.deepEqual(leased.leases.map((l) => [l.token, l.value]), [[lease.token, leased.value]], "and every lease of `leases`");
     assert.ok(!JSON.stringify(asViewer).match(/Secret|hunter2|abc/));
   } finally {
     await s.close();

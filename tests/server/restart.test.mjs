@@ -73,7 +73,7 @@ async function populate(url) {
   return tokens;
 }
 
-const withoutLeases = (list) => list.map((r) => ({ ...r, lease: null }));
+const withoutLeases = (list) => list.map((r) => ({ ...r, lease: null, leases: [] }));
 
 function assertNoDuplicateSeqs(events) {
   const seqs = events.map((e) => e.seq);

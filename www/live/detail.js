@@ -107,9 +107,7 @@ export class ResourceDetail {
 
   #render(d) {
     const now = this.#now();
-    const lease = d.lease
-      ? `leased in ${d.lease.context}, token ${d.lease.token}, until ${when(d.lease.expiresAt)}`
-      : "not leased";
+    const lease = leaseText(d);
     const actions = h(
       "div",
       { class: "buttons" },
@@ -169,4 +167,15 @@ export class ResourceDetail {
     await this.refresh();
     this.#onChanged();
   }
+}
+
+/** A resource's leases as the panel says them: "not leased", one lease, or "3 of 8 leases: …"
+ * (its capacity, `maxLeases`, when it may hold more than one). */
+export function leaseText(d) {
+  const leases = d.leases ?? (d.lease ? [d.lease] : []);
+  const max = d.maxLeases ?? 1;
+  const one = (l) => `${l.context}, token ${l.token}, until ${when(l.expiresAt)}`;
+  if (leases.length === 0) return max > 1 ? `not leased (may hold ${max} leases at once)` : "not leased";
+  if (max === 1 && leases.length === 1) return `leased in ${one(leases[0])}`;
+  return `${leases.length} of ${max} leases: ${leases.map(one).join("; ")}`;
 }

@@ -1,6 +1,7 @@
 // How a pool event reads in live mode's event list, without the DOM: its resource, group, context
 // and details as one line (a regroup names the group moved to, a suppressed cooldown says the
-// cooling cap held the cell in rotation), and the text the list's filter searches.
+// cooling cap held the cell in rotation, a reconfiguration its new capacity), and the text the
+// list's filter searches.
 
 import { when } from "./dom.js";
 
@@ -23,6 +24,7 @@ export function describe(e) {
   if (e.permanent) parts.push("permanently");
   if (e.until !== undefined) parts.push(`until ${when(e.until)}`);
   if (e.token !== undefined) parts.push(`token ${e.token}`);
+  if (e.maxLeases !== undefined) parts.push(e.maxLeases === 1 ? "now one lease at a time" : `now up to ${e.maxLeases} leases at once`);
   return parts.join(" · ");
 }
 

@@ -164,7 +164,7 @@ export class ResourceGrid {
     res.children[0].textContent = r.kind;
     res.children[1].textContent = r.value;
     res.children[1].title = r.value;
-    res.children[2].textContent = [r.blocked ? "blocked" : "", r.lease ? "leased" : ""].filter(Boolean).join(" ");
+    res.children[2].textContent = [r.blocked ? "blocked" : "", leasedText(r)].filter(Boolean).join(" ");
     group.textContent = groupText(r.group);
     group.classList.toggle("none", typeof r.group !== "string");
     count.textContent = `contexts: ${row.cells.size}`;
@@ -275,4 +275,13 @@ export class ResourceGrid {
     if (top < this.#scroller.scrollTop) this.#scroller.scrollTop = top;
     else if (top + ROW_HEIGHT > this.#scroller.scrollTop + view) this.#scroller.scrollTop = top + ROW_HEIGHT - view;
   }
+}
+
+/** A row's lease flag: "leased", or with a capacity above one "leased 3/8" (live leases of
+ * `maxLeases`; "0/8" is left out, as "leased" is when none is held). */
+function leasedText(r) {
+  const held = r.leases?.length ?? (r.lease ? 1 : 0);
+  const max = r.maxLeases ?? 1;
+  if (held === 0) return "";
+  return max > 1 ? `leased ${held}/${max}` : "leased";
 }

@@ -19,6 +19,7 @@
 import { ResourceIds } from "../resource-id.js";
 import { TextMetrics } from "./text-metrics.js";
 import { checkImportRoom, liftPool } from "../counters.js";
+import { Waiters, nextStep, waitOptions } from "../waiters.js";
 
 export class MemoryHost {
   #Pool;
@@ -32,6 +33,9 @@ export class MemoryHost {
   #fencing = 0;
   #log = [];
   #eventsKept = 10000;
+  /** Waiting acquires (waiters.js), made on the first wait; its options. */
+  #waiters = null;
+  #waitOptions;
   #resourceId = (kind, value) => {
     this._touched(kind, value);
     return this.#ids.of(kind, value);
@@ -50,10 +54,12 @@ export class MemoryHost {
    * restored one's), `now`, `seed` or `random` (as `Pool` takes them), `key` (≥ 16 bytes for
    * resource ids; default: fresh random bytes), `snapshot` (text to restore; default a new
    * pool), `floor` ({fencing, eventSeq}: counters the pool must start at or above),
-   * `eventsKept` (default 10000).
+   * `eventsKept` (default 10000), `timers` ({setTimeout, clearTimeout} for waiting acquires;
+   * default the platform's) and `maxWaiters` (default 10000).
    */
-  async open({ Pool, config, now = Date.now, seed, random, key, snapshot = null, floor = {}, eventsKept = 10000 }) {
+  async open({ Pool, config, now = Date.now, seed, random, key, snapshot = null, floor = {}, eventsKept = 10000, timers, maxWaiters = 10_000 }) {
     this.#Pool = Pool;
+    this.#waitOptions = { ...(timers ? { timers } : {}), max: maxWaiters };
     this.#ids = await ResourceIds.create(key ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
     this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
     this.#overrides = config;
@@ -161,10 +167,62 @@ export class MemoryHost {
     return lease;
   }
 
+  /** `acquire` with no ACQUISITION_REJECTED when it grants nothing (a wait's retry). */
+  acquireQuiet(context, options) {
+    this._admitToken();
+    const lease = this.#pool.acquireQuiet(context, options);
+    if (lease) {
+      this.#metrics.acquired(context, lease);
+      if (lease.token > this.#fencing) this.#fencing = lease.token;
+      this.#after();
+    }
+    return lease;
+  }
+
+  /** A lease within `waitMs` (SPEC §3, waiting; lib/waiters.js). */
+  acquireWait(context, options) {
+    try {
+      const [groups, waitMs, signal] = waitOptions(options);
+      this.#waiters ??= Waiters.over(this, this.#waitOptions);
+      return this.#waiters.wait(context, groups, waitMs, signal);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Waiting acquires now. */
+  get waiting() {
+    return this.#waiters?.size ?? 0;
+  }
+
+  /** Serves waiting acquires after a call that may have made a candidate. */
+  _kick() {
+    if (this.#waiters?.size > 0) this.#waiters.kick();
+  }
+
+  /**
+   * Finishes a step (SPEC §3): report, release, and with `next: {context?, groups?, waitMs?,
+   * signal?}` the next lease — acquired through this host after the waits queued before it
+   * are served (a Lease or null, or a promise of one when it waits).
+   */
+  finish(lease, outcome, options) {
+    const next = nextStep(options, true);
+    this.#pool.finish(lease, outcome);
+    this._touched(lease.kind, lease.value);
+    this.#after();
+    this._kick();
+    if (next === undefined) return null;
+    const context = next.context ?? lease.context;
+    const groups = next.groups === undefined ? {} : { groups: next.groups };
+    if (next.waitMs > 0) return this.acquireWait(context, { ...groups, waitMs: next.waitMs, ...(next.signal ? { signal: next.signal } : {}) });
+    return this.acquire(context, next.groups === undefined ? undefined : groups);
+  }
+
   report(kind, value, context, outcome) {
     this.#pool.report(kind, value, context, outcome);
     this._touched(kind, value);
     this.#after();
+    this._kick(); // a probe's success ends a cooldown
   }
 
   renew(lease) {
@@ -176,6 +234,7 @@ export class MemoryHost {
   release(lease) {
     const released = this.#pool.release(lease);
     this.#after();
+    if (released) this._kick();
     return released;
   }
 
@@ -186,6 +245,7 @@ export class MemoryHost {
     const added = this.#pool.register(kind, value, options);
     this._touched(kind, value);
     this.#after();
+    this._kick(); // a new resource, or a raised maxLeases
     await this._persist();
     return added;
   }
@@ -209,6 +269,7 @@ export class MemoryHost {
     const unblocked = this.#pool.unblock(kind, value);
     this._touched(kind, value);
     this.#after();
+    if (unblocked) this._kick();
     await this._persist();
     return unblocked;
   }
@@ -217,6 +278,7 @@ export class MemoryHost {
     this.#pool.setConfig(patch);
     this._touchedAll();
     this.#after();
+    this._kick();
     await this._persist();
     return this.#pool.config();
   }
@@ -244,6 +306,7 @@ export class MemoryHost {
     this._setPool(next, { fencing: Math.max(live.fencingHighWater, this.#fencing), eventSeq: live.nextEventSeq });
     this._touchedAll();
     this.#after();
+    this._kick(); // the waits go on, served from the imported pool
     await this._persist();
   }
 
@@ -314,6 +377,7 @@ export class MemoryHost {
 
   close() {
     this.ready = false;
+    this.#waiters?.close(Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" }));
     this.#subscribers.clear();
     this.#pool?.free();
     this.#pool = null;

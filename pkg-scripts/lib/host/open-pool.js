@@ -66,6 +66,7 @@ import { MAX_SAFE, checkImportRoom, exhausted, liftPool, restoreAbove, revisionO
 import { loadKey } from "./key-file.js";
 import { ResourceIds } from "../resource-id.js";
 import { call } from "../call/call.js";
+import { Waiters, nextStep, waitOptions } from "../waiters.js";
 
 /** Free space an operator action needs beyond the last snapshot's size (any single change —
  * a 1 KiB value escaped six times over, twice — fits, with room for the audit log). */
@@ -153,6 +154,9 @@ export class PoolHost extends EventTarget {
   #idOf = (kind, value) => this.#ids.of(kind, value);
   #closed = false;
   #signalHandler = null;
+  /** Waiting acquires (waiters.js), made on the first wait, and the most at once. */
+  #waiters = null;
+  #maxWaiters;
   ready = false;
 
   async _open({
@@ -173,8 +177,10 @@ export class PoolHost extends EventTarget {
     reserveStep = 65536,
     storageRetryMs = 1000,
     timers = SYSTEM_TIMERS,
+    maxWaiters = 10_000,
   } = {}) {
     this.#timers = timers;
+    this.#maxWaiters = maxWaiters;
     this.#dir = dir;
     this.#onError = onError;
     this.#health = new StorageHealth(dir, { onError });
@@ -330,6 +336,57 @@ export class PoolHost extends EventTarget {
     return this.#leased(lease);
   }
 
+  /** `acquire` with no ACQUISITION_REJECTED when it grants nothing (a wait's retry). */
+  acquireQuiet(context, options) {
+    this.#admitHot(true);
+    const lease = this.#pool.acquireQuiet(context, options);
+    if (lease) {
+      this.#metrics.acquired(context, lease);
+      this.#mutated();
+    }
+    return this.#leased(lease);
+  }
+
+  /** A lease within `waitMs` (SPEC §3, waiting; lib/waiters.js), on the host's timers. */
+  acquireWait(context, options) {
+    try {
+      const [groups, waitMs, signal] = waitOptions(options);
+      this.#waiters ??= Waiters.over(this, { timers: this.#timers, max: this.#maxWaiters });
+      return this.#waiters.wait(context, groups, waitMs, signal);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Waiting acquires now. */
+  get waiting() {
+    return this.#waiters?.size ?? 0;
+  }
+
+  /** Serves waiting acquires after a call that may have made a candidate. */
+  #kick() {
+    if (this.#waiters?.size > 0) this.#waiters.kick();
+  }
+
+  /**
+   * Finishes a step (SPEC §3): report, release, and with `next: {context?, groups?, waitMs?,
+   * signal?}` the next lease — acquired through this host after the waits queued before it
+   * are served (a Lease or null, or a promise of one when it waits).
+   */
+  finish(lease, outcome, options) {
+    const next = nextStep(options, true);
+    this.#admitHot(false);
+    this.#pool.finish(lease, outcome);
+    this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+    this.#mutated();
+    this.#kick();
+    if (next === undefined) return null;
+    const context = next.context ?? lease.context;
+    const groups = next.groups === undefined ? {} : { groups: next.groups };
+    if (next.waitMs > 0) return this.acquireWait(context, { ...groups, waitMs: next.waitMs, ...(next.signal ? { signal: next.signal } : {}) });
+    return this.acquire(context, next.groups === undefined ? undefined : groups);
+  }
+
   acquireResource(kind, value, context) {
     this.#admitHot(true);
     const lease = this.#pool.acquireResource(kind, value, context);
@@ -342,6 +399,7 @@ export class PoolHost extends EventTarget {
     this.#pool.report(kind, value, context, outcome);
     this.#outcomes?.record(kind, value, context, outcome, this.now());
     this.#mutated();
+    this.#kick(); // a probe's success ends a cooldown
   }
 
   renew(lease) {
@@ -354,7 +412,10 @@ export class PoolHost extends EventTarget {
   release(lease) {
     this.#admitHot(false);
     const released = this.#pool.release(lease);
-    if (released) this.#mutated();
+    if (released) {
+      this.#mutated();
+      this.#kick();
+    }
     return released;
   }
 
@@ -404,6 +465,7 @@ export class PoolHost extends EventTarget {
     const group = options?.group;
     const before = group === undefined ? undefined : this.#groupOf(kind, value);
     const added = this.#pool.register(kind, value, options);
+    this.#kick(); // a new resource, or a raised maxLeases
     const moved = !added && before !== undefined && before !== group;
     const undo = added ? () => this.#pool.deregister(kind, value) : moved ? () => this.#pool.register(kind, value, { group: before }) : null;
     await this.#saved(undo);
@@ -446,6 +508,7 @@ export class PoolHost extends EventTarget {
     this.#admit();
     const before = this.#blockOf(kind, value);
     const unblocked = this.#pool.unblock(kind, value);
+    if (unblocked) this.#kick();
     await this.#saved(unblocked ? () => this.#restoreBlock(kind, value, before) : null);
     return unblocked;
   }
@@ -474,6 +537,7 @@ export class PoolHost extends EventTarget {
     this.#writing = run.catch(() => {});
     await run;
     this.#pool.setConfig(patch);
+    this.#kick();
     return this.#pool.config();
   }
 
@@ -522,6 +586,8 @@ export class PoolHost extends EventTarget {
       // Changes made to the old pool during the write are replaced by the import, which is
       // stored: as if they had come just before it.
       this.#changes.saved(this.#changes.size);
+      this.#kick(); // the waits go on, served from the imported pool
+
     });
     this.#writing = run.catch(() => {});
     return run;
@@ -891,6 +957,7 @@ export class PoolHost extends EventTarget {
     if (this.#closed) return;
     this.#closed = true;
     this.ready = false;
+    this.#waiters?.close(Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" }));
     this.#subscribers.clear();
     for (const wake of this.#wakers) wake();
     if (this.#signalHandler) {

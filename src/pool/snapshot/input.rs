@@ -40,6 +40,8 @@ pub struct ResourceIn<'a> {
     pub value: Cow<'a, str>,
     /// Version 2: the resource's group; left out when it has none (`null` is refused).
     pub group: Option<Cow<'a, str>>,
+    /// Version 3: how many leases it may hold at once; left out when 1.
+    pub max_leases: Option<f64>,
 }
 
 pub struct BlockIn<'a> {
@@ -160,18 +162,18 @@ fn list<'a, T>(r: &mut Reader<'a>, item: fn(&mut Reader<'a>) -> Read<T>) -> Read
 
 impl<'a> ResourceIn<'a> {
     fn read(r: &mut Reader<'a>) -> Read<ResourceIn<'a>> {
-        let (mut kind, mut value, mut group) = (None, None, None);
+        let (mut kind, mut value, mut group, mut max_leases) = (None, None, None, None);
         r.fields("struct ResourceIn", RESOURCE_FIELDS, true, &mut |r, k| {
-            let s = Some(r.str()?);
             match k {
-                0 => kind = s,
-                1 => value = s,
-                _ => group = s,
+                0 => kind = Some(r.str()?),
+                1 => value = Some(r.str()?),
+                2 => group = Some(r.str()?),
+                _ => max_leases = Some(r.f64()?),
             }
             Ok(())
         })?;
         require(r, RESOURCE_FIELDS, &[kind.is_some(), value.is_some()])?;
-        Ok(ResourceIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), group })
+        Ok(ResourceIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), group, max_leases })
     }
 }
 
@@ -192,7 +194,7 @@ impl<'a> BlockIn<'a> {
     }
 }
 
-const RESOURCE_FIELDS: &[&str] = &["kind", "value", "group"];
+const RESOURCE_FIELDS: &[&str] = &["kind", "value", "group", "maxLeases"];
 const BLOCK_FIELDS: &[&str] = &["kind", "value", "until", "permanent"];
 
 const CELL_FIELDS: &[&str] = &[

@@ -157,6 +157,9 @@ pub struct ResourceIn<'a> {
     /// Version 2: the resource's group; left out when it has none (`null` is refused).
     #[serde(default, borrow, deserialize_with = "some")]
     pub group: Option<Cow<'a, str>>,
+    /// Version 3: how many leases it may hold at once; left out when 1.
+    #[serde(default, rename = "maxLeases", deserialize_with = "some")]
+    pub max_leases: Option<f64>,
 }
 
 #[derive(Deserialize)]

@@ -1,4 +1,4 @@
-//! Restoring a snapshot (version 1 or 2): validate everything, build a complete new state, and
+//! Restoring a snapshot (version 1, 2 or 3): validate everything, build a complete new state, and
 //! only then return it. Any problem is an error naming the JSON path of the offending field; nothing is
 //! half-built. A document of another `version` gets its own error before any field complaint.
 //! The new state is built through `pool/durable.rs`'s `Builder`, never by setting its fields.
@@ -31,12 +31,15 @@ fn bad(msg: impl Into<String>) -> Error {
 
 /// The snapshot versions a restore reads. A version 1 document holds none of the keys version
 /// 2 added: the config's `minGapMs`, `minGapMsByContext` and `maxCoolingPercent` (checked by
-/// `stored_config`), a `registered` entry's `group` and a cell's `held` (to be checked against
-/// this where those sections are read); its resources have no group and its cells are not held.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `stored_config`), a `registered` entry's `group` and a cell's `held` (checked where those
+/// sections are read); its resources have no group and its cells are not held. Neither a
+/// version 1 nor a version 2 document holds the key version 3 added, a `registered` entry's
+/// `maxLeases`: their resources hold one lease at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Version {
     V1,
     V2,
+    V3,
 }
 
 /// The format and version checks, shared by the lenient header read and the full parse.
@@ -46,9 +49,10 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<Ve
     }
     match version {
         Some(1.0) => Ok(Version::V1),
-        Some(v) if v == VERSION as f64 => Ok(Version::V2),
+        Some(2.0) => Ok(Version::V2),
+        Some(v) if v == VERSION as f64 => Ok(Version::V3),
         Some(v) => Err(Error::UnsupportedSnapshotVersion(format!(
-            "version {} is not supported (this engine reads versions 1 and {VERSION})",
+            "version {} is not supported (this engine reads versions 1 to {VERSION})",
             crate::json::float_text(v)
         ))),
         None => Err(bad("version: expected an integer")),
@@ -147,7 +151,7 @@ fn stored_config(config: &ConfigPatch, version: Version) -> Result<Config> {
     {
         return Err(bad(format!("config.{field}: not part of a version 1 snapshot (version 2 added it)")));
     }
-    if let Some(field) = config.first_missing(version == Version::V2) {
+    if let Some(field) = config.first_missing(version >= Version::V2) {
         return Err(bad(format!("config.{field}: missing (a snapshot holds the complete config)")));
     }
     config.apply(&Config::default(), "config.").map_err(bad)
@@ -195,7 +199,25 @@ fn restore_resources(
                 return Err(bad(format!("registered[{i}].{e}")));
             }
         }
-        core.add_resource(kind, &r.value, r.group.as_deref());
+        let max_leases = match r.max_leases {
+            None => 1,
+            Some(_) if version < Version::V3 => {
+                return Err(bad(format!(
+                    "registered[{i}].maxLeases: not part of a version {} snapshot (version 3 added it)",
+                    version as u8 + 1
+                )));
+            }
+            Some(m) => match int_in("maxLeases", m, 2, check::MAX_LEASES.into()) {
+                Ok(m) => m as u32,
+                Err(_) => {
+                    return Err(bad(format!(
+                        "registered[{i}].maxLeases: must be an integer in 2..={} (1, the default, is left out)",
+                        check::MAX_LEASES
+                    )));
+                }
+            },
+        };
+        core.add_resource(kind, &r.value, r.group.as_deref(), max_leases);
     }
     for (i, b) in snap.blocklist.iter().enumerate() {
         let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;

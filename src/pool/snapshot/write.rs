@@ -1,4 +1,4 @@
-//! Writing snapshot version 2: the canonical JSON document of the durable state.
+//! Writing snapshot version 3: the canonical JSON document of the durable state.
 //!
 //! Canonical means fixed key order, resources in (kind, value bytes) order, blocklist likewise,
 //! cells in (kind, value, context bytes) order, windows oldest first: equal states give equal
@@ -15,10 +15,10 @@ use crate::pool::core::Core;
 use crate::pool::durable::{CellRec, ResourceRec};
 use crate::registry::blocklist::Block;
 
-/// The snapshot's `format` and the `version` this engine writes (a restore also reads version
-/// 1: see `restore.rs`).
+/// The snapshot's `format` and the `version` this engine writes (a restore also reads versions
+/// 1 and 2: see `restore.rs`).
 pub const FORMAT: &str = "repute-snapshot";
-pub const VERSION: u64 = 2;
+pub const VERSION: u64 = 3;
 
 /// Writes the canonical snapshot of `core` (taken at its latest clock reading).
 pub fn write(core: &Core) -> String {
@@ -81,6 +81,9 @@ fn registered(out: &mut String, r: &ResourceRec) {
     o.str("value", r.value);
     if let Some(g) = r.group {
         o.str("group", g);
+    }
+    if r.max_leases != 1 {
+        o.uint("maxLeases", r.max_leases.into());
     }
     o.close();
 }
