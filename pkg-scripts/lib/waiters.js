@@ -147,8 +147,9 @@ export class Waiters {
         signal.addEventListener("abort", w.onAbort, { once: true });
       }
       let q = this.#queues.get(key);
-      if (!q) this.#queues.set(key, (q = { context, groups, waiters: [], changeAt: null }));
+      if (!q) this.#queues.set(key, (q = { context, groups, waiters: [], changeAt: null, deadline: Infinity }));
       q.waiters.push(w);
+      if (w.deadline < q.deadline) q.deadline = w.deadline;
       this.#size++;
       this.#noteChange(q);
       this.#schedule();
@@ -208,17 +209,19 @@ export class Waiters {
     if (i < 0) return false;
     q.waiters.splice(i, 1);
     if (q.waiters.length === 0) this.#queues.delete(w.key);
+    else if (w.deadline === q.deadline) q.deadline = Math.min(...q.waiters.map((x) => x.deadline));
     this.#size--;
     if (w.onAbort) w.signal.removeEventListener("abort", w.onAbort);
     return true;
   }
 
-  /** One timer, at the earliest deadline or next change of anything waiting. */
+  /** One timer, at the earliest deadline or next change of anything waiting (each queue
+   * keeps its earliest deadline: O(queues), not O(waits)). */
   #schedule() {
     let at = Infinity;
     for (const q of this.#queues.values()) {
       if (q.changeAt !== null && q.changeAt < at) at = q.changeAt;
-      for (const w of q.waiters) if (w.deadline < at) at = w.deadline;
+      if (q.deadline < at) at = q.deadline;
     }
     if (at === this.#timerAt) return;
     this.#unschedule();
@@ -242,6 +245,7 @@ export class Waiters {
     for (const q of [...this.#queues.values()]) this.#serve(q);
     const now = this.#host.now();
     for (const q of [...this.#queues.values()]) {
+      if (q.deadline > now) continue;
       for (const w of [...q.waiters]) {
         if (w.deadline > now) continue;
         this.#remove(w);

@@ -204,6 +204,21 @@ export const waitingChecks = [
     eq(time.pending, 0, "no timer left");
   }],
 
+  ["each wait ends at its own deadline, whatever its place in the queue", async (Pool) => {
+    const { pool, time } = world(Pool, 1);
+    pool.acquire("shop");
+    const long = track(pool.acquireWait("shop", { waitMs: 20_000 }));
+    const short = track(pool.acquireWait("shop", { waitMs: 5_000 }));
+    const middle = track(pool.acquireWait("shop", { waitMs: 10_000 }));
+    await time.advance(5_000);
+    eq([long.state, short.state, short.value, middle.state], ["pending", "resolved", null, "pending"], "the second ends first");
+    await time.advance(5_000);
+    eq([long.state, middle.state, middle.value], ["pending", "resolved", null], "then the third");
+    await time.advance(10_000);
+    eq([long.state, long.value], ["resolved", null], "then the first");
+    eq(time.pending, 0, "no timer left");
+  }],
+
   ["waitMs 0 is acquire; past maxWaiters a wait answers as if waitMs were 0", async (Pool) => {
     const { pool, time } = world(Pool, 1, { maxWaiters: 2 });
     pool.acquire("shop");
