@@ -6,11 +6,13 @@ import type { Group, Kind, Lease, Outcome } from "./pool.js";
 
 /** What repute/crawlee needs of a pool: an embedded `Pool`, `openPool`'s host, or a
  * `repute/client` pool (its calls are async; every one is awaited — the call layer's pool port).
- * `renew` keeps a long request's lease; `nextChangeAt` (embedded) or `tryAcquire` (a client:
- * the server's Retry-After) give an exhausted acquire its `retryAfterMs`; `maskValue` names
- * resources in messages. */
+ * `acquireWait` lets a request wait for a free proxy (without it, a request finding none fails
+ * at once with POOL_EXHAUSTED); `renew` keeps a long request's lease; `nextChangeAt` (embedded)
+ * or `tryAcquire` (a client: the server's Retry-After) give an exhausted acquire its
+ * `retryAfterMs`; `maskValue` names resources in messages. */
 export interface CrawleePool {
   acquire(context: string, options?: { groups?: Group[] }): Lease | null | Promise<Lease | null>;
+  acquireWait?(context: string, options: { groups?: Group[]; waitMs: number; signal?: AbortSignal }): Promise<Lease | null>;
   report(kind: Kind, value: string, context: string, outcome: Outcome): unknown;
   release(lease: Lease): unknown;
   renew?(lease: Lease): Lease | null | Promise<Lease | null>;
@@ -44,8 +46,12 @@ export interface ReputeProxyConfigurationOptions {
   /** One lease per Crawlee session and destination, kept while the session lives, so that its
    * cookies never reach a site from another exit IP (default true); false: one per request. */
   sessionLeases?: boolean;
-  /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
-   * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */
+  /** How long a request waits at most for a proxy when none is free (a release, an expiry, the
+   * end of a cooldown or a pacing gap serves it, first come first served) before its try fails
+   * with POOL_EXHAUSTED. Default: the navigation timeout given to `crawlerOptions` —
+   * `navigationTimeoutSecs`, else Crawlee's 30 s for HTTP crawlers, 60 s with a
+   * `launchContext`. 0: fail at once. Waiting is no error: Crawlee counts nothing against
+   * `maxRequestRetries` for it. */
   maxWaitMs?: number;
   /** A lease whose request never ended (a crawl torn down) is released after this (default 300000). */
   maxHoldMs?: number;
@@ -67,11 +73,13 @@ export declare class ReputeProxyConfiguration extends ProxyConfiguration {
   /** The crawler's options with a binding of this configuration as their proxyConfiguration and
    * its hooks added (the user's own hooks and handlers still run, after ours):
    * `new CheerioCrawler(proxies.crawlerOptions({ … }))`. The binding's `newProxyInfo` leases
-   * the proxy of `options.request`, and throws a `POOL_EXHAUSTED` CallError (with `retryAfterMs`
-   * when known) that Crawlee retries when nothing can be leased. */
+   * the proxy of `options.request`, waiting up to `maxWaitMs` for one, and throws a
+   * `POOL_EXHAUSTED` CallError (with `retryAfterMs` when known) that Crawlee retries when none
+   * came. */
   crawlerOptions<O extends object>(options?: O): O;
-  /** Releases every lease still held: the sessions' (call it after the crawl) and those of
-   * requests still running (a crawl torn down). */
+  /** Ends the waits for a proxy (each rejects with an AbortError) and releases every lease
+   * still held: the sessions' (call it after the crawl) and those of requests still running (a
+   * crawl torn down). */
   close(): Promise<void>;
 }
 

@@ -2,8 +2,9 @@
 // and sites (_support.mjs) and an embedded `Pool` (synchronous, no host around it) with
 // `coolAfter: 1`, so a cell's `cooldownCause` names the one failure reported. Also: a lease is
 // held for its request and for no longer (renewed while a long request runs, never shared by
-// two requests at once, released when the request ends, or after `maxHoldMs`), and an
-// exhausted pool gives Crawlee a POOL_EXHAUSTED error with `retryAfterMs` in its message.
+// two requests at once, released when the request ends, or after `maxHoldMs`), and a request
+// that waited `maxWaitMs` for a proxy in vain gives Crawlee a POOL_EXHAUSTED error with
+// `retryAfterMs` in its message (waiting itself: waiting.test.mjs).
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
@@ -127,10 +128,11 @@ test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError)
   assert.deepEqual([cellOf(two, "proxy-1").state, cellOf(two, "proxy-1").cooldownCause], ["COOLING", "BLOCKED"]);
   assert.equal(cellOf(two, "proxy-2").state, "HEALTHY");
 
-  // One proxy: after its block nothing is left for site A. Crawlee retries the exhausted
-  // acquire as any error (maxRequestRetries) and then fails the request with it.
+  // One proxy: after its block nothing is left for site A. The retry waits `maxWaitMs` for a
+  // proxy (none comes: the block cools it for an hour), then Crawlee has the POOL_EXHAUSTED
+  // error, counts it as a failed try (maxRequestRetries) and fails the request with it.
   const one = poolOf(["proxy-1"]);
-  const r1 = await crawl(one, [world.sites.a.url("/y")], { crawlerOptions: { maxRequestRetries: 1 } });
+  const r1 = await crawl(one, [world.sites.a.url("/y")], { proxyOptions: { maxWaitMs: 200 }, crawlerOptions: { maxRequestRetries: 1 } });
   assert.equal(r1.handled.length, 0);
   assert.equal(r1.failed.length, 1);
   const e = r1.failed[0];
@@ -138,7 +140,7 @@ test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError)
   assert.equal(e.retryable, true);
   // BLOCKED cools for 3600 s at the first step: the pool's next change is then.
   assert.ok(e.retryAfterMs > 3_590_000 && e.retryAfterMs <= 3_600_000, String(e.retryAfterMs));
-  assert.match(e.message, new RegExp(`no proxy is available for "${A.replace(".", "\\.")}"; retry after ${e.retryAfterMs} ms`));
+  assert.match(e.message, new RegExp(`no proxy is available for "${A.replace(".", "\\.")}" within 200 ms; retry after ${e.retryAfterMs} ms`));
   assert.equal(world.sites.a.hits.filter((h) => h.path === "/y").length, 1, "the blocked proxy was not tried again");
   assert.ok(crawlee.lines.some((l) => l.includes(`retry after ${e.retryAfterMs} ms`)), "Crawlee's log says when");
 });
@@ -159,23 +161,24 @@ test("a soft ban (isBlocked on the read page) is BLOCKED; the handler only sees 
   assert.equal(cellOf(pool, "proxy-2").consecutiveSuccesses, 1);
 });
 
-test("pacing: with maxWaitMs the request waits for the gap to end; without, the exhausted pool fails it", async () => {
+test("pacing: a request waits in the pool's queue for the gap to end; a maxWaitMs shorter than the gap fails it with POOL_EXHAUSTED", async () => {
   world.sites.b.handle = page("b");
   const urls = [0, 1, 2].map((i) => world.sites.b.url(`/paced/${i}`));
-  // One proxy, one use of it per site every 400 ms.
+  // One proxy, one use of it per site every 400 ms; the default wait (the navigation timeout)
+  // outlasts the gap: the pool's queue wakes each request when the gap ends.
   const waiting = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
-  const r = await crawl(waiting, urls, { proxyOptions: { maxWaitMs: 2000 } });
+  const r = await crawl(waiting, urls);
   assert.equal(r.handled.length, 3, "each request waited for the gap");
   const at = world.sites.b.hits.map((h) => h.at);
   for (let i = 1; i < at.length; i++) assert.ok(at[i] - at[i - 1] >= 350, `spaced by the gap: ${at[i] - at[i - 1]} ms`);
   world.sites.b.hits.length = 0;
   const failing = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
-  const f = await crawl(failing, urls);
+  const f = await crawl(failing, urls, { proxyOptions: { maxWaitMs: 100 } });
   assert.equal(f.handled.length, 1);
   assert.equal(f.failed.length, 2);
   for (const e of f.failed) {
     assert.equal(e.code, "POOL_EXHAUSTED");
-    assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 400, String(e.retryAfterMs));
+    assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 300, `the gap's rest after a 100 ms wait: ${e.retryAfterMs}`);
   }
 });
 
@@ -200,7 +203,7 @@ test("a proxy refusing our credentials (407) is BLOCKED, and the resolver is tol
   const invalidated = [];
   const wrong = Object.assign(async () => world.proxies[0].url("wrong-password"), { invalidate: (lease) => invalidated.push(lease.value) });
   const retried = [];
-  const { failed } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { proxyUrl: wrong }, crawlerOptions: { errorHandler: (_ctx, e) => void retried.push(e) } });
+  const { failed } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { proxyUrl: wrong, maxWaitMs: 0 }, crawlerOptions: { errorHandler: (_ctx, e) => void retried.push(e) } });
   assert.equal(failed.length, 1);
   assert.match(retried[0]?.message, /the proxy "proxy-1" refused our credentials \(407\) for "site-a\.test"; reported BLOCKED/, "retried through another proxy (none is left here)");
   assert.equal(failed[0].code, "POOL_EXHAUSTED");

@@ -2,8 +2,10 @@
 // `crawlerOptions(options)` puts in the crawler's `proxyConfiguration`, and the hooks it adds
 // around the user's. Crawlee's crawlers call `newProxyInfo(sessionId, { request })` before each
 // navigation: the request gets a hold there (holds.js — its session's for the destination, or
-// its own) in its context (`context(request)`, default `host[:port]`) with `groups`, and the
-// lease's proxy URL (`proxyUrl(lease)`) goes to Crawlee. The outcome comes from the hooks:
+// its own) in its context (`context(request)`, default `host[:port]`) with `groups`, waiting
+// for a free proxy at most `maxWaitMs`, by default the navigation timeout the crawler was given
+// (a wait is no error: Crawlee counts nothing against `maxRequestRetries` while it lasts), and
+// the lease's proxy URL (`proxyUrl(lease)`) goes to Crawlee. The outcome comes from the hooks:
 // - a preNavigationHook (the last) notes when the request went out, and learns the crawler's
 //   session pool (to hear of retired sessions) and the request's session;
 // - a postNavigationHook (the first) times the proxy leg — request sent to answer head, the
@@ -39,12 +41,19 @@ const listened = new WeakSet();
 /** Crawlee's session pool size when the user sets none (MAX_POOL_SIZE). */
 const CRAWLEE_POOL_SIZE = 1000;
 
+/** Crawlee's navigation timeouts when the user sets none: its HTTP crawlers' and its browser
+ * crawlers' `navigationTimeoutSecs` defaults. */
+const HTTP_NAVIGATION_MS = 30_000;
+const BROWSER_NAVIGATION_MS = 60_000;
+
 export class CrawlerBinding {
   #attempts;
   #holds;
   #s;
   #incognito;
   #maxPoolSize;
+  /** How long a request waits for a lease: `maxWaitMs`, else the crawler's navigation timeout. */
+  #waitMs;
   /** Crawlee reads it to relax TLS checks for a proxy that intercepts: ours do not. */
   isManInTheMiddle = false;
 
@@ -60,6 +69,9 @@ export class CrawlerBinding {
     if (options.launchContext !== undefined && incognito !== true) throw invalidOption(NEEDS_INCOGNITO);
     this.#incognito = incognito === true;
     this.#maxPoolSize = options.sessionPoolOptions?.maxPoolSize ?? CRAWLEE_POOL_SIZE;
+    const navigation = options.navigationTimeoutSecs;
+    this.#waitMs = settings.maxWaitMs
+      ?? (typeof navigation === "number" && navigation > 0 ? navigation * 1000 : options.launchContext !== undefined ? BROWSER_NAVIGATION_MS : HTTP_NAVIGATION_MS);
   }
 
   /** Leases held now by the configuration (all its crawlers). */
@@ -83,7 +95,7 @@ export class CrawlerBinding {
     const session = this.#s.sessionLeases && typeof sessionId === "string" && sessionId !== "" ? sessionId : null;
     let attempt;
     try {
-      attempt = await this.#attempts.open(request, { context, groups, sessionId: session, waitMs: this.#s.maxWaitMs });
+      attempt = await this.#attempts.open(request, { context, groups, sessionId: session, waitMs: this.#waitMs });
     } catch (e) {
       // Crawlee rotates the session on its own SessionError and tries the request again.
       if (e instanceof SessionLeaseEnded) throw crawlerError(request, "SessionError", e.message);

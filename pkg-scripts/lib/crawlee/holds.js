@@ -15,15 +15,15 @@
 //   owner (proxy-configuration.js) is told, to retire the session where Crawlee has not, and
 //   the session is remembered as ended: a request of it gets a `SessionLeaseEnded`, never a new
 //   lease, since a new one could be another IP.
-// Acquiring is the only place a lease is taken: the pool's next change is waited for while it
-// is within `waitMs` (a pacing gap), else a POOL_EXHAUSTED error with `retryAfterMs` goes to the
-// crawler. The pool is reached through the call layer's port (lib/call/pool-port.js): every call
-// is awaited. Owns the holds; what a request did is attempts.js's.
+// Acquiring is the only place a lease is taken: when nothing is free, the request waits in the
+// pool's own queue (`pool.acquireWait`: first come, first served, woken by releases, expiries
+// and the pool's other changes, never polling) for at most `waitMs`; a wait that ends empty, or
+// a pool that cannot wait (no `acquireWait`), gives the crawler a POOL_EXHAUSTED error with
+// `retryAfterMs` where known. `closeAll()` ends the waits (an AbortError). The pool is reached
+// through the call layer's port (lib/call/pool-port.js: every call awaited), the wait on the
+// pool itself. Owns the holds; what a request did is attempts.js's.
 
 import { CallError } from "../call/errors.js";
-
-/** The shortest wait for an exhausted pool (its next change may be "now" while nothing is free). */
-const MIN_WAIT_MS = 50;
 
 /** How many ended sessions are remembered (a session is asked for again only by requests that
  * took it before it ended, so the newest few are the ones that matter). */
@@ -60,6 +60,7 @@ class Hold {
 
 export class Holds {
   #pool;
+  #raw;
   #timers;
   #onError;
   #onEnded;
@@ -72,17 +73,21 @@ export class Holds {
   #ended = new Set();
   /** Requests of this process waiting for a lease now. */
   #waiting = 0;
+  /** Aborted by `closeAll()`: ends the waits then running (a new one serves later waits). */
+  #closing = new AbortController();
 
   /**
    * @param {object} o
    * @param {object} o.pool the call layer's pool port
+   * @param {object} o.raw the pool as given (its `acquireWait`, when it has one)
    * @param {object} o.timers setTimeout / clearTimeout / monotonicMs
    * @param {(error) => void} o.onError hears of refused releases and renewals
    * @param {(hold, reason) => void} o.onEnded a session's hold ended ("retired", "blocked",
    *   "failed", "refused", "idle", "evicted", "closed")
    */
-  constructor({ pool, timers, onError, onEnded }) {
+  constructor({ pool, raw, timers, onError, onEnded }) {
     this.#pool = pool;
+    this.#raw = raw;
     this.#timers = timers;
     this.#onError = onError;
     this.#onEnded = onEnded;
@@ -96,8 +101,9 @@ export class Holds {
   /**
    * A hold for one request, which goes through it until `leave`: the session's hold for
    * (context, groups) when `sessionId` is given (acquired by its first request), else a new
-   * one of its own. Throws POOL_EXHAUSTED when nothing could be leased within `waitMs`, and a
-   * `SessionLeaseEnded` for a session whose lease has ended.
+   * one of its own. Waits up to `waitMs` for a lease; throws POOL_EXHAUSTED when none came, an
+   * AbortError when `closeAll()` ended the wait, and a `SessionLeaseEnded` for a session whose
+   * lease has ended.
    */
   async take({ context, groups, sessionId = null, waitMs }) {
     if (sessionId === null) return this.#use(await this.#acquire(null, null, context, groups, waitMs));
@@ -176,15 +182,17 @@ export class Holds {
     if (this.#ended.size > ENDED_KEPT) this.#ended.delete(this.#ended.values().next().value);
   }
 
-  /** Ends every hold and releases every lease (the crawl is over, or torn down). */
+  /** Ends the waits, every hold, and releases every lease (the crawl is over, or torn down). */
   async closeAll() {
+    const closing = this.#closing;
+    this.#closing = new AbortController();
+    closing.abort(new DOMException("repute/crawlee: the configuration was closed while this request waited for a proxy", "AbortError"));
     const all = [...this.#live];
     await Promise.all(all.map((hold) => this.end(hold, "closed")));
     await Promise.all(all.map((hold) => this.#release(hold)));
   }
 
-  /** A new hold: a lease acquired now, or — while the pool's next change is within `waitMs` —
-   * after waiting for it. Idle sessions never keep a proxy from a request that needs one: while
+  /** A new hold: a lease acquired now, or after waiting up to `waitMs` for one. Idle sessions never keep a proxy from a request that needs one: while
    * some are idle, the pool is asked at once, and when nothing is free the longest-idle
    * session's lease is given back first; when the lease comes from a later group than an idle
    * session's (its proxy would have been the pick), that session's lease is given back and the
@@ -211,21 +219,27 @@ export class Holds {
     }
   }
 
-  /** A lease in `context`, waiting for the pool's next change while it is within `waitMs`. */
+  /** A lease in `context` within `waitMs`, waited for in the pool's queue (a release, an
+   * expiry, a cooldown's end… serves it); POOL_EXHAUSTED when the wait ends empty, or at once
+   * from a pool that cannot wait. */
   async #wait(context, options, waitMs) {
-    const until = this.#timers.monotonicMs() + waitMs;
-    for (;;) {
+    if (typeof this.#raw.acquireWait !== "function") {
       const answer = await this.#pool.acquire(context, options);
       if (answer.lease) return answer.lease;
-      let retryAfterMs;
-      try {
-        retryAfterMs = await this.#pool.retryAfterMs(context, options, answer);
-      } catch (e) {
-        this.#onError(e);
-      }
-      const left = until - this.#timers.monotonicMs();
-      if (!(typeof retryAfterMs === "number" && retryAfterMs <= left)) throw exhausted(context, options?.groups, retryAfterMs ?? undefined);
-      await new Promise((resolve) => this.#timers.setTimeout(resolve, Math.min(left, Math.max(MIN_WAIT_MS, retryAfterMs))));
+      throw exhausted(context, options?.groups, await this.#retryAfterMs(context, options, answer), null);
+    }
+    const lease = await this.#raw.acquireWait(context, { ...options, waitMs, signal: this.#closing.signal });
+    if (lease) return lease;
+    throw exhausted(context, options?.groups, await this.#retryAfterMs(context, options, null), waitMs);
+  }
+
+  /** When the pool may have a candidate again (its next change, or a server's Retry-After). */
+  async #retryAfterMs(context, options, answer) {
+    try {
+      return (await this.#pool.retryAfterMs(context, options, answer)) ?? undefined;
+    } catch (e) {
+      this.#onError(e);
+      return undefined;
     }
   }
 
@@ -310,11 +324,15 @@ export class SessionLeaseEnded extends Error {
   }
 }
 
-/** The error Crawlee retries when no proxy can be leased: it says when one may be. */
-function exhausted(context, groups, retryAfterMs) {
+/** The error Crawlee retries when no proxy could be leased: how long it waited (`waitedMs`;
+ * null: the pool cannot wait), and when one may be. */
+function exhausted(context, groups, retryAfterMs, waitedMs) {
   const where = groups === undefined ? "" : ` in groups ${JSON.stringify(groups)}`;
+  const waited = waitedMs === null
+    ? " (this pool cannot wait for one: it has no acquireWait, so the request fails at once)"
+    : waitedMs > 0 ? ` within ${waitedMs} ms` : "";
   const when = typeof retryAfterMs === "number" ? `; retry after ${retryAfterMs} ms` : "";
-  return new CallError("POOL_EXHAUSTED", `repute: no proxy is available for ${JSON.stringify(context)}${where}${when}`, {
+  return new CallError("POOL_EXHAUSTED", `repute: no proxy is available for ${JSON.stringify(context)}${where}${waited}${when}`, {
     retryable: true,
     stopReason: "pool-exhausted",
     ...(typeof retryAfterMs === "number" ? { retryAfterMs } : {}),

@@ -45,12 +45,13 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    *   answer head) took longer is reported SLOW
    * @param {boolean} [options.sessionLeases=true] one lease per Crawlee session and destination,
    *   kept for the session's life (false: one per request)
-   * @param {number} [options.maxWaitMs=0] wait this long at most for an exhausted pool whose next
-   *   change is that near (pacing), before failing the attempt with POOL_EXHAUSTED
+   * @param {number} [options.maxWaitMs] how long a request waits at most for a proxy when none is
+   *   free, before failing the attempt with POOL_EXHAUSTED (default: the crawler's navigation
+   *   timeout — `navigationTimeoutSecs`, else 30 s for HTTP crawlers and 60 s for browsers)
    * @param {number} [options.maxHoldMs=300000] a lease whose request never ended is released after this
    * @param {(error) => void} [options.onError] hears of failed reports, releases and renewals
    */
-  constructor({ pool, context = destinationOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, sessionLeases = true, maxWaitMs = 0, maxHoldMs = 300_000, onError = defaultOnError, timers = SYSTEM_TIMERS } = {}) {
+  constructor({ pool, context = destinationOf, groups, proxyUrl = (lease) => lease.value, isBlocked = null, blockedStatusCodes = BLOCKED_STATUS_CODES, slowThresholdMs = 2000, sessionLeases = true, maxWaitMs, maxHoldMs = 300_000, onError = defaultOnError, timers = SYSTEM_TIMERS } = {}) {
     super();
     for (const m of ["acquire", "report", "release"]) {
       if (typeof pool?.[m] !== "function") throw invalidOption(`pool must have the Pool methods (${m} is missing): an embedded Pool, openPool's host or a repute/client pool`);
@@ -63,10 +64,10 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     if (!(typeof slowThresholdMs === "number" && slowThresholdMs > 0)) throw invalidOption("slowThresholdMs must be a number > 0");
     if (typeof sessionLeases !== "boolean") throw invalidOption("sessionLeases must be true or false");
     if (!(typeof maxHoldMs === "number" && maxHoldMs > 0)) throw invalidOption("maxHoldMs must be a number > 0");
-    if (!(typeof maxWaitMs === "number" && maxWaitMs >= 0 && Number.isFinite(maxWaitMs))) throw invalidOption("maxWaitMs must be a finite number >= 0");
+    if (!(maxWaitMs === undefined || (typeof maxWaitMs === "number" && maxWaitMs >= 0 && Number.isFinite(maxWaitMs)))) throw invalidOption("maxWaitMs must be a finite number >= 0");
     if (typeof onError !== "function") throw invalidOption("onError must be a function");
     const port = poolPort(pool);
-    this.#holds = new Holds({ pool: port, timers, onError, onEnded: (hold, reason) => retire(hold.session, reason) });
+    this.#holds = new Holds({ pool: port, raw: pool, timers, onError, onEnded: (hold, reason) => retire(hold.session, reason) });
     this.#attempts = new Attempts({ pool: port, holds: this.#holds, onError, maxHoldMs, timers });
     this.#settings = Object.freeze({ context, groups, proxyUrl, isBlocked, blockedStatusCodes: [...blockedStatusCodes], slowThresholdMs, sessionLeases, maxWaitMs });
   }
@@ -97,8 +98,9 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
     return binding.crawlerOptions(options);
   }
 
-  /** Releases every lease still held: the sessions' (call it when the crawl is over), and those
-   * of requests still running (a crawl torn down). */
+  /** Ends the waits for a proxy (an AbortError each) and releases every lease still held: the
+   * sessions' (call it when the crawl is over), and those of requests still running (a crawl
+   * torn down). */
   async close() {
     await Promise.all([this.#attempts.closeAll(), this.#holds.closeAll()]);
   }
