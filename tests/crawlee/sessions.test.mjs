@@ -159,6 +159,34 @@ test("an idle session's lease never keeps a proxy from a request that needs it: 
   assert.equal(pool.stats().leased, 0);
 });
 
+test("a session repute retired stays retired after Crawlee marks its last request good: a full session pool never hands it out again", async () => {
+  // Two requests at once on one proxy: the second waits, so the first's session gives its lease
+  // back when its request ends (inside the handler, before Crawlee marks the session good) and
+  // is retired. Crawlee's markGood lowered the error score retire() had raised, and the session
+  // was usable again: the full session pool (2) handed it out, and its request failed as a
+  // session whose lease had ended — a try counted against maxRequestRetries (0 here).
+  const pool = poolOf(["proxy-1"]);
+  const retried = [];
+  const sessions = new Set();
+  const { handled, failed, proxies } = await crawl(pool, pages(12, "kept"), {
+    crawlerOptions: {
+      minConcurrency: 2,
+      maxConcurrency: 2,
+      maxRequestRetries: 0,
+      sessionPoolOptions: { maxPoolSize: 2 },
+      errorHandler: (_ctx, e) => void retried.push(e.message),
+    },
+    handler: (ctx) => void sessions.add(ctx.session),
+  });
+  assert.deepEqual(failed.map((e) => e.message), []);
+  assert.deepEqual(retried, []);
+  assert.equal(handled.length, 12);
+  noCookieHopped();
+  await proxies.close();
+  for (const s of sessions) assert.equal(s.isUsable(), false, `session ${s.id}: retired once its lease ended`);
+  assert.equal(pool.stats().leased, 0);
+});
+
 test("a session's lease is given back when it sits idle for half a TTL, and when the pool refuses its renewal", async () => {
   const timers = new VirtualTimers();
   const pool = poolOf(["proxy-1", "proxy-2"]);

@@ -106,10 +106,25 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
   }
 }
 
+/** Sessions whose `markGood` keeps them retired (retire()). */
+const kept = new WeakSet();
+
 /** Retires a Crawlee session whose lease repute ended, so that it does not go on from another
- * IP (a session that Crawlee retired or will retire is left alone). */
+ * IP (a session that Crawlee retired or will retire is left alone). The retirement must outlast
+ * the success Crawlee marks once the request's handler has returned: `markGood` lowers the error
+ * score that `retire()` raised, the session would be usable again, and a full session pool would
+ * hand it out — its request then fails as a session whose lease has ended, a try counted against
+ * `maxRequestRetries`. So that session's `markGood` retires it again. */
 function retire(session, reason) {
   if (!RETIRES.has(reason) || typeof session?.retire !== "function") return;
   if (typeof session.isUsable === "function" && !session.isUsable()) return;
   session.retire();
+  if (typeof session.markGood !== "function" || typeof session.isUsable !== "function" || kept.has(session)) return;
+  kept.add(session);
+  const markGood = session.markGood;
+  session.markGood = function markGoodStayingRetired(...args) {
+    const result = markGood.apply(this, args);
+    if (this.isUsable()) this.retire();
+    return result;
+  };
 }
