@@ -131,31 +131,33 @@ export async function startProxy(name, { exit, user, password, resolve }) {
 }
 
 /**
- * Two sites and three proxies: `sites.a` / `sites.b` (site-a.test, site-b.test), `proxies` named
- * proxy-1..3 with exits 127.0.0.11..13 and passwords `secret-<n>-…` (distinctive, so a leak is
- * found by a plain search). `exits`: exit address → proxy name.
+ * Sites and proxies: by default two sites, `sites.a` / `sites.b` (site-a.test, site-b.test), and
+ * three proxies; `{ sites: ["a", …, "e"], proxies: 8 }` for more. `proxies` are named
+ * proxy-1…n with exits 127.0.0.11… and passwords `secret-<n>-…` (distinctive, so a leak is found
+ * by a plain search). `exits`: exit address → proxy name.
  */
-export async function startWorld() {
+export async function startWorld({ sites: siteKeys = ["a", "b"], proxies: count = 3 } = {}) {
   const exits = new Map();
   const names = new Map();
-  const sites = {
-    a: await startSite("site-a.test", exits),
-    b: await startSite("site-b.test", exits),
-  };
+  const sites = {};
+  for (const k of siteKeys) sites[k] = await startSite(`site-${k}.test`, exits);
   for (const s of Object.values(sites)) names.set(s.name, s.port);
   const proxies = [];
-  for (let n = 1; n <= 3; n++) {
+  const passwords = [];
+  for (let n = 1; n <= count; n++) {
     const exit = `127.0.0.${10 + n}`;
-    const p = await startProxy(`proxy-${n}`, { exit, user: `user${n}`, password: `secret-${n}-Zq7!pW`, resolve: (host) => names.get(host) });
+    const password = `secret-${n}-Zq7!pW`;
+    const p = await startProxy(`proxy-${n}`, { exit, user: `user${n}`, password, resolve: (host) => names.get(host) });
     exits.set(exit, p.name);
     proxies.push(p);
+    passwords.push(password);
   }
   return {
     sites,
     proxies,
     /** name → proxy URL with password, as an environment-provided map would hold it. */
     urlMap: () => Object.fromEntries(proxies.map((p) => [p.name, p.url()])),
-    passwords: proxies.map((p) => `secret-${p.name.slice(-1)}-Zq7!pW`),
+    passwords,
     async close() {
       await Promise.all([...Object.values(sites), ...proxies].map((s) => s.close()));
     },
