@@ -113,6 +113,7 @@ test("the wait is bounded by the navigation timeout given (30 s by default, 60 s
     { label: "navigationTimeoutSecs", crawler: { navigationTimeoutSecs: 7 }, proxy: {}, bound: 7_000 },
     { label: "a browser crawler's default", crawler: { launchContext: { useIncognitoPages: true } }, proxy: {}, bound: 60_000 },
     { label: "maxWaitMs over navigationTimeoutSecs", crawler: { navigationTimeoutSecs: 7 }, proxy: { maxWaitMs: 2_500 }, bound: 2_500 },
+    { label: "whole milliseconds (a server takes no fraction)", crawler: { navigationTimeoutSecs: 1.2345 }, proxy: {}, bound: 1_235 },
   ];
   for (const { label, crawler, proxy, bound } of cases) {
     const timers = new VirtualTimers();

@@ -70,8 +70,9 @@ export class CrawlerBinding {
     this.#incognito = incognito === true;
     this.#maxPoolSize = options.sessionPoolOptions?.maxPoolSize ?? CRAWLEE_POOL_SIZE;
     const navigation = options.navigationTimeoutSecs;
-    this.#waitMs = settings.maxWaitMs
-      ?? (typeof navigation === "number" && navigation > 0 ? navigation * 1000 : options.launchContext !== undefined ? BROWSER_NAVIGATION_MS : HTTP_NAVIGATION_MS);
+    // Whole milliseconds: a server takes `waitMs` as an integer.
+    this.#waitMs = Math.ceil(settings.maxWaitMs
+      ?? (typeof navigation === "number" && navigation > 0 ? navigation * 1000 : options.launchContext !== undefined ? BROWSER_NAVIGATION_MS : HTTP_NAVIGATION_MS));
   }
 
   /** Leases held now by the configuration (all its crawlers). */
