@@ -91,9 +91,9 @@ async function crawlAtConcurrency(pool, { maxLeases = 1 } = {}) {
     minConcurrency: CONCURRENCY,
     maxConcurrency: CONCURRENCY,
     autoscaledPoolOptions: { desiredConcurrency: CONCURRENCY },
-    // Crawlee 3 counts a retry after a refusal (a session error) against maxRequestRetries
-    // too: a page may meet every banned cell of its site, each up to twice (8 at most).
-    maxRequestRetries: 8,
+    // Crawlee's default maxRequestRetries (3). A refusal is a session error, which Crawlee
+    // retries on a new session up to maxSessionRotations (10) times whatever maxRequestRetries
+    // says; a page here meets at most 8 (every banned cell of its site, each twice).
     // A session for each try (Crawlee makes a new one per request until its pool is full; the
     // crawl's ~1,030 tries would fill the default 1,000 near the end). Once full, Crawlee may hand
     // one session to two requests at once, which share its one lease — one IP per session, by

@@ -164,7 +164,7 @@ test("a session repute retired stays retired after Crawlee marks its last reques
   // back when its request ends (inside the handler, before Crawlee marks the session good) and
   // is retired. Crawlee's markGood lowered the error score retire() had raised, and the session
   // was usable again: the full session pool (2) handed it out, and its request failed as a
-  // session whose lease had ended — a try counted against maxRequestRetries (0 here).
+  // session whose lease had ended — a wasted try (errorHandler), retried on a new session.
   const pool = poolOf(["proxy-1"]);
   const retried = [];
   const sessions = new Set();

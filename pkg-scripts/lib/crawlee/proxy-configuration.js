@@ -113,8 +113,9 @@ const kept = new WeakSet();
  * IP (a session that Crawlee retired or will retire is left alone). The retirement must outlast
  * the success Crawlee marks once the request's handler has returned: `markGood` lowers the error
  * score that `retire()` raised, the session would be usable again, and a full session pool would
- * hand it out — its request then fails as a session whose lease has ended, a try counted against
- * `maxRequestRetries`. So that session's `markGood` retires it again. */
+ * hand it out — its request then fails as a session whose lease has ended, a session error:
+ * one more try, on a new session (counted in the request's retryCount and session rotations).
+ * So that session's `markGood` retires it again. */
 function retire(session, reason) {
   if (!RETIRES.has(reason) || typeof session?.retire !== "function") return;
   if (typeof session.isUsable === "function" && !session.isUsable()) return;
