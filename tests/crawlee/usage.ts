@@ -26,9 +26,16 @@ export async function crawl(): Promise<void> {
   const embedded = new ReputeProxyConfiguration({ pool: new Pool(), sessionLeases: false });
   const routed = new CheerioCrawler(embedded.crawlerOptions({ maxRequestRetries: 5 }));
   routed.router.addDefaultHandler(async ({ $ }) => void $("h1").text());
-  // A remote pool (the README's example).
+  // A remote pool, more requests at once than proxies (the README's example).
   const remote = new ReputeProxyConfiguration({ pool: connectPool({ url: "http://127.0.0.1:8787", token: "t" }), proxyUrl: proxyUrls({ map: { "proxy-de-1": "http://u:p@h:1" } }) });
-  await new CheerioCrawler(remote.crawlerOptions({ async requestHandler({ request, $ }) { void [request.url, $("title").text()]; } })).run(["https://shop.example/"]);
+  await new CheerioCrawler(remote.crawlerOptions({
+    maxConcurrency: 50,
+    autoscaledPoolOptions: { desiredConcurrency: 50 },
+    navigationTimeoutSecs: 30,
+    async requestHandler({ request, $ }) { void [request.url, $("title").text()]; },
+  })).run(["https://shop.example/"]);
+  // How long a request may wait for a proxy, whatever the navigation timeout.
+  new ReputeProxyConfiguration({ pool: new Pool(), maxWaitMs: 10_000 });
   // @ts-expect-error the crawler's options are checked through crawlerOptions
   new CheerioCrawler(proxies.crawlerOptions({ maxConcurrency: "ten" }));
   // A browser crawler: a context, and so a proxy, per page (the README's example).
