@@ -29,7 +29,10 @@ beforeEach(() => {
     s.handle = null;
     s.hits.length = 0;
   }
-  for (const p of world.proxies) p.maxInFlight = 0;
+  for (const p of world.proxies) {
+    p.maxInFlight = 0;
+    p.seen.length = 0;
+  }
 });
 
 const T0 = 1_700_000_000_000;
