@@ -9,6 +9,9 @@
 //! `REPUTE_BLESS=1 cargo test --test scenarios` rewrites every expected value from the actual
 //! run (authoring aid only: blessed output must be reviewed by hand).
 //!
+//! Version 3: `register`'s `{maxLeases}` and the `finish` call (`[lease, outcome, {next?:
+//! {context?, groups?}}]`, answering the next lease or `null`).
+//!
 //! Version 2 options: `register`'s third argument `{group}`, `acquire`'s and `nextChangeAt`'s
 //! second `{groups}`, `resources`' `group` filter. The fields version 2 added to what the
 //! engine hands out (a lease's, a view's and a probe entry's `group`, a cell's `pacedUntil` and
@@ -25,8 +28,8 @@ use std::rc::Rc;
 
 use repute::wasm::views_json;
 use repute::{
-    BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Outcome, PoolEvent,
-    ProbeDue, RandomSource, ResourceView, SeededRandom, ViewState,
+    BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Next, Outcome,
+    PoolEvent, ProbeDue, RandomSource, Registration, ResourceView, SeededRandom, ViewState,
 };
 use serde_json::{Map, Value};
 
@@ -36,7 +39,7 @@ const KNOWN_ENGINE_BUGS: &[(&str, &str)] = &[];
 
 /// The calls a step may make: the JS API's method names, plus `restore`.
 const CALLS: &str = "register deregister acquire acquireResource report renew release block unblock \
-    resources dueForRecoveryProbe nextChangeAt stats restore";
+    resources dueForRecoveryProbe nextChangeAt stats finish restore";
 
 #[test]
 fn golden_scenarios() {
@@ -328,7 +331,10 @@ fn invoke(pool: &mut ClockedPool, call: &str, args: &[Value]) -> Result<String, 
         })
     };
     Ok(match call {
-        "register" => boolean(pool.register_in(a.kind(0)?, a.text(1)?, a.group_key(2)?)?),
+        "register" => {
+            let options = Registration { group: a.group_key(2)?, max_leases: a.max_leases(2)? };
+            boolean(pool.register_with(a.kind(0)?, a.text(1)?, options)?)
+        }
         "deregister" => boolean(pool.deregister(a.kind(0)?, a.text(1)?)?),
         "acquire" => match a.groups(1)? {
             None => lease(pool.acquire(a.text(0)?)?),
@@ -361,6 +367,13 @@ fn invoke(pool: &mut ClockedPool, call: &str, args: &[Value]) -> Result<String, 
             at.map_or("null".into(), |t| t.to_string())
         }
         "stats" => views_json::stats(&pool.stats()?),
+        "finish" => {
+            let (context, groups) = a.next(2)?;
+            let groups: Option<Vec<Option<&str>>> =
+                groups.as_ref().map(|gs| gs.iter().map(Option::as_deref).collect());
+            let next = context.map(|context| Next { context, groups: groups.as_deref(), quiet: false });
+            lease(pool.finish(&a.lease(0)?, a.outcome(1)?, next.as_ref())?)
+        }
         other => unreachable!("call {other} is checked against CALLS"),
     })
 }
@@ -464,6 +477,47 @@ impl Args<'_> {
             Some(Value::String(g)) => Ok(Some(Some(g))),
             Some(_) => Err(bad(i, "a group name or null")),
         }
+    }
+
+    /// `register`'s `{maxLeases}`: `None` when the key (or the whole argument) is absent.
+    fn max_leases(&self, i: usize) -> Result<Option<u32>, Error> {
+        match self.options(i)?.and_then(|o| o.get("maxLeases")) {
+            None => Ok(None),
+            Some(v) => {
+                let m = v.as_u64().ok_or_else(|| bad(i, "maxLeases: an integer"))?;
+                Ok(Some(u32::try_from(m).unwrap_or(u32::MAX)))
+            }
+        }
+    }
+
+    /// `finish`'s `{next?: {context?, groups?}}`: `None` without `next`, else its context
+    /// (`Some(None)`: the lease's own) and groups.
+    #[allow(clippy::type_complexity)]
+    fn next(&self, i: usize) -> Result<(Option<Option<&str>>, Option<Vec<Option<String>>>), Error> {
+        let Some(next) = self.options(i)?.and_then(|o| o.get("next")) else {
+            return Ok((None, None));
+        };
+        let o = next.as_object().ok_or_else(|| bad(i, "next: an object"))?;
+        if let Some(k) = o.keys().find(|k| *k != "context" && *k != "groups") {
+            return Err(bad(i, &format!("next with context and groups only, not {k}")));
+        }
+        let context = match o.get("context") {
+            None => None,
+            Some(v) => Some(v.as_str().ok_or_else(|| bad(i, "next.context: a string"))?),
+        };
+        let groups = match o.get("groups") {
+            None => None,
+            Some(list) => {
+                let list = list.as_array().ok_or_else(|| bad(i, "next.groups: an array"))?;
+                let entry = |v: &Value| match v {
+                    Value::Null => Ok(None),
+                    Value::String(g) => Ok(Some(g.clone())),
+                    _ => Err(bad(i, "next.groups: names or null")),
+                };
+                Some(list.iter().map(entry).collect::<Result<Vec<_>, _>>()?)
+            }
+        };
+        Ok((Some(context), groups))
     }
 
     /// `acquire`'s and `nextChangeAt`'s `{groups}`: `None` when absent; entries are names or

@@ -53,7 +53,10 @@ impl Core {
             n.context.map_or(Ok(()), check::context_arg)?;
             n.groups.map_or(Ok(()), check::groups_arg)?;
         }
-        if self.finished.contains(token) {
+        // Time as this call will apply it (the clock never goes back), read before anything
+        // changes.
+        let then = self.now.max(t);
+        if self.finished.contains(token, then, self.cfg.lease_ttl_ms) {
             return Err(Error::LeaseFinished(format!(
                 "the lease with token {token} was finished already: its outcome was reported once"
             )));

@@ -6,8 +6,8 @@
 //! through `Deref` to the pool itself.
 
 use repute::{
-    BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Outcome, Pool, PoolEvent,
-    ProbeDue, RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
+    BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Next, Outcome, Pool,
+    PoolEvent, ProbeDue, RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
 };
 use std::ops::{Deref, DerefMut};
 
@@ -111,6 +111,33 @@ impl ClockedPool {
     pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
         let now = self.now();
         self.pool.acquire_in(now, context, groups)
+    }
+
+    pub fn try_acquire(&mut self, context: &str, groups: Option<&[Option<&str>]>) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.try_acquire(now, context, groups)
+    }
+
+    pub fn try_acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.try_acquire_by_id(now, context)
+    }
+
+    pub fn finish(&mut self, lease: &Lease, outcome: Outcome, next: Option<&Next>) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.finish(now, lease, outcome, next)
+    }
+
+    pub fn finish_by_id(
+        &mut self,
+        id: Option<ResourceId>,
+        context: ContextId,
+        token: u64,
+        outcome: Outcome,
+        next: Option<&Next>,
+    ) -> Result<Option<Lease>> {
+        let now = self.now();
+        self.pool.finish_by_id(now, id, context, token, outcome, next)
     }
 
     pub fn acquire_resource(&mut self, kind: Kind, value: &str, context: &str) -> Result<Option<Lease>> {

@@ -93,6 +93,13 @@ impl Harness {
         self.pool.register_in(Kind::Proxy, value, Some(group)).unwrap()
     }
 
+    /// Registers `PROXY/value` with `maxLeases` `max` (a known resource: reconfigures it);
+    /// `true` when it was new.
+    pub fn reg_max(&mut self, value: &str, max: u32) -> bool {
+        let options = repute::Registration { group: None, max_leases: Some(max) };
+        self.pool.register_with(Kind::Proxy, value, options).unwrap()
+    }
+
     /// `acquire(ctx, { groups })`.
     pub fn acquire_in(&mut self, ctx: &str, groups: &[Option<&str>]) -> Option<Lease> {
         self.pool.acquire_in(ctx, groups).unwrap()

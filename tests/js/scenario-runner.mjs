@@ -16,8 +16,8 @@ export function same(a, b) {
 const show = (v) => (v === undefined ? "nothing" : JSON.stringify(v));
 
 /** Calls `call` on `pool` with the step's JSON arguments, as they are (so `register`'s
- * `{group}`, `acquire`'s and `nextChangeAt`'s `{groups}` and `resources`' `{group}` reach the
- * API unchanged); returns the JSON-shaped result. */
+ * `{group, maxLeases}`, `acquire`'s and `nextChangeAt`'s `{groups}`, `finish`'s `{next}` and
+ * `resources`' `{group}` reach the API unchanged); returns the JSON-shaped result. */
 function invoke(pool, call, args) {
   switch (call) {
     case "register":
@@ -30,6 +30,7 @@ function invoke(pool, call, args) {
     case "dueForRecoveryProbe":
     case "nextChangeAt":
     case "stats":
+    case "finish": // [lease, outcome, {next?}]: the next Lease or null (no waitMs: never a promise)
       return pool[call](...args);
     case "report":
     case "block":

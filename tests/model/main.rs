@@ -10,6 +10,14 @@
 //! Version 2: resources register into groups (and move between them), acquires and
 //! `nextChangeAt` list groups, the config paces contexts and caps cooling (at creation and
 //! through `setConfig`); the views' groups, `pacedUntil` and `held` are compared too.
+//!
+//! Version 3: registrations set and change `maxLeases` (out of range too), `finish` (by lease
+//! and by id, with and without `next`, repeated, after a lapse, of a deregistered resource, of
+//! a token never issued) and `try_acquire` join the operations; the views' `maxLeases` and live
+//! leases and `stats().leased` are compared. At every grant it asserts: fewer live leases than
+//! `maxLeases` before it (never more than `maxLeases` by a grant; lowering it ends none); no
+//! other live lease in the context of a cell due for recovery (one trial or probe at a time);
+//! tokens strictly increasing; never a blocked resource.
 
 mod reference;
 
@@ -22,8 +30,11 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use proptest::prelude::*;
-use reference::{Key, RefBlock, RefEvent, RefGrant, RefPool, key};
-use repute::{BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Outcome, PoolEvent};
+use reference::{Key, RefBlock, RefEvent, RefGrant, RefNext, RefPool, key};
+use repute::{
+    BlockSpec, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Next, Outcome, PoolEvent,
+    Registration,
+};
 
 const T0: u64 = 1_700_000_000_000;
 
@@ -50,6 +61,29 @@ enum Op {
     AdvanceToNext(usize),
     ClockBack(u64),
     Restore,
+    /// Register with `maxLeases` (0 and 1025 are out of range).
+    RegisterMax(usize, u32),
+    /// `try_acquire` in a context, with a group list or none.
+    TryAcquire(usize, Option<Vec<Option<usize>>>),
+    /// `finish` of grant `i` (one past the grants: a token never issued), with an outcome, a
+    /// `next` or none, by lease or (`true`) by id.
+    Finish(usize, Option<FailureType>, Option<NextOp>, bool),
+}
+
+/// `finish`'s `next`: a context index (default the lease's), a group list, quiet.
+#[derive(Debug, Clone)]
+struct NextOp {
+    context: Option<usize>,
+    groups: Option<Vec<Option<usize>>>,
+    quiet: bool,
+}
+
+fn next_op(nc: usize) -> impl Strategy<Value = Option<NextOp>> {
+    prop::option::weighted(
+        0.7,
+        (prop::option::of(0..nc), prop::option::weighted(0.3, group_list()), prop::bool::weighted(0.3))
+            .prop_map(|(context, groups, quiet)| NextOp { context, groups, quiet }),
+    )
 }
 
 /// The world of one sequence: which resources and contexts exist.
@@ -128,6 +162,9 @@ fn op(nr: usize, nc: usize, reported: usize) -> impl Strategy<Value = Op> {
         2 => (0..nr, prop::option::of(0..3usize)).prop_map(|(r, g)| Op::RegisterIn(r, g)),
         6 => (0..nc, group_list()).prop_map(|(c, g)| Op::AcquireIn(c, g)),
         1 => (0u8..3, 0u8..3, 0u8..4).prop_map(|(g, m, p)| Op::SetConfig(g, m, p)),
+        2 => (0..nr, prop::sample::select(vec![1u32, 1, 2, 3, 5, 0, 1025])).prop_map(|(r, m)| Op::RegisterMax(r, m)),
+        2 => (0..nc, prop::option::weighted(0.3, group_list())).prop_map(|(c, g)| Op::TryAcquire(c, g)),
+        4 => (0..64usize, failure(), next_op(nc), any::<bool>()).prop_map(|(g, f, n, id)| Op::Finish(g, f, n, id)),
     ]
 }
 
@@ -269,6 +306,7 @@ fn to_ref_event(e: &PoolEvent) -> RefEvent {
         permanent: e.permanent,
         token: e.token,
         group: e.group.as_ref().map(|g| g.as_ref().map(|g| g.to_string())),
+        max_leases: e.max_leases,
     }
 }
 
@@ -295,7 +333,9 @@ struct Run {
     reference: RefPool,
     ref_tape: Tape,
     grants: Vec<RefGrant>,
-    held: HashMap<Key, u64>,
+    /// Live leases per resource, `(token, context)`, as the grants, releases and expiries
+    /// seen so far leave them.
+    held: HashMap<Key, Vec<(u64, String)>>,
     max_token: u64,
     /// State checks so far (their parity orders the `nextChangeAt` questions).
     checks: usize,
@@ -402,7 +442,57 @@ impl Run {
                 e.restore();
                 Res::Unit
             }
+            Op::RegisterMax(i, m) => {
+                let (k, v) = self.res(*i);
+                let options = Registration { group: None, max_leases: Some(*m) };
+                code(p.register_with(k, &v, options).map(Res::Bool))
+            }
+            Op::TryAcquire(c, gs) => {
+                let gs = gs.as_ref().map(|gs| self.groups(gs));
+                code(
+                    p.try_acquire(&self.world.contexts[*c], gs.as_deref())
+                        .map(|l| Res::Grant(l.as_ref().map(to_grant))),
+                )
+            }
+            Op::Finish(i, f, next, by_id) => {
+                let g = self.finished_grant(*i);
+                let o = match f {
+                    None => Outcome::Success { latency_ms: Some(12.5) },
+                    Some(t) => Outcome::Failure { failure: *t, latency_ms: None },
+                };
+                let groups = next.as_ref().and_then(|n| n.groups.as_ref()).map(|gs| self.groups(gs));
+                let n = next.as_ref().map(|n| Next {
+                    context: n.context.map(|c| self.world.contexts[c].as_str()),
+                    groups: groups.as_deref(),
+                    quiet: n.quiet,
+                });
+                let out = if *by_id {
+                    let id = p.resource_id(g.kind, &g.value);
+                    let ctx = p.context_id(&g.context).unwrap().id;
+                    p.finish_by_id(id, ctx, g.token, o, n.as_ref())
+                } else {
+                    p.finish(&to_lease(&g), o, n.as_ref())
+                };
+                code(out.map(|l| Res::Grant(l.as_ref().map(to_grant))))
+            }
         }
+    }
+
+    /// The lease `finish` op `i` names: grant `i`, or past the grants one whose token the pool
+    /// never issued.
+    fn finished_grant(&self, i: usize) -> RefGrant {
+        self.grants.get(i).cloned().unwrap_or_else(|| {
+            let (kind, value) = self.res(0);
+            RefGrant {
+                kind,
+                value,
+                group: None,
+                context: self.world.contexts[0].clone(),
+                token: self.reference.fencing + 1,
+                leased_at: 0,
+                expires_at: 0,
+            }
+        })
     }
 
     /// Applies `op` to the reference, with the same error rules as the engine.
@@ -525,6 +615,57 @@ impl Run {
                 r.drop_leases();
                 Res::Unit
             }
+            Op::RegisterMax(i, m) => {
+                if !(1..=1024).contains(m) {
+                    return Res::Err("INVALID_ARGUMENT");
+                }
+                if !known(r, *i, &self.world) && r.resources.len() >= self.cfg.max_resources as usize {
+                    return Res::Err("CAPACITY_EXCEEDED");
+                }
+                r.advance(reading);
+                Res::Bool(r.register_with(&k(*i), None, Some(*m)))
+            }
+            Op::TryAcquire(c, gs) => {
+                r.advance(reading);
+                let tape = self.ref_tape.clone();
+                let gs: Option<Vec<Option<&str>>> = gs.as_ref().map(|gs| {
+                    gs.iter()
+                        .map(|g| g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str)))
+                        .collect()
+                });
+                Res::Grant(r.try_acquire(&self.world.contexts[*c], gs.as_deref(), &mut || tape.next()))
+            }
+            Op::Finish(i, f, next, _) => {
+                let g = self.grants.get(*i).cloned().unwrap_or_else(|| {
+                    let (kind, value) = self.world.resources[0].clone();
+                    RefGrant {
+                        kind,
+                        value,
+                        group: None,
+                        context: self.world.contexts[0].clone(),
+                        token: r.fencing + 1,
+                        leased_at: 0,
+                        expires_at: 0,
+                    }
+                });
+                let o = match f {
+                    None => Outcome::Success { latency_ms: Some(12.5) },
+                    Some(t) => Outcome::Failure { failure: *t, latency_ms: None },
+                };
+                let group_name = |g: &Option<usize>| {
+                    g.map(|i| self.world.groups.get(i).map_or("zz", String::as_str).to_owned())
+                };
+                let n = next.as_ref().map(|n| RefNext {
+                    context: n.context.map(|c| self.world.contexts[c].clone()),
+                    groups: n.groups.as_ref().map(|gs| gs.iter().map(group_name).collect()),
+                    quiet: n.quiet,
+                });
+                let tape = self.ref_tape.clone();
+                match r.finish(&g, &o, n.as_ref(), reading, &mut || tape.next()) {
+                    Ok(l) => Res::Grant(l),
+                    Err(code) => Res::Err(code),
+                }
+            }
         }
     }
 
@@ -556,22 +697,13 @@ impl Run {
         if let Op::Restore = op {
             self.held.clear();
         }
-        self.forget_expired();
+        if let (Op::Deregister(i), Res::Bool(true)) = (op, &got) {
+            let (k, v) = self.res(*i);
+            self.held.remove(&key(k, &v));
+        }
+        self.forget_ended();
         if let Res::Grant(Some(g)) = &got {
             self.on_grant(op, g)?;
-        }
-        if let Res::Bool(true) = got {
-            match op {
-                Op::Release(i) => {
-                    let g = &self.grants[*i];
-                    self.held.remove(&key(g.kind, &g.value));
-                }
-                Op::Deregister(i) => {
-                    let (k, v) = self.res(*i);
-                    self.held.remove(&key(k, &v));
-                }
-                _ => {}
-            }
         }
         self.check_events()?;
         self.check_state()
@@ -585,20 +717,32 @@ impl Run {
         }
         prop_assert!(g.token > self.max_token, "token {} not above {}", g.token, self.max_token);
         self.max_token = g.token;
-        prop_assert!(!self.held.contains_key(&k), "{:?} leased twice", k);
+        let max = self.reference.resources[&k].max_leases as usize;
+        let held = self.held.entry(k.clone()).or_default();
+        prop_assert!(held.len() < max, "{:?} leased with {} of maxLeases {} held", k, held.len(), max);
         prop_assert!(!self.reference.is_blocked(&k), "lease on a blocklisted resource");
         let cell = self.reference.cells.get(&(k.clone(), g.context.as_bytes().to_vec()));
         prop_assert!(!cell.is_some_and(|c| c.cooling_at(now)), "lease inside a cooldown");
-        self.held.insert(k, g.token);
+        if cell.is_some_and(|c| c.due_for_recovery(now)) {
+            prop_assert!(
+                !held.iter().any(|(_, ctx)| *ctx == g.context),
+                "two leases of {:?}'s cell due for recovery in {}",
+                k,
+                g.context
+            );
+        }
+        held.push((g.token, g.context.clone()));
         self.grants.push(g.clone());
         Ok(())
     }
 
-    /// Leases that lapsed during this step are no longer held.
-    fn forget_expired(&mut self) {
+    /// Leases released or lapsed during this step are no longer held.
+    fn forget_ended(&mut self) {
         for e in &self.reference.events {
-            if e.ty == "LEASE_EXPIRED" {
-                self.held.retain(|_, token| Some(*token) != e.token);
+            if e.ty == "LEASE_EXPIRED" || e.ty == "LEASE_RELEASED" {
+                for held in self.held.values_mut() {
+                    held.retain(|(token, _)| Some(*token) != e.token);
+                }
             }
         }
     }
@@ -621,7 +765,8 @@ impl Run {
         let views = pool.resources(&Filter::default()).unwrap();
         let want = self.reference.view();
         prop_assert_eq!(views.len(), want.len());
-        for (v, (k, group, block, token, cells)) in views.iter().zip(&want) {
+        prop_assert_eq!(pool.stats().unwrap().leased, self.reference.leased(), "stats().leased");
+        for (v, (k, group, block, max, tokens, cells)) in views.iter().zip(&want) {
             prop_assert_eq!(&key(v.kind, &v.value), k);
             prop_assert_eq!(v.group.as_deref(), group.as_deref());
             let vb = v.blocked.map(|b| match b {
@@ -629,7 +774,10 @@ impl Run {
                 repute::registry::blocklist::Block::Permanent => RefBlock::Permanent,
             });
             prop_assert_eq!(&vb, block);
-            prop_assert_eq!(v.lease.as_ref().map(|l| l.token), *token);
+            prop_assert_eq!(v.max_leases, *max, "maxLeases");
+            let live: Vec<u64> = v.leases.iter().map(|l| l.token).collect();
+            prop_assert_eq!(&live, tokens, "live leases, oldest first");
+            prop_assert_eq!(v.lease.as_ref().map(|l| l.token), tokens.first().copied(), "lease: the oldest");
             prop_assert_eq!(v.cells.len(), cells.len());
             for (cv, (ctx, state, c, paced)) in v.cells.iter().zip(cells) {
                 prop_assert_eq!(cv.paced_until, *paced, "pacedUntil");
@@ -792,6 +940,32 @@ proptest! {
             2 => (0..6usize, prop::option::of(0..3usize)).prop_map(|(r, g)| Op::RegisterIn(r, g)),
             2 => (0..64usize).prop_map(Op::Release),
         ], 1..120),
+    ) {
+        run(small_world(), cfg, draws, ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(1000) / 4, max_shrink_iters: 20_000, ..ProptestConfig::default() })]
+
+    /// Version 3 rules under pressure: resources with room for several leases, failures that
+    /// cool at once (`coolAfter` 1) so trials and probe-due cells are common while leases are
+    /// held in their contexts, and steps finished (often with `next`) as a worker does.
+    #[test]
+    fn engine_matches_reference_with_capacity_trials_and_finishes(
+        cfg in config(true).prop_map(|mut c| { c.cool_after = 1; c }),
+        draws in prop::collection::vec(0.0f64..1.0, 1..64),
+        ops in prop::collection::vec(prop_oneof![
+            4 => op(6, 3, 6),
+            3 => (0..6usize, prop::sample::select(vec![1u32, 2, 3, 5])).prop_map(|(r, m)| Op::RegisterMax(r, m)),
+            4 => (0..3usize).prop_map(Op::Acquire),
+            2 => (0..6usize, 0..3usize).prop_map(|(r, c)| Op::AcquireResource(r, c)),
+            2 => (0..3usize, prop::option::of(group_list())).prop_map(|(c, g)| Op::TryAcquire(c, g)),
+            6 => (0..48usize, failure(), next_op(3), any::<bool>()).prop_map(|(g, f, n, id)| Op::Finish(g, f, n, id)),
+            2 => (0..6usize, 0..3usize, prop::sample::select(FailureType::ALL.to_vec()))
+                .prop_map(|(r, c, f)| Op::Report(r, c, Some(f), None)),
+            2 => (0..4usize).prop_map(Op::AdvanceToNext),
+        ], 1..150),
     ) {
         run(small_world(), cfg, draws, ops)?;
     }

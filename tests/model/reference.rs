@@ -4,9 +4,13 @@
 //! applies a suppression when told the cap is reached), so the model test checks the engine's
 //! selection, leases, blocks, expiries and views against it — and the version 2 rules: groups
 //! (grouped acquire and `nextChangeAt`, regrouping), pacing and the cooling cap (whether a
-//! cooldown is suppressed is decided here, by counting).
+//! cooldown is suppressed is decided here, by counting) — and the version 3 rules: `maxLeases`
+//! (set at registration, reconfigured), a resource a candidate only with room for a lease, a
+//! half-open trial (or a probe-due cell leased by name) one lease at a time in its context,
+//! `finish` (report, release for the holder, next lease; at most once per lease for
+//! `leaseTtlMs`) and the quiet acquire a waiting host retries.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use repute::cell::Cell;
 use repute::redact::redact;
@@ -28,11 +32,20 @@ pub struct RefLease {
     pub expires_at: Millis,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RefResource {
-    pub lease: Option<RefLease>,
+    /// Live leases, oldest first.
+    pub leases: Vec<RefLease>,
+    pub max_leases: u32,
     pub block: Option<RefBlock>,
     pub group: Option<String>,
+}
+
+impl RefResource {
+    /// Whether a lease held in `ctx` is in force at `now`.
+    fn leased_in(&self, ctx: &str, now: Millis) -> bool {
+        self.leases.iter().any(|l| l.context == ctx && now < l.expires_at)
+    }
 }
 
 /// An event as the engine reports it (value redacted).
@@ -48,6 +61,7 @@ pub struct RefEvent {
     pub permanent: bool,
     pub token: Option<u64>,
     pub group: Option<Option<String>>,
+    pub max_leases: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +74,8 @@ pub struct RefPool {
     pub fencing: u64,
     pub next_seq: u64,
     pub events: Vec<RefEvent>,
+    /// Finished lease tokens → when (a repeat within `leaseTtlMs` is `LEASE_FINISHED`).
+    pub finished: HashMap<u64, Millis>,
 }
 
 pub fn key(kind: Kind, value: &str) -> Key {
@@ -70,9 +86,10 @@ fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("utf-8")
 }
 
-/// A dashboard row: key, group, block, lease token, cells by context (with `pacedUntil`).
+/// A dashboard row: key, group, block, maxLeases, live lease tokens (oldest first), cells by
+/// context (with `pacedUntil`).
 pub type ViewRow =
-    (Key, Option<String>, Option<RefBlock>, Option<u64>, Vec<(String, ViewState, Cell, Option<Millis>)>);
+    (Key, Option<String>, Option<RefBlock>, u32, Vec<u64>, Vec<(String, ViewState, Cell, Option<Millis>)>);
 
 /// A candidate: key, score, held, group.
 pub type Candidate = (Key, f64, bool, Option<String>);
@@ -98,6 +115,7 @@ impl RefPool {
             fencing: 0,
             next_seq: 1,
             events: Vec::new(),
+            finished: HashMap::new(),
         }
     }
 
@@ -115,6 +133,7 @@ impl RefPool {
             permanent: false,
             token: None,
             group: None,
+            max_leases: None,
         });
         self.events.last_mut().unwrap()
     }
@@ -124,27 +143,26 @@ impl RefPool {
     pub fn advance(&mut self, reading: Millis) -> Millis {
         self.now = self.now.max(reading);
         let now = self.now;
-        let mut due: Vec<(Millis, u8, Key)> = Vec::new();
+        // (instant, blocks first, key, token)
+        let mut due: Vec<(Millis, u8, Key, u64)> = Vec::new();
         for (k, r) in &self.resources {
             if let Some(RefBlock::Until(u)) = r.block
                 && u <= now
             {
-                due.push((u, 0, k.clone()));
+                due.push((u, 0, k.clone(), 0));
             }
-            if let Some(l) = &r.lease
-                && l.expires_at <= now
-            {
-                due.push((l.expires_at, 1, k.clone()));
+            for l in r.leases.iter().filter(|l| l.expires_at <= now) {
+                due.push((l.expires_at, 1, k.clone(), l.token));
             }
         }
         due.sort();
-        for (at, what, k) in due {
+        for (at, what, k, token) in due {
             let r = self.resources.get_mut(&k).unwrap();
             if what == 0 {
                 r.block = None;
                 self.emit("BLOCK_EXPIRED", at, Some(&k));
             } else {
-                let token = r.lease.take().unwrap().token;
+                r.leases.retain(|l| l.token != token);
                 self.emit("LEASE_EXPIRED", at, Some(&k)).token = Some(token);
             }
         }
@@ -153,6 +171,11 @@ impl RefPool {
 
     /// `register(kind, value, { group })`: `group` `None` is the key left out.
     pub fn register(&mut self, k: &Key, group: Option<Option<&str>>) -> bool {
+        self.register_with(k, group, None)
+    }
+
+    /// `register(kind, value, { group, maxLeases })`: `None` is a key left out.
+    pub fn register_with(&mut self, k: &Key, group: Option<Option<&str>>, max: Option<u32>) -> bool {
         if let Some(r) = self.resources.get_mut(k) {
             if let Some(g) = group
                 && r.group.as_deref() != g
@@ -160,10 +183,23 @@ impl RefPool {
                 r.group = g.map(str::to_owned);
                 self.emit("RESOURCE_REGROUPED", self.now, Some(k)).group = Some(g.map(str::to_owned));
             }
+            let r = self.resources.get_mut(k).unwrap();
+            if let Some(m) = max
+                && r.max_leases != m
+            {
+                r.max_leases = m;
+                self.emit("RESOURCE_RECONFIGURED", self.now, Some(k)).max_leases = Some(m);
+            }
             return false;
         }
         let group = group.flatten().map(str::to_owned);
-        self.resources.insert(k.clone(), RefResource { group: group.clone(), ..RefResource::default() });
+        let r = RefResource {
+            leases: Vec::new(),
+            max_leases: max.unwrap_or(1),
+            block: None,
+            group: group.clone(),
+        };
+        self.resources.insert(k.clone(), r);
         self.emit("RESOURCE_REGISTERED", self.now, Some(k)).group = Some(group);
         true
     }
@@ -181,9 +217,16 @@ impl RefPool {
         self.cells.get(&(k.clone(), ctx.as_bytes().to_vec())).cloned().unwrap_or_else(|| Cell::fresh(0))
     }
 
+    /// Not blocked, and room for one more lease.
     fn free(&self, k: &Key) -> bool {
         let r = &self.resources[k];
-        r.lease.is_none() && r.block.is_none()
+        (r.leases.len() as u32) < r.max_leases && r.block.is_none()
+    }
+
+    /// Whether `k`'s cell in `ctx` is due for recovery while a lease of `k` is held in `ctx`:
+    /// one trial (or probe) at a time.
+    fn trial_taken(&self, k: &Key, ctx: &str) -> bool {
+        self.cell(k, ctx).due_for_recovery(self.now) && self.resources[k].leased_in(ctx, self.now)
     }
 
     /// The end of the pacing of the cell of `k` in `ctx`, while it is paced (a cell-less
@@ -199,7 +242,7 @@ impl RefPool {
         let half_open = self.cfg.half_open_causes;
         self.resources
             .iter()
-            .filter(|(k, _)| self.free(k) && self.paced_until(k, ctx).is_none())
+            .filter(|(k, _)| self.free(k) && self.paced_until(k, ctx).is_none() && !self.trial_taken(k, ctx))
             .filter_map(|(k, r)| {
                 let c = self.cell(k, ctx);
                 c.selectable(self.now, half_open).then(|| (k.clone(), c.score, c.held, r.group.clone()))
@@ -223,7 +266,7 @@ impl RefPool {
     /// `acquire`: `draw` is called once when there are two or more candidates.
     pub fn acquire(&mut self, ctx: &str, draw: &mut dyn FnMut() -> f64) -> Option<RefGrant> {
         let cands = self.candidates(ctx);
-        self.acquire_among(ctx, cands, draw)
+        self.acquire_among(ctx, cands, false, draw)
     }
 
     /// `acquire(ctx, { groups })`.
@@ -234,17 +277,34 @@ impl RefPool {
         draw: &mut dyn FnMut() -> f64,
     ) -> Option<RefGrant> {
         let cands = self.group_candidates(ctx, groups);
-        self.acquire_among(ctx, cands, draw)
+        self.acquire_among(ctx, cands, false, draw)
+    }
+
+    /// `tryAcquire(ctx, { groups? })`: `acquire` with no `ACQUISITION_REJECTED`.
+    pub fn try_acquire(
+        &mut self,
+        ctx: &str,
+        groups: Option<&[Option<&str>]>,
+        draw: &mut dyn FnMut() -> f64,
+    ) -> Option<RefGrant> {
+        let cands = match groups {
+            None => self.candidates(ctx),
+            Some(gs) => self.group_candidates(ctx, gs),
+        };
+        self.acquire_among(ctx, cands, true, draw)
     }
 
     fn acquire_among(
         &mut self,
         ctx: &str,
         cands: Vec<Candidate>,
+        quiet: bool,
         draw: &mut dyn FnMut() -> f64,
     ) -> Option<RefGrant> {
         if cands.is_empty() {
-            self.emit("ACQUISITION_REJECTED", self.now, None).context = Some(ctx.to_owned());
+            if !quiet {
+                self.emit("ACQUISITION_REJECTED", self.now, None).context = Some(ctx.to_owned());
+            }
             return None;
         }
         let pick = if cands.len() == 1 {
@@ -272,7 +332,8 @@ impl RefPool {
 
     pub fn acquire_resource(&mut self, k: &Key, ctx: &str) -> Option<RefGrant> {
         let paced = self.paced_until(k, ctx).is_some();
-        if !self.free(k) || paced || !self.cell(k, ctx).leasable_by_name(self.now) {
+        if !self.free(k) || paced || !self.cell(k, ctx).leasable_by_name(self.now) || self.trial_taken(k, ctx)
+        {
             return None;
         }
         Some(self.grant(k, ctx))
@@ -283,7 +344,7 @@ impl RefPool {
         let (token, now) = (self.fencing, self.now);
         let expires_at = now + self.cfg.lease_ttl_ms;
         let r = self.resources.get_mut(k).unwrap();
-        r.lease = Some(RefLease { context: ctx.to_owned(), token, leased_at: now, expires_at });
+        r.leases.push(RefLease { context: ctx.to_owned(), token, leased_at: now, expires_at });
         let group = r.group.clone();
         let e = self.emit("RESOURCE_LEASED", now, Some(k));
         e.context = Some(ctx.to_owned());
@@ -302,8 +363,8 @@ impl RefPool {
 
     fn holder(&self, g: &RefGrant) -> Option<Key> {
         let k = key(g.kind, &g.value);
-        let l = self.resources.get(&k)?.lease.as_ref()?;
-        (l.token == g.token && l.context == g.context && self.now < l.expires_at).then_some(k)
+        let l = self.resources.get(&k)?.leases.iter().find(|l| l.token == g.token)?;
+        (l.context == g.context && self.now < l.expires_at).then_some(k)
     }
 
     pub fn renew(&mut self, g: &RefGrant) -> Option<RefGrant> {
@@ -315,7 +376,7 @@ impl RefPool {
             return None;
         }
         let group = r.group.clone();
-        let l = r.lease.as_mut().unwrap();
+        let l = r.leases.iter_mut().find(|l| l.token == g.token).unwrap();
         l.expires_at = now + ttl;
         Some(RefGrant { expires_at: l.expires_at, leased_at: l.leased_at, group, ..g.clone() })
     }
@@ -324,7 +385,7 @@ impl RefPool {
         let Some(k) = self.holder(g) else {
             return false;
         };
-        self.resources.get_mut(&k).unwrap().lease = None;
+        self.resources.get_mut(&k).unwrap().leases.retain(|l| l.token != g.token);
         let e = self.emit("LEASE_RELEASED", self.now, Some(&k));
         e.context = Some(g.context.clone());
         e.token = Some(g.token);
@@ -398,7 +459,11 @@ impl RefPool {
         self.cells
             .iter()
             .filter(|((k, ctx), c)| {
-                self.free(k) && c.probe_due(self.now, half_open) && self.paced_until(k, &text(ctx)).is_none()
+                let ctx = text(ctx);
+                self.free(k)
+                    && c.probe_due(self.now, half_open)
+                    && self.paced_until(k, &ctx).is_none()
+                    && !self.resources[k].leased_in(&ctx, self.now)
             })
             .map(|((k, ctx), c)| (k.clone(), text(ctx), c.cooldown_until.unwrap()))
             .collect()
@@ -428,7 +493,11 @@ impl RefPool {
             .iter()
             .filter(|(_, r)| keep(r))
             .filter_map(|(k, r)| {
-                let mut at = r.lease.as_ref().map_or(self.now, |l| l.expires_at);
+                // Room for one more lease: once all but maxLeases − 1 of the leases held ended.
+                let mut ends: Vec<Millis> = r.leases.iter().map(|l| l.expires_at).collect();
+                ends.sort_unstable();
+                let must_end = (r.leases.len() + 1).saturating_sub(r.max_leases as usize);
+                let mut at = if must_end == 0 { self.now } else { ends[must_end - 1] };
                 match r.block {
                     Some(RefBlock::Permanent) => return None,
                     Some(RefBlock::Until(u)) => at = at.max(u),
@@ -443,6 +512,10 @@ impl RefPool {
                         return None;
                     }
                     at = at.max(c.cooldown_until.unwrap());
+                    // One trial at a time: every lease held here must end first.
+                    for l in r.leases.iter().filter(|l| l.context == ctx) {
+                        at = at.max(l.expires_at);
+                    }
                 }
                 Some(at)
             })
@@ -463,16 +536,23 @@ impl RefPool {
                         (text(ctx), ViewState::of(c.state, r.block.is_some()), c.clone(), paced)
                     })
                     .collect();
-                (k.clone(), r.group.clone(), r.block.clone(), r.lease.as_ref().map(|l| l.token), cells)
+                let tokens = r.leases.iter().map(|l| l.token).collect();
+                (k.clone(), r.group.clone(), r.block.clone(), r.max_leases, tokens, cells)
             })
             .collect()
     }
 
-    /// Drops every lease (what a snapshot → restore does).
+    /// Drops every lease and the memory of finished ones (what a snapshot → restore does).
     pub fn drop_leases(&mut self) {
         for r in self.resources.values_mut() {
-            r.lease = None;
+            r.leases.clear();
         }
+        self.finished.clear();
+    }
+
+    /// Live leases over every resource.
+    pub fn leased(&self) -> usize {
+        self.resources.values().map(|r| r.leases.len()).sum()
     }
 
     pub fn is_blocked(&self, k: &Key) -> bool {
@@ -486,9 +566,7 @@ impl RefPool {
             if let Some(RefBlock::Until(u)) = r.block {
                 out.push(u);
             }
-            if let Some(l) = &r.lease {
-                out.push(l.expires_at);
-            }
+            out.extend(r.leases.iter().map(|l| l.expires_at));
         }
         for ((_, ctx), c) in &self.cells {
             if let Some(u) = c.cooldown_until {
@@ -502,7 +580,61 @@ impl RefPool {
     }
 }
 
+/// `finish`'s `next`: a context (default: the lease's), groups, quiet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefNext {
+    pub context: Option<String>,
+    pub groups: Option<Vec<Option<String>>>,
+    pub quiet: bool,
+}
+
 impl RefPool {
+    /// `finish(lease, outcome, { next })` at the clock reading `reading`, with the engine's
+    /// error rules for arguments that are valid: a token never issued, a lease finished less
+    /// than `leaseTtlMs` ago, a report that would create a cell past `maxCells`.
+    pub fn finish(
+        &mut self,
+        g: &RefGrant,
+        outcome: &Outcome,
+        next: Option<&RefNext>,
+        reading: Millis,
+        draw: &mut dyn FnMut() -> f64,
+    ) -> Result<Option<RefGrant>, &'static str> {
+        if g.token == 0 || g.token > self.fencing {
+            return Err("INVALID_ARGUMENT");
+        }
+        let then = self.now.max(reading);
+        if self.finished.get(&g.token).is_some_and(|&at| then < at + self.cfg.lease_ttl_ms) {
+            return Err("LEASE_FINISHED");
+        }
+        let k = key(g.kind, &g.value);
+        let registered = self.resources.contains_key(&k);
+        let cell_key = (k.clone(), g.context.as_bytes().to_vec());
+        if registered
+            && !self.cells.contains_key(&cell_key)
+            && self.cells.len() >= self.cfg.max_cells as usize
+        {
+            return Err("CAPACITY_EXCEEDED");
+        }
+        let now = self.advance(reading);
+        self.finished.insert(g.token, now);
+        if registered {
+            self.report(&k, &g.context, outcome);
+            self.release(g);
+        }
+        let Some(n) = next else {
+            return Ok(None);
+        };
+        let ctx = n.context.clone().unwrap_or_else(|| g.context.clone());
+        let groups: Option<Vec<Option<&str>>> =
+            n.groups.as_ref().map(|gs| gs.iter().map(|g| g.as_deref()).collect());
+        let cands = match &groups {
+            None => self.candidates(&ctx),
+            Some(gs) => self.group_candidates(&ctx, gs),
+        };
+        Ok(self.acquire_among(&ctx, cands, n.quiet, draw))
+    }
+
     /// `setConfig(patch)`: `CONFIG_CHANGED` and `true` unless the result is the config in force.
     pub fn set_config(&mut self, cfg: Config) -> bool {
         if cfg == self.cfg {
