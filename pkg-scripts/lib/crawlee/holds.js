@@ -192,11 +192,11 @@ export class Holds {
     await Promise.all(all.map((hold) => this.#release(hold)));
   }
 
-  /** A new hold: a lease acquired now, or after waiting up to `waitMs` for one. Idle sessions never keep a proxy from a request that needs one: while
-   * some are idle, the pool is asked at once, and when nothing is free the longest-idle
-   * session's lease is given back first; when the lease comes from a later group than an idle
-   * session's (its proxy would have been the pick), that session's lease is given back and the
-   * pick made again, once. */
+  /** A new hold: a lease acquired now, or after waiting up to `waitMs` for one. Idle sessions
+   * never keep a proxy from a request that needs one: while some are idle, the pool is asked at
+   * once, and when nothing is free the longest-idle session's lease is given back first; when
+   * the lease comes from a later group than an idle session's (its proxy would have been the
+   * pick), that session's lease is given back and the pick made again, once. */
   async #acquire(key, sessionId, context, groups, waitMs) {
     const options = groups === undefined || groups === null ? undefined : { groups };
     let repicked = false;
