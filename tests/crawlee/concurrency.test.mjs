@@ -198,18 +198,22 @@ const clientWaits = typeof PoolClient.prototype.acquireWait === "function";
 test("the same crawl over repute/client against a real `repute serve`: no page fails, at most 2 refusals per banned cell", { skip: clientWaits ? false : "TEMPORARY: repute/client has no acquireWait yet (branch load)" }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-fleet-"));
   const token = "worker-token-5d1c";
+  const viewerToken = "viewer-token-93ab";
   const server = spawnServe(["--port", "0", "--data", dir, "--checkpoint-ms", "0"], {
-    env: { REPUTE_TOKENS: JSON.stringify({ tokens: [{ token, role: "worker" }] }) },
+    env: { REPUTE_TOKENS: JSON.stringify({ tokens: [{ token, role: "worker" }, { token: viewerToken, role: "viewer" }] }) },
   });
   let client;
+  let viewer;
   try {
-    client = connectPool({ url: await server.ready, token });
+    const url = await server.ready;
+    client = connectPool({ url, token }); // the crawler's
+    viewer = connectPool({ url, token: viewerToken }); // the test's look at the pool
     const run = await crawlAtConcurrency(client);
     t.diagnostic(`remote, maxLeases 1: ${JSON.stringify(run.figures)}`);
     checkExclusive(run);
-    assert.equal((await client.stats()).leased, 0, "every lease released");
+    assert.equal((await viewer.stats()).leased, 0, "every lease released");
   } finally {
-    await client?.close();
+    await Promise.all([client?.close(), viewer?.close()]);
     server.child.kill("SIGTERM");
     await server.exited;
     rmSync(dir, { recursive: true, force: true });
