@@ -6,11 +6,13 @@ import type { Group, Kind, Lease, Outcome } from "./pool.js";
 
 /** What repute/crawlee needs of a pool: an embedded `Pool`, `openPool`'s host, or a
  * `repute/client` pool (its calls are async; every one is awaited — the call layer's pool port).
- * `renew` keeps a long request's lease; `nextChangeAt` (embedded) or `tryAcquire` (a client:
- * the server's Retry-After) give an exhausted acquire its `retryAfterMs`; `maskValue` names
- * resources in messages. */
+ * `acquireWait` lets a request wait for a free proxy (without it, a request finding none fails
+ * at once with POOL_EXHAUSTED); `renew` keeps a long request's lease; `nextChangeAt` (embedded)
+ * or `tryAcquire` (a client: the server's Retry-After) give an exhausted acquire its
+ * `retryAfterMs`; `maskValue` names resources in messages. */
 export interface CrawleePool {
   acquire(context: string, options?: { groups?: Group[] }): Lease | null | Promise<Lease | null>;
+  acquireWait?(context: string, options: { groups?: Group[]; waitMs: number; signal?: AbortSignal }): Promise<Lease | null>;
   report(kind: Kind, value: string, context: string, outcome: Outcome): unknown;
   release(lease: Lease): unknown;
   renew?(lease: Lease): Lease | null | Promise<Lease | null>;
@@ -22,7 +24,8 @@ export interface CrawleePool {
 
 export interface ReputeProxyConfigurationOptions {
   pool: CrawleePool;
-  /** The context a request's lease is taken in (default: its URL's hostname). */
+  /** The context a request's lease is taken in (default: its destination `host[:port]`, the
+   * port only when it is not the scheme's default: `example.com`, `example.com:8443`). */
   context?: (request: Request) => string;
   /** Groups tried in order by every acquire (SPEC §3), or a function of the request. */
   groups?: Group[] | ((request: Request) => Group[] | undefined);
@@ -36,10 +39,19 @@ export interface ReputeProxyConfigurationOptions {
   isBlocked?: (ctx: any) => boolean | Promise<boolean>;
   /** Answers that are BLOCKED (default [401, 403, 407, 429]). */
   blockedStatusCodes?: number[];
-  /** A success slower than this (from the navigation to the read body) is SLOW (default 2000). */
+  /** A success whose proxy leg (request sent to answer head: no wait for the lease, body or
+   * handler in it) took longer than this is SLOW (default 2000). Every outcome's latency is
+   * that leg. */
   slowThresholdMs?: number;
-  /** Wait at most this long for an exhausted pool whose next change is that near (pacing gaps)
-   * before failing the attempt with POOL_EXHAUSTED (default 0: fail at once). */
+  /** One lease per Crawlee session and destination, kept while the session lives, so that its
+   * cookies never reach a site from another exit IP (default true); false: one per request. */
+  sessionLeases?: boolean;
+  /** How long a request waits at most for a proxy when none is free (a release, an expiry, the
+   * end of a cooldown or a pacing gap serves it, first come first served) before its try fails
+   * with POOL_EXHAUSTED. Default: the navigation timeout given to `crawlerOptions` —
+   * `navigationTimeoutSecs`, else Crawlee's 30 s for HTTP crawlers, 60 s with a
+   * `launchContext`. 0: fail at once. Waiting is no error: Crawlee counts nothing against
+   * `maxRequestRetries` for it. */
   maxWaitMs?: number;
   /** A lease whose request never ended (a crawl torn down) is released after this (default 300000). */
   maxHoldMs?: number;
@@ -48,25 +60,33 @@ export interface ReputeProxyConfigurationOptions {
 }
 
 /** A Crawlee ProxyConfiguration whose proxy for each request is a repute lease in the context
- * of the request's destination, held for the request, its outcome reported from the crawler's
- * hooks. Build the crawler with `crawlerOptions(…)`. */
+ * of the request's destination (a session's, or the request's own), its outcome reported from
+ * the crawler's hooks. Give it to the crawler with `crawlerOptions(…)`. */
 export declare class ReputeProxyConfiguration extends ProxyConfiguration {
   constructor(options: ReputeProxyConfigurationOptions);
-  /** Leases held now: one per request in flight. */
+  /** Leases held now: one per session and destination, or per request in flight. */
   readonly held: number;
-  /** A lease for `options.request` (required); throws a `POOL_EXHAUSTED` CallError (with
-   * `retryAfterMs` when known) that Crawlee retries when nothing can be leased. */
+  /** Called by a crawler only when the configuration was given to it as is (not through
+   * `crawlerOptions`): rejects with Crawlee's CriticalError naming the fix, which stops the crawl. */
   newProxyInfo(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<ProxyInfo | undefined>;
   newUrl(sessionId?: string | number, options?: { request?: Request; proxyTier?: number }): Promise<string | undefined>;
-  /** The crawler's options with this configuration and its hooks added (the user's own hooks
-   * and handlers still run, after ours): `new CheerioCrawler(proxies.crawlerOptions({ … }))`. */
+  /** The crawler's options with a binding of this configuration as their proxyConfiguration and
+   * its hooks added (the user's own hooks and handlers still run, after ours):
+   * `new CheerioCrawler(proxies.crawlerOptions({ … }))`. The binding's `newProxyInfo` leases
+   * the proxy of `options.request`, waiting up to `maxWaitMs` for one, and throws a
+   * `POOL_EXHAUSTED` CallError (with `retryAfterMs` when known) that Crawlee retries when none
+   * came. */
   crawlerOptions<O extends object>(options?: O): O;
-  /** Releases every lease still held. */
+  /** Ends the waits for a proxy (each rejects with an AbortError) and releases every lease
+   * still held: the sessions' (call it after the crawl) and those of requests still running (a
+   * crawl torn down). */
   close(): Promise<void>;
 }
 
 /** Thrown for an answer judged BLOCKED, after it was reported: Crawlee retries it through
- * another proxy (a SessionError rotates the session). */
+ * another proxy (a SessionError rotates the session). It is built on the SessionError of the
+ * crawler's own copy of @crawlee/core (a symlinked or workspace install may load two), and
+ * `instanceof RequestBlockedError` holds whichever copy that is. */
 export declare class RequestBlockedError extends SessionError {
   readonly code: "BLOCKED";
   readonly status?: number;

@@ -4,12 +4,14 @@
 // 502), check their Basic credentials, and connect to a site from an address of their own in
 // 127.0.0.0/8, the way a real proxy exit has its own IP. A site sees which proxy a request came
 // through by that source address alone — as a real site does — and may refuse some. Also: a
-// Crawlee set-up whose storage lives in a temporary folder and whose log lines are captured.
+// Crawlee set-up whose storage lives in a temporary folder and whose log lines are captured,
+// and a second copy of Crawlee's packages (a symlinked or workspace install).
 import http from "node:http";
 import net from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const listen = (server, host = "127.0.0.1") => new Promise((r) => server.listen(0, host, () => r(server.address().port)));
 
@@ -129,31 +131,33 @@ export async function startProxy(name, { exit, user, password, resolve }) {
 }
 
 /**
- * Two sites and three proxies: `sites.a` / `sites.b` (site-a.test, site-b.test), `proxies` named
- * proxy-1..3 with exits 127.0.0.11..13 and passwords `secret-<n>-…` (distinctive, so a leak is
- * found by a plain search). `exits`: exit address → proxy name.
+ * Sites and proxies: by default two sites, `sites.a` / `sites.b` (site-a.test, site-b.test), and
+ * three proxies; `{ sites: ["a", …, "e"], proxies: 8 }` for more. `proxies` are named
+ * proxy-1…n with exits 127.0.0.11… and passwords `secret-<n>-…` (distinctive, so a leak is found
+ * by a plain search). `exits`: exit address → proxy name.
  */
-export async function startWorld() {
+export async function startWorld({ sites: siteKeys = ["a", "b"], proxies: count = 3 } = {}) {
   const exits = new Map();
   const names = new Map();
-  const sites = {
-    a: await startSite("site-a.test", exits),
-    b: await startSite("site-b.test", exits),
-  };
+  const sites = {};
+  for (const k of siteKeys) sites[k] = await startSite(`site-${k}.test`, exits);
   for (const s of Object.values(sites)) names.set(s.name, s.port);
   const proxies = [];
-  for (let n = 1; n <= 3; n++) {
+  const passwords = [];
+  for (let n = 1; n <= count; n++) {
     const exit = `127.0.0.${10 + n}`;
-    const p = await startProxy(`proxy-${n}`, { exit, user: `user${n}`, password: `secret-${n}-Zq7!pW`, resolve: (host) => names.get(host) });
+    const password = `secret-${n}-Zq7!pW`;
+    const p = await startProxy(`proxy-${n}`, { exit, user: `user${n}`, password, resolve: (host) => names.get(host) });
     exits.set(exit, p.name);
     proxies.push(p);
+    passwords.push(password);
   }
   return {
     sites,
     proxies,
     /** name → proxy URL with password, as an environment-provided map would hold it. */
     urlMap: () => Object.fromEntries(proxies.map((p) => [p.name, p.url()])),
-    passwords: proxies.map((p) => `secret-${p.name.slice(-1)}-Zq7!pW`),
+    passwords,
     async close() {
       await Promise.all([...Object.values(sites), ...proxies].map((s) => s.close()));
     },
@@ -180,6 +184,32 @@ export async function crawleeSetup() {
     dir,
     lines,
     config: () => new Configuration({ persistStorage: false }),
+    close: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * A genuine second copy of Crawlee, as a symlinked or workspace install loads one: every
+ * `@crawlee/*` package copied into a temporary `node_modules`, the other dependencies linked
+ * to the installed ones. A crawler imported from it (`load("@crawlee/cheerio")`) runs on that
+ * copy of `@crawlee/core` — its own `SessionError`, `Request` and `Session` classes — while
+ * repute/crawlee keeps importing the installed one. `close()` removes the tree.
+ */
+export function secondCrawleeCopy() {
+  const installed = fileURLToPath(new URL("../../pkg-scripts/node_modules/", import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-copy-"));
+  const modules = join(dir, "node_modules");
+  mkdirSync(join(modules, "@crawlee"), { recursive: true });
+  for (const name of readdirSync(installed)) {
+    if (name === "@crawlee" || name.startsWith(".")) continue;
+    symlinkSync(join(installed, name), join(modules, name));
+  }
+  for (const name of readdirSync(join(installed, "@crawlee"))) {
+    cpSync(join(installed, "@crawlee", name), join(modules, "@crawlee", name), { recursive: true });
+  }
+  return {
+    dir,
+    load: (name) => import(pathToFileURL(join(modules, name, "index.mjs")).href),
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

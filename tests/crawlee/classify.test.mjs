@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionError } from "@crawlee/core";
-import { classifyAnswer, classifyCrawleeError } from "../../pkg-scripts/lib/crawlee/outcome.js";
+import { classifyAnswer, classifyCrawleeError, headOf } from "../../pkg-scripts/lib/crawlee/outcome.js";
 
 const coded = (message, code) => Object.assign(new Error(message), { code });
 
@@ -25,6 +25,11 @@ test("Crawlee's errors: the proxy refusing us, blocks, timeouts, transport codes
     [new SessionError("ERR_TUNNEL_CONNECTION_FAILED"), "CONNECTION_RESET"],
     [new Error("connect ETIMEDOUT 10.0.0.1:8080"), "TIMEOUT"],
     [coded("Parse Error: Expected HTTP/", "HPE_INVALID_CONSTANT"), "CONNECTION_RESET"],
+    // A browser crawler's navigation (Playwright quoting Chromium's network error).
+    [new Error("page.goto: net::ERR_TUNNEL_CONNECTION_FAILED at https://a.test/"), "CONNECTION_RESET"],
+    [new Error("page.goto: net::ERR_EMPTY_RESPONSE at http://a.test/"), "CONNECTION_RESET"],
+    [new Error("page.goto: net::ERR_TIMED_OUT at http://a.test/"), "TIMEOUT"],
+    [Object.assign(new Error("page.goto: Timeout 30000ms exceeded."), { name: "TimeoutError" }), "TIMEOUT"],
     [new TypeError("Cannot read properties of undefined (reading 'text')"), null],
     [new Error("Resource http://a.test/x.pdf served Content-Type application/pdf, but only text/html are allowed. Skipping resource."), null],
     [new Error("500 - Internal Server Error: oops"), null],
@@ -38,7 +43,7 @@ test("Crawlee's errors: the proxy refusing us, blocks, timeouts, transport codes
   assert.equal(classifyCrawleeError(coded("connect ETIMEDOUT but really refused", "ECONNREFUSED")).report, "CONNECTION_RESET");
 });
 
-test("an answer's head: blocked codes (and the user's list), Retry-After, the rest as the call layer's table", async () => {
+test("an answer's head: blocked codes (and the user's list), Retry-After, a relay's failures, the rest as the call layer's table", async () => {
   const head = (statusCode, headers = {}) => ({ statusCode, headers });
   assert.equal((await classifyAnswer(head(200))).report, "ok");
   assert.equal((await classifyAnswer(head(302, { location: "/" }))).report, "ok");
@@ -53,4 +58,16 @@ test("an answer's head: blocked codes (and the user's list), Retry-After, the re
   const mine = { blockedStatusCodes: [418, 429] };
   assert.equal((await classifyAnswer(head(403), mine)).report, null);
   assert.equal((await classifyAnswer(head(418), mine)).report, "BLOCKED");
+  // A proxy-chain relay's own statuses (a browser crawler's, many proxy services'): the proxy
+  // failed, whatever the user's blocked list says.
+  for (const [s, report] of [[590, "CONNECTION_RESET"], [594, "CONNECTION_RESET"], [595, "CONNECTION_RESET"], [597, "BLOCKED"], [599, "CONNECTION_RESET"]]) {
+    const v = await classifyAnswer(head(s), mine);
+    assert.deepEqual([v.report, v.relayed, v.credentials], [report, true, s === 597], String(s));
+  }
+  assert.equal((await classifyAnswer(head(598))).relayed, undefined, "598 is no relay's");
+  // A browser's response: Playwright's status() and headers() are methods.
+  const pw = { status: () => 429, headers: () => ({ "retry-after": "60" }), url: () => "http://a.test/" };
+  const v = await classifyAnswer(pw);
+  assert.deepEqual([v.report, v.status, v.retryAfterMs], ["BLOCKED", 429, 60_000]);
+  assert.deepEqual(headOf(pw), { status: 429, headers: { "retry-after": "60" }, url: "http://a.test/" });
 });

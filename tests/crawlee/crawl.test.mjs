@@ -80,6 +80,7 @@ export async function crawlTwoSites(pool) {
   const urls = [];
   for (let i = 0; i < 6; i++) urls.push(a.url(`/item/${i}`), b.url(`/item/${i}`));
   const stats = await crawler.run(urls);
+  await proxies.close(); // the sessions' leases
   return { stats, pages, proxies, urls };
 }
 

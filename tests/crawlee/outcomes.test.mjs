@@ -2,13 +2,15 @@
 // and sites (_support.mjs) and an embedded `Pool` (synchronous, no host around it) with
 // `coolAfter: 1`, so a cell's `cooldownCause` names the one failure reported. Also: a lease is
 // held for its request and for no longer (renewed while a long request runs, never shared by
-// two requests at once, released when the request ends, or after `maxHoldMs`), and an
-// exhausted pool gives Crawlee a POOL_EXHAUSTED error with `retryAfterMs` in its message.
+// two requests at once, released when the request ends, or after `maxHoldMs`), and a request
+// that waited `maxWaitMs` for a proxy in vain gives Crawlee a POOL_EXHAUSTED error with
+// `retryAfterMs` in its message (waiting itself: waiting.test.mjs).
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration, RequestBlockedError } from "repute/crawlee";
+import { destinationOf } from "../../pkg-scripts/lib/crawlee/destination.js";
 import { crawleeSetup, startWorld } from "./_support.mjs";
 
 let world;
@@ -62,6 +64,9 @@ async function crawl(pool, urls, { proxyOptions = {}, crawlerOptions = {}, handl
     ...crawlerOptions,
   }), crawlee.config());
   const stats = await crawler.run(urls);
+  // A request's own lease ends with it; a session's is kept until the session ends, or close().
+  if (proxyOptions.sessionLeases === false) assert.equal(proxies.held, 0, "no lease left held");
+  await proxies.close();
   assert.equal(proxies.held, 0, "no lease left held");
   assert.equal(pool.stats().leased, 0, "nothing leased in the pool");
   return { stats, handled, failed, errors, proxies };
@@ -87,6 +92,25 @@ test("a success slower than slowThresholdMs is SLOW, and still delivered", async
   assert.deepEqual([c.state, c.cooldownCause], ["COOLING", "SLOW"]);
 });
 
+test("the latency is the proxy leg, request sent to answer head: a slow body or a slow handler is not SLOW", async () => {
+  const pool = poolOf(["proxy-1"]);
+  // The head and the first bytes at once; the rest of the page 800 ms later (a real socket:
+  // the margins are wide, so a loaded machine does not make the head itself slow).
+  world.sites.a.handle = (req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.write("<html><head><title>late body</title></head><body>");
+    setTimeout(() => res.end("</body></html>"), 800);
+  };
+  const { handled } = await crawl(pool, [world.sites.a.url("/")], {
+    proxyOptions: { slowThresholdMs: 500 },
+    handler: () => new Promise((r) => setTimeout(r, 800)), // the user's work is not the proxy's
+  });
+  assert.deepEqual(handled.map((h) => h.title), ["late body"]);
+  const c = cellOf(pool, "proxy-1");
+  assert.deepEqual([c.state, c.consecutiveSuccesses, c.cooldownCause], ["HEALTHY", 1, null], "not SLOW");
+  assert.ok(c.p50LatencyMs < 500, `the head's latency: ${c.p50LatencyMs} ms`);
+});
+
 test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError); with none left, POOL_EXHAUSTED says when to retry", async () => {
   world.sites.a.handle = (req, res, from) => (from === "proxy-1" ? ((res.statusCode = 403), res.end("no")) : page("through 2")(req, res));
   // Two proxies in tiers: proxy-1 first, proxy-2 after it cooled.
@@ -104,10 +128,11 @@ test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError)
   assert.deepEqual([cellOf(two, "proxy-1").state, cellOf(two, "proxy-1").cooldownCause], ["COOLING", "BLOCKED"]);
   assert.equal(cellOf(two, "proxy-2").state, "HEALTHY");
 
-  // One proxy: after its block nothing is left for site A. Crawlee retries the exhausted
-  // acquire as any error (maxRequestRetries) and then fails the request with it.
+  // One proxy: after its block nothing is left for site A. The retry waits `maxWaitMs` for a
+  // proxy (none comes: the block cools it for an hour), then Crawlee has the POOL_EXHAUSTED
+  // error, counts it as a failed try (maxRequestRetries) and fails the request with it.
   const one = poolOf(["proxy-1"]);
-  const r1 = await crawl(one, [world.sites.a.url("/y")], { crawlerOptions: { maxRequestRetries: 1 } });
+  const r1 = await crawl(one, [world.sites.a.url("/y")], { proxyOptions: { maxWaitMs: 200 }, crawlerOptions: { maxRequestRetries: 1 } });
   assert.equal(r1.handled.length, 0);
   assert.equal(r1.failed.length, 1);
   const e = r1.failed[0];
@@ -115,7 +140,7 @@ test("a 403 is BLOCKED and retried through another proxy (a RequestBlockedError)
   assert.equal(e.retryable, true);
   // BLOCKED cools for 3600 s at the first step: the pool's next change is then.
   assert.ok(e.retryAfterMs > 3_590_000 && e.retryAfterMs <= 3_600_000, String(e.retryAfterMs));
-  assert.match(e.message, new RegExp(`no proxy is available for "${A.replace(".", "\\.")}"; retry after ${e.retryAfterMs} ms`));
+  assert.match(e.message, new RegExp(`no proxy is available for "${A.replace(".", "\\.")}" within 200 ms; retry after ${e.retryAfterMs} ms`));
   assert.equal(world.sites.a.hits.filter((h) => h.path === "/y").length, 1, "the blocked proxy was not tried again");
   assert.ok(crawlee.lines.some((l) => l.includes(`retry after ${e.retryAfterMs} ms`)), "Crawlee's log says when");
 });
@@ -136,23 +161,24 @@ test("a soft ban (isBlocked on the read page) is BLOCKED; the handler only sees 
   assert.equal(cellOf(pool, "proxy-2").consecutiveSuccesses, 1);
 });
 
-test("pacing: with maxWaitMs the request waits for the gap to end; without, the exhausted pool fails it", async () => {
+test("pacing: a request waits in the pool's queue for the gap to end; a maxWaitMs shorter than the gap fails it with POOL_EXHAUSTED", async () => {
   world.sites.b.handle = page("b");
   const urls = [0, 1, 2].map((i) => world.sites.b.url(`/paced/${i}`));
-  // One proxy, one use of it per site every 400 ms.
+  // One proxy, one use of it per site every 400 ms; the default wait (the navigation timeout)
+  // outlasts the gap: the pool's queue wakes each request when the gap ends.
   const waiting = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
-  const r = await crawl(waiting, urls, { proxyOptions: { maxWaitMs: 2000 } });
+  const r = await crawl(waiting, urls);
   assert.equal(r.handled.length, 3, "each request waited for the gap");
   const at = world.sites.b.hits.map((h) => h.at);
   for (let i = 1; i < at.length; i++) assert.ok(at[i] - at[i - 1] >= 350, `spaced by the gap: ${at[i] - at[i - 1]} ms`);
   world.sites.b.hits.length = 0;
   const failing = poolOf(["proxy-1"], { config: { minGapMs: 400 } });
-  const f = await crawl(failing, urls);
+  const f = await crawl(failing, urls, { proxyOptions: { maxWaitMs: 100 } });
   assert.equal(f.handled.length, 1);
   assert.equal(f.failed.length, 2);
   for (const e of f.failed) {
     assert.equal(e.code, "POOL_EXHAUSTED");
-    assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 400, String(e.retryAfterMs));
+    assert.ok(e.retryAfterMs > 0 && e.retryAfterMs <= 300, `the gap's rest after a 100 ms wait: ${e.retryAfterMs}`);
   }
 });
 
@@ -177,7 +203,7 @@ test("a proxy refusing our credentials (407) is BLOCKED, and the resolver is tol
   const invalidated = [];
   const wrong = Object.assign(async () => world.proxies[0].url("wrong-password"), { invalidate: (lease) => invalidated.push(lease.value) });
   const retried = [];
-  const { failed } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { proxyUrl: wrong }, crawlerOptions: { errorHandler: (_ctx, e) => void retried.push(e) } });
+  const { failed } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { proxyUrl: wrong, maxWaitMs: 0 }, crawlerOptions: { errorHandler: (_ctx, e) => void retried.push(e) } });
   assert.equal(failed.length, 1);
   assert.match(retried[0]?.message, /the proxy "proxy-1" refused our credentials \(407\) for "site-a\.test"; reported BLOCKED/, "retried through another proxy (none is left here)");
   assert.equal(failed[0].code, "POOL_EXHAUSTED");
@@ -295,6 +321,19 @@ test("context(request) and groups(request) choose per request: the lease, its ou
   assert.match(bad.failed[0]?.message ?? "", /context\(request\) must give a non-blank string/);
 });
 
+test("the default context is the destination host[:port]: a non-default port is kept, the scheme's default one is not", async () => {
+  const pool = poolOf(["proxy-1"]);
+  world.sites.a.handle = page("a");
+  // The proxies resolve site-a.test whatever the port: the same site, three ways of naming it.
+  const { handled } = await crawl(pool, ["http://site-a.test:8443/one", "http://site-a.test:80/two", "http://site-a.test/three"]);
+  assert.equal(handled.length, 3);
+  assert.equal(cellOf(pool, "proxy-1", "site-a.test:8443")?.consecutiveSuccesses, 1, "the non-default port names its own context");
+  assert.equal(cellOf(pool, "proxy-1", "site-a.test")?.consecutiveSuccesses, 2, "port 80 of http is the host alone");
+  assert.equal(destinationOf({ url: "https://example.com:443/x" }), "example.com");
+  assert.equal(destinationOf({ url: "https://example.com:8443/x" }), "example.com:8443");
+  assert.equal(destinationOf({ url: "http://[::1]:8080/" }), "[::1]:8080");
+});
+
 test("a request Crawlee skips after the answer (redirected off its enqueue strategy) still ends its lease: reported, released at once", async () => {
   // Site A's front page links to /away, which redirects to site B. enqueueLinks() keeps to
   // site A's hostname, so Crawlee drops /away once it sees where it landed — without calling
@@ -317,14 +356,6 @@ test("a request Crawlee skips after the answer (redirected off its enqueue strat
   assert.deepEqual(errors, [], "released when the request ended, not by the maxHoldMs safety net");
   // The proxy delivered both answers: two successes in site A's context.
   assert.equal(cellOf(pool, "proxy-1").consecutiveSuccesses, 2);
-});
-
-test("the crawler must be built with crawlerOptions(); a request is required", async () => {
-  const proxies = new ReputeProxyConfiguration({ pool: poolOf(["proxy-1"]) });
-  await assert.rejects(proxies.newProxyInfo("s"), /needs \{ request \}/);
-  await assert.rejects(proxies.newProxyInfo("s", { request: { url: "http://site-a.test/" } }), /crawlerOptions/);
-  assert.throws(() => new ReputeProxyConfiguration({ pool: {} }), /Pool methods/);
-  assert.throws(() => proxies.crawlerOptions({ proxyConfiguration: new ReputeProxyConfiguration({ pool: poolOf([]) }) }), /another proxyConfiguration/);
 });
 
 test("after every outcome above: no proxy password in Crawlee's log", () => {

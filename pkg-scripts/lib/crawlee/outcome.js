@@ -1,9 +1,9 @@
 // What a Crawlee request's outcome says about the proxy it went through (README "Crawlee"): the
-// resilient-call layer's classification (lib/call/classify.js) applied to what an HTTP
-// crawler's hooks see — the answer's head in a postNavigationHook, and the error in an
+// resilient-call layer's classification (lib/call/classify.js) applied to what a crawler's
+// hooks see — the answer's head in a postNavigationHook, and the error in an
 // errorHandler / failedRequestHandler, where Crawlee has often rewrapped the transport's error
 // into a message (a `SessionError` for proxy errors and blocked status codes, a plain `Error`
-// for a timed-out request). Pure: no I/O, no clock, no Crawlee import. proxy-configuration.js
+// for a timed-out request). Pure: no I/O, no clock, no Crawlee import. crawler-binding.js
 // reports the verdicts.
 
 import { classifyError, classifyResult } from "../call/classify.js";
@@ -11,15 +11,58 @@ import { classifyError, classifyResult } from "../call/classify.js";
 /** Answers that mean "the destination refused this proxy" (SPEC §7, the call layer's table). */
 export const BLOCKED_STATUS_CODES = Object.freeze([401, 403, 407, 429]);
 
+/** What a proxy-chain relay answers when its upstream proxy failed (proxy-chain's
+ * badGatewayStatusCodes): the browser crawlers give each page's proxy to Chromium through one,
+ * and proxy services built on it answer the same. Not the destination's answer: 597 is the
+ * upstream proxy refusing our credentials (its 407), the rest a failed connection through it. */
+const RELAY_FAILURES = Object.freeze({
+  590: "refused the tunnel",
+  592: "answered out of range",
+  593: "was not found",
+  594: "refused the connection",
+  595: "reset the connection",
+  596: "broke the connection",
+  597: "refused our credentials",
+  599: "failed",
+});
+
+/** `{ status, headers, url }` of an answer's head: an HTTP crawler's response (`statusCode`,
+ * `headers`, `url`) or a browser's (Playwright's `status()`, `headers()`, `url()`). */
+export function headOf(response) {
+  const read = (v) => (typeof v === "function" ? v.call(response) : v);
+  return { status: read(response?.statusCode) ?? read(response?.status), headers: read(response?.headers), url: read(response?.url) };
+}
+
+/** The proxy leg as the browser timed it — from the request's start (connecting through the
+ * proxy included) to the first byte of the answer's head, Playwright's `timing().responseStart`
+ * — or null when the response has no such timing (an HTTP crawler's: its hooks time it). A
+ * browser's navigation ends at the page's load, long after the head. */
+export function browserLegMs(response) {
+  let t;
+  try {
+    t = typeof response?.request === "function" ? response.request()?.timing?.() : undefined;
+  } catch {
+    return null;
+  }
+  const ms = t?.responseStart;
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : null;
+}
+
 /**
- * The verdict on an answer's head (`ctx.response` of an HttpCrawler: `statusCode`, `headers`).
- * A status in `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
+ * The verdict on an answer's head (`ctx.response` of a crawler: headOf). A relay's failure
+ * status (RELAY_FAILURES) is the proxy's failure, `relayed: true`. A status in
+ * `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
  * is an answer like a 404 (nothing reported); the rest as the call layer classifies it. A 2xx
  * or 3xx is `"ok"` here; whether it was SLOW or a soft ban is judged when the body has been read.
  */
 export async function classifyAnswer(response, { blockedStatusCodes = BLOCKED_STATUS_CODES, wallNow = Date.now() } = {}) {
-  const status = response?.statusCode ?? response?.status;
-  const head = { statusCode: status, headers: response?.headers };
+  const { status, headers } = headOf(response);
+  const relay = RELAY_FAILURES[status];
+  if (relay !== undefined) {
+    const report = status === 597 ? "BLOCKED" : "CONNECTION_RESET";
+    return { report, deliver: false, retryable: true, reached: false, phase: "connect", status, relayed: true, credentials: status === 597, reason: `the proxy ${relay} (${status} from the relay)` };
+  }
+  const head = { statusCode: status, headers };
   const v = await classifyResult(head, { latencyMs: 0, slowThresholdMs: Infinity, wallNow });
   if (blockedStatusCodes.includes(status)) {
     return v.report === "BLOCKED" ? v : { ...v, report: "BLOCKED", deliver: false, retryable: true, reason: `the destination refused this resource (${status})` };
@@ -37,8 +80,9 @@ function text(error) {
 
 const verdict = (report, reason, fields = {}) => ({ report, deliver: false, retryable: true, reached: true, phase: "send", reason, ...fields });
 
-/** Transport codes Crawlee quotes in the messages of the errors it rewraps. */
-const QUOTED_CODE = /\b(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|ESOCKETTIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ERR_PROXY_CONNECTION_FAILED|ERR_TUNNEL_CONNECTION_FAILED)\b/;
+/** Transport codes Crawlee quotes in the messages of the errors it rewraps, and Chromium's
+ * network errors (`page.goto: net::ERR_…`) in a browser crawler's. */
+const QUOTED_CODE = /\b(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|ESOCKETTIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ERR_PROXY_CONNECTION_FAILED|ERR_TUNNEL_CONNECTION_FAILED|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|ERR_TIMED_OUT|ERR_CONNECTION_TIMED_OUT)\b/;
 
 /**
  * The verdict on the error a crawler's error handler receives for a request whose answer was
@@ -69,7 +113,7 @@ export function classifyCrawleeError(error) {
   const quoted = QUOTED_CODE.exec(message);
   if (quoted) {
     const code = quoted[1];
-    if (code === "ETIMEDOUT" || code === "ESOCKETTIMEDOUT") return verdict("TIMEOUT", `timed out (${code})`, { code });
+    if (["ETIMEDOUT", "ESOCKETTIMEDOUT", "ERR_TIMED_OUT", "ERR_CONNECTION_TIMED_OUT"].includes(code)) return verdict("TIMEOUT", `timed out (${code})`, { code });
     return verdict("CONNECTION_RESET", `connection failed (${code})`, { code });
   }
   return own;
