@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration, RequestBlockedError } from "repute/crawlee";
-import { PoolClient, connectPool } from "repute/client";
+import { connectPool } from "repute/client";
 import { spawnServe } from "../server/_http-support.mjs";
 import { crawleeSetup, startWorld } from "./_support.mjs";
 
@@ -190,12 +190,7 @@ test("the same crawl with maxLeases 4 per proxy: no page fails; faster, and more
   assert.equal(pool.stats().leased, 0);
 });
 
-// TEMPORARY (until main has repute/client's acquireWait, branch `load`): without it a request
-// finding no free proxy fails at once ("this pool cannot wait"), and ~3 pages in 4 fail (25 s
-// of both cores to show it), so the crawl is skipped, saying why, until the client can wait.
-const clientWaits = typeof PoolClient.prototype.acquireWait === "function";
-
-test("the same crawl over repute/client against a real `repute serve`: no page fails, at most 2 refusals per banned cell", { skip: clientWaits ? false : "TEMPORARY: repute/client has no acquireWait yet (branch load)" }, async (t) => {
+test("the same crawl over repute/client against a real `repute serve`: no page fails, at most 2 refusals per banned cell", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-fleet-"));
   const token = "worker-token-5d1c";
   const viewerToken = "viewer-token-93ab";

@@ -1,7 +1,8 @@
 // A request that finds no free proxy waits for one (repute/crawlee's newProxyInfo, holds.js):
 // in the pool's own queue, woken by a release, for at most `maxWaitMs` — by default the
 // navigation timeout the crawler was given (Crawlee's 30 s for HTTP crawlers, 60 s with a
-// launchContext) — then POOL_EXHAUSTED; `close()` ends the waits; a pool without acquireWait
+// launchContext) capped at 30 s — then POOL_EXHAUSTED; a server whose limit refuses the wait
+// stops the crawl at its first request; `close()` ends the waits; a pool without acquireWait
 // fails at once, saying it cannot wait. The pool here is an embedded `Pool` on a virtual clock
 // (its waits' timers fire only when a test advances them): a wait that ends, ends because a
 // release served it, or because the test moved time past its bound. The crawl runs on the real
@@ -9,8 +10,13 @@
 import { test, before, after, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Pool, proxyUrls } from "repute";
+import { connectPool } from "repute/client";
 import { ReputeProxyConfiguration } from "repute/crawlee";
+import { spawnServe } from "../server/_http-support.mjs";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
 import { crawleeSetup, startWorld } from "./_support.mjs";
 
@@ -110,11 +116,13 @@ test("a release wakes the waiting request at once with the freed proxy; until th
   assert.equal(pool.stats().leased, 0);
 });
 
-test("the wait is bounded by the navigation timeout given (30 s by default, 60 s with a launchContext), or by maxWaitMs; then POOL_EXHAUSTED", async () => {
+test("the wait is bounded by the navigation timeout given (at most 30 s), or by maxWaitMs; then POOL_EXHAUSTED", async () => {
   const cases = [
     { label: "an HTTP crawler's default", crawler: {}, proxy: {}, bound: 30_000 },
     { label: "navigationTimeoutSecs", crawler: { navigationTimeoutSecs: 7 }, proxy: {}, bound: 7_000 },
-    { label: "a browser crawler's default", crawler: { launchContext: { useIncognitoPages: true } }, proxy: {}, bound: 60_000 },
+    { label: "a browser crawler's default (60 s), capped at 30 s", crawler: { launchContext: { useIncognitoPages: true } }, proxy: {}, bound: 30_000 },
+    { label: "navigationTimeoutSecs over 30 s, capped", crawler: { navigationTimeoutSecs: 45 }, proxy: {}, bound: 30_000 },
+    { label: "maxWaitMs over 30 s, as given", crawler: {}, proxy: { maxWaitMs: 45_000 }, bound: 45_000 },
     { label: "maxWaitMs over navigationTimeoutSecs", crawler: { navigationTimeoutSecs: 7 }, proxy: { maxWaitMs: 2_500 }, bound: 2_500 },
     { label: "whole milliseconds (a server takes no fraction)", crawler: { navigationTimeoutSecs: 1.2345 }, proxy: {}, bound: 1_235 },
   ];
@@ -186,4 +194,35 @@ test("a pool without acquireWait cannot wait: a request finding no proxy fails a
   });
   await proxies.close();
   assert.equal(inner.stats().leased, 0);
+});
+
+test("a pool server whose --max-wait-ms is below maxWaitMs refuses the wait: the crawl stops at its first request, naming both fixes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "repute-crawlee-limit-"));
+  const server = spawnServe(["--port", "0", "--data", dir, "--checkpoint-ms", "0", "--max-wait-ms", "1000"]);
+  let client;
+  try {
+    client = connectPool({ url: await server.ready });
+    await client.register("PROXY", "proxy-1");
+    const proxies = new ReputeProxyConfiguration({ pool: client, proxyUrl: proxyUrls({ map: world.urlMap() }), maxWaitMs: 5_000 });
+    const failed = [];
+    const crawler = new CheerioCrawler(proxies.crawlerOptions({
+      maxRequestRetries: 3,
+      requestHandler: () => assert.fail("no page may be handled"),
+      failedRequestHandler: (_ctx, e) => void failed.push(e),
+    }), crawlee.config());
+    await assert.rejects(crawler.run([world.sites.a.url("/limit/1"), world.sites.a.url("/limit/2")]), (e) => {
+      assert.match(e.message, /the pool refused to wait 5000 ms for a proxy \(.*limit of 1000 ms.*\)/);
+      assert.match(e.message, /maxWaitMs within the server's limit, or raise the limit \(repute serve --max-wait-ms\)/);
+      return true;
+    });
+    assert.deepEqual(failed, [], "no request counted as failed: the crawl stopped");
+    assert.equal(world.sites.a.hits.length, 0, "nothing fetched");
+    await proxies.close();
+    assert.equal((await client.stats()).leased, 0, "nothing leased");
+  } finally {
+    await client?.close();
+    server.child.kill("SIGTERM");
+    await server.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -4,8 +4,9 @@
 // navigation: the request gets a hold there (holds.js — its session's for the destination, or
 // its own) in its context (`context(request)`, default `host[:port]`) with `groups`, waiting
 // for a free proxy at most `maxWaitMs`, by default the navigation timeout the crawler was given
-// (a wait is no error: Crawlee counts nothing against `maxRequestRetries` while it lasts), and
-// the lease's proxy URL (`proxyUrl(lease)`) goes to Crawlee. The outcome comes from the hooks:
+// capped at 30 s (repute serve's default limit; a server refusing the wait stops the crawl; a
+// wait is no error: Crawlee counts nothing against `maxRequestRetries` while it lasts), and the
+// lease's proxy URL (`proxyUrl(lease)`) goes to Crawlee. The outcome comes from the hooks:
 // - a preNavigationHook (the last) notes when the request went out, and learns the crawler's
 //   session pool (to hear of retired sessions) and the request's session;
 // - a postNavigationHook (the first) times the proxy leg — request sent to answer head, the
@@ -46,13 +47,19 @@ const CRAWLEE_POOL_SIZE = 1000;
 const HTTP_NAVIGATION_MS = 30_000;
 const BROWSER_NAVIGATION_MS = 60_000;
 
+/** The longest wait for a proxy when `maxWaitMs` is not given: `repute serve`'s default limit
+ * on `waitMs` (its --max-wait-ms), so that the defaults work over a remote pool too; a try that
+ * has waited this long is better retried than kept waiting. */
+const DEFAULT_WAIT_CAP_MS = 30_000;
+
 export class CrawlerBinding {
   #attempts;
   #holds;
   #s;
   #incognito;
   #maxPoolSize;
-  /** How long a request waits for a lease: `maxWaitMs`, else the crawler's navigation timeout. */
+  /** How long a request waits for a lease: `maxWaitMs`, else the crawler's navigation timeout
+   * (at most DEFAULT_WAIT_CAP_MS). */
   #waitMs;
   /** Crawlee reads it to relax TLS checks for a proxy that intercepts: ours do not. */
   isManInTheMiddle = false;
@@ -72,7 +79,7 @@ export class CrawlerBinding {
     const navigation = options.navigationTimeoutSecs;
     // Whole milliseconds: a server takes `waitMs` as an integer.
     this.#waitMs = Math.ceil(settings.maxWaitMs
-      ?? (typeof navigation === "number" && navigation > 0 ? navigation * 1000 : options.launchContext !== undefined ? BROWSER_NAVIGATION_MS : HTTP_NAVIGATION_MS));
+      ?? Math.min(DEFAULT_WAIT_CAP_MS, typeof navigation === "number" && navigation > 0 ? navigation * 1000 : options.launchContext !== undefined ? BROWSER_NAVIGATION_MS : HTTP_NAVIGATION_MS));
   }
 
   /** Leases held now by the configuration (all its crawlers). */
@@ -100,6 +107,11 @@ export class CrawlerBinding {
     } catch (e) {
       // Crawlee rotates the session on its own SessionError and tries the request again.
       if (e instanceof SessionLeaseEnded) throw crawlerError(request, "SessionError", e.message);
+      // A pool server whose limit on waitMs is below this wait would refuse every request the
+      // same way: the crawl stops at its first, naming both fixes.
+      if (e?.code === "INVALID_ARGUMENT" && /waitMs/.test(e.message)) {
+        throw crawlerError(request, "CriticalError", `the pool refused to wait ${this.#waitMs} ms for a proxy (${e.message}): give ReputeProxyConfiguration a maxWaitMs within the server's limit, or raise the limit (repute serve --max-wait-ms)`);
+      }
       throw e;
     }
     const { lease } = attempt;

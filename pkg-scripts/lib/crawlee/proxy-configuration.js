@@ -47,7 +47,8 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    *   kept for the session's life (false: one per request)
    * @param {number} [options.maxWaitMs] how long a request waits at most for a proxy when none is
    *   free, before failing the attempt with POOL_EXHAUSTED (default: the crawler's navigation
-   *   timeout — `navigationTimeoutSecs`, else 30 s for HTTP crawlers and 60 s for browsers)
+   *   timeout — `navigationTimeoutSecs`, else 30 s for HTTP crawlers and 60 s for browsers —
+   *   capped at 30 s, `repute serve`'s default limit)
    * @param {number} [options.maxHoldMs=300000] a lease whose request never ended is released after this
    * @param {(error) => void} [options.onError] hears of failed reports, releases and renewals
    */
