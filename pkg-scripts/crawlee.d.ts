@@ -50,7 +50,8 @@ export interface ReputeProxyConfigurationOptions {
    * end of a cooldown or a pacing gap serves it, first come first served) before its try fails
    * with POOL_EXHAUSTED. Default: the navigation timeout given to `crawlerOptions` —
    * `navigationTimeoutSecs`, else Crawlee's 30 s for HTTP crawlers, 60 s with a
-   * `launchContext`. 0: fail at once. Waiting is no error: Crawlee counts nothing against
+   * `launchContext` — capped at 30 s, `repute serve`'s default `--max-wait-ms` (a value over a
+   * server's limit stops the crawl with a `CriticalError`). 0: fail at once. Waiting is no error: Crawlee counts nothing against
    * `maxRequestRetries` for it. */
   maxWaitMs?: number;
   /** A lease whose request never ended (a crawl torn down) is released after this (default 300000). */
