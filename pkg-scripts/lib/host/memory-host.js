@@ -203,10 +203,21 @@ export class MemoryHost {
   /**
    * Finishes a step (SPEC §3): report, release, and with `next: {context?, groups?, waitMs?,
    * signal?}` the next lease — acquired through this host after the waits queued before it
-   * are served (a Lease or null, or a promise of one when it waits).
+   * are served (a Lease or null, or a promise of one when it waits); with none queued and no
+   * wait asked for, in one engine call.
    */
   finish(lease, outcome, options) {
     const next = nextStep(options, true);
+    if (next !== undefined && !(next.waitMs > 0) && this.waiting === 0) {
+      // Nobody waits to be served first: the whole step in one call into the engine.
+      this._admitToken();
+      const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
+      this._touched(lease.kind, lease.value);
+      this.#metrics.acquired(next.context ?? lease.context, got);
+      if (got && got.token > this.#fencing) this.#fencing = got.token;
+      this.#after();
+      return got;
+    }
     this.#pool.finish(lease, outcome);
     this._touched(lease.kind, lease.value);
     this.#after();

@@ -371,10 +371,21 @@ export class PoolHost extends EventTarget {
   /**
    * Finishes a step (SPEC §3): report, release, and with `next: {context?, groups?, waitMs?,
    * signal?}` the next lease — acquired through this host after the waits queued before it
-   * are served (a Lease or null, or a promise of one when it waits).
+   * are served (a Lease or null, or a promise of one when it waits); with none queued and no
+   * wait asked for, in one engine call.
    */
   finish(lease, outcome, options) {
     const next = nextStep(options, true);
+    if (next !== undefined && !(next.waitMs > 0) && this.waiting === 0) {
+      // Nobody waits to be served first: the whole step in one call into the engine.
+      this.#admitHot(true);
+      const to = next.context ?? lease.context;
+      const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
+      this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+      this.#metrics.acquired(to, got);
+      this.#mutated();
+      return this.#leased(got);
+    }
     this.#admitHot(false);
     this.#pool.finish(lease, outcome);
     this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
