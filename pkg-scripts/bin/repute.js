@@ -4,7 +4,7 @@
 // Miniflare. `repute --help` lists every flag and environment variable.
 
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
 import { jsonProblem } from "../lib/host/json-problem.js";
@@ -57,7 +57,7 @@ Recovery prober (tests PROXY cells whose cooldown ended, through the proxy, hold
   --probe-interval-ms MS  time between probe rounds              [REPUTE_PROBE_INTERVAL_MS] default 5000
   --probe-timeout-ms MS   one probe's deadline                   [REPUTE_PROBE_TIMEOUT_MS] default 10000
 
-The operator console (the repository's www/, when present) is served at / : its files need no
+The operator console (the package's www/, or the repository's) is served at / : its files need no
 token; the calls it makes to the API carry the token you give it.
 
 Signals: SIGTERM or SIGINT stop accepting requests, let the ones in flight finish, write a
@@ -133,10 +133,14 @@ function integer(name, raw) {
   return n;
 }
 
-/** The operator console beside the package (a checkout of the repository), if there. */
+/** The operator console: in the installed package (www/, put there by prepack), else beside it
+ * in a checkout of the repository; none if neither is there. */
 const CONSOLE = (() => {
-  const dir = fileURLToPath(new URL("../../www/", import.meta.url));
-  return existsSync(dir) ? dir : undefined;
+  for (const rel of ["../www/", "../../www/"]) {
+    const dir = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(new URL("index.html", pathToFileURL(dir)))) return dir;
+  }
+  return undefined;
 })();
 
 async function main(argv) {
@@ -308,7 +312,7 @@ async function edgeDev(v) {
     const { startEdge } = await import("../edge/dev.js");
     edge = await startEdge({ host, port, persist: v.persist, tokens, config, bindings: { REPUTE_CHECKPOINT_MS: String(checkpointMs) } });
   } catch (e) {
-    fail(e.code === "ERR_MODULE_NOT_FOUND" ? "edge-dev needs the miniflare package (npm install in pkg-scripts/)" : e.message);
+    fail(e.code === "ERR_MODULE_NOT_FOUND" ? "edge-dev runs from a checkout of the repository, with its development packages (npm install in pkg-scripts/): to deploy the worker, see the README's \"Edge worker\"" : e.message);
   }
   process.stdout.write(
     `repute: edge worker serving ${edge.url}/regions/{region}/api/ (storage in ${v.persist}, ` +

@@ -408,7 +408,8 @@ void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 // ----- Node runtime: openPool and the server ----------------------------------------------------
 
 import { openPool, type PoolHost, type DisposableLease, type HostStats, type HostTimers } from "repute";
-import type { createHandler, serve, Host, MemoryHost } from "../../pkg-scripts/server.js";
+import type { serve, Host } from "../../pkg-scripts/server.js";
+import type { createHandler, MemoryHost } from "../../pkg-scripts/handler.js";
 
 export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
