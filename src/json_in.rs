@@ -38,7 +38,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for MapOnly<D> {
 }
 
 /// A finite number, the nearest `f64` to the decimal as written (serde_json's
-/// `float_roundtrip`; Rust's parser here, which is exact too). Any other value is refused
+/// `float_roundtrip`, on the value's own text: Rust's `str::parse` would bring a second exact
+/// parser into the WebAssembly module). Any other value is refused
 /// after it is read whole, naming only its type (snapshot numbers sit next to secrets):
 /// `invalid type: string, expected a finite number`.
 pub struct Exact(pub f64);
@@ -47,7 +48,7 @@ impl<'de> Deserialize<'de> for Exact {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Exact, D::Error> {
         let text = <&'de RawValue>::deserialize(d)?.get();
         let what = match text.as_bytes().first() {
-            Some(b'-' | b'0'..=b'9') => match text.parse::<f64>() {
+            Some(b'-' | b'0'..=b'9') => match serde_json::from_str::<f64>(text) {
                 Ok(v) if v.is_finite() => return Ok(Exact(v)),
                 _ => "a number out of range",
             },
