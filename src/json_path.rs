@@ -1,11 +1,12 @@
 //! Names the JSON path (`cells[3].score`) where serde_json failed to read a document, from the
 //! line and column it reports, by scanning the text up to that point.
 //!
-//! Restore and config errors must name the offending field (SPEC §6). A path-tracking
-//! deserializer (`serde_path_to_error`) names the field for a data error but not for a syntax
-//! error (a missing comma after `cells` is reported at the top level), and would wrap every
-//! deserialization routine in the WebAssembly module; failures are rare, so re-reading the text
-//! on the error path costs nothing that matters, and every kind of error gets its path.
+//! Restore and config errors must name the offending field (SPEC §6). This scan is the
+//! "equivalent" of a path-tracking deserializer (`serde_path_to_error`) that issue 22 allows:
+//! it gives every message the path it had before serde came back (a syntax error after an
+//! entry names that entry's key, as the scan always did), and it costs nothing until a
+//! document is refused, where a tracking wrapper would run around every value of every restore
+//! and add a wrapped copy of each reader to the WebAssembly module.
 //!
 //! A snapshot holds resource values, so an error about one must not quote its text
 //! (`describe_private`): keys show only when they are names of the format, and the parser's
