@@ -7,8 +7,11 @@
 
 use crate::check::{float_in, int_in};
 use crate::error::{Error, Result};
+use serde::{Deserialize, Deserializer};
+
 use crate::json::{Obj, array, float, per_failure, string, uint};
-use crate::json_read::{JsonError, Read, Reader};
+use crate::json_in::{MapOnly, some, some_exact};
+use crate::json_path::{self, JsonError};
 use crate::types::{CauseSet, FailureType, Millis, PerFailure};
 
 mod by_context;
@@ -74,26 +77,28 @@ const MAX_MS_FIELD: u64 = 1 << 31;
 
 /// Per-failure-type numbers in a patch; every key optional (present means a number: an
 /// explicit `null` is an error naming the field, not "use the default"). Read exactly.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct PerFailurePatch {
+    #[serde(rename = "BLOCKED", default, deserialize_with = "some_exact")]
     pub blocked: Option<f64>,
+    #[serde(rename = "TLS_HANDSHAKE", default, deserialize_with = "some_exact")]
     pub tls_handshake: Option<f64>,
+    #[serde(rename = "CONNECTION_RESET", default, deserialize_with = "some_exact")]
     pub connection_reset: Option<f64>,
+    #[serde(rename = "TIMEOUT", default, deserialize_with = "some_exact")]
     pub timeout: Option<f64>,
+    #[serde(rename = "SLOW", default, deserialize_with = "some_exact")]
     pub slow: Option<f64>,
 }
 
-impl PerFailurePatch {
-    fn read(r: &mut Reader) -> Read<PerFailurePatch> {
-        let mut v = [None; 5];
-        r.fields("struct PerFailurePatch", FAILURE_FIELDS, true, &mut |r, k| {
-            v[k] = Some(r.exact()?);
-            Ok(())
-        })?;
-        let [blocked, tls_handshake, connection_reset, timeout, slow] = v;
-        Ok(PerFailurePatch { blocked, tls_handshake, connection_reset, timeout, slow })
+impl<'de> Deserialize<'de> for PerFailurePatch {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PerFailurePatch, D::Error> {
+        PerFailurePatch::deserialize(MapOnly(d))
     }
+}
 
+impl PerFailurePatch {
     fn entries(&self) -> [(FailureType, Option<f64>); 5] {
         [
             (FailureType::Blocked, self.blocked),
@@ -109,32 +114,55 @@ impl PerFailurePatch {
 /// Numbers are read as floats so that range errors are uniform; integer fields must be integral.
 /// A field present is a value: an explicit `null` is an error (naming the field) rather than
 /// "use the default", which would silently ignore a bad value.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConfigPatch {
+    #[serde(default, deserialize_with = "some")]
     pub cool_after: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub recover_after: Option<f64>,
+    #[serde(default, deserialize_with = "some_exact")]
     pub success_reward: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub penalties: Option<PerFailurePatch>,
+    #[serde(default, deserialize_with = "some")]
     pub cooldown_base_ms: Option<PerFailurePatch>,
+    #[serde(default, deserialize_with = "some")]
     pub max_backoff_exponent: Option<f64>,
+    #[serde(default, deserialize_with = "some_exact")]
     pub exploration_floor: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub lease_ttl_ms: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub window_size: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub half_open_causes: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "some")]
     pub max_resources: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub max_cells: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub event_buffer_size: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
     pub min_gap_ms: Option<f64>,
     /// Replaces the whole map when present (never merged key by key, unlike `penalties`).
+    #[serde(default, deserialize_with = "some")]
     pub min_gap_ms_by_context: Option<ByContextPatch>,
+    #[serde(default, deserialize_with = "some")]
     pub max_cooling_percent: Option<f64>,
 }
 
-/// The keys of a per-failure-type object (`penalties`).
+impl<'de> Deserialize<'de> for ConfigPatch {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ConfigPatch, D::Error> {
+        ConfigPatch::deserialize(MapOnly(d))
+    }
+}
+
+/// The keys of a per-failure-type object (`penalties`): names a snapshot error may quote.
 pub(crate) const FAILURE_FIELDS: &[&str] =
     &["BLOCKED", "TLS_HANDSHAKE", "CONNECTION_RESET", "TIMEOUT", "SLOW"];
 
-/// The keys of a config object, in the order its errors list them.
+/// The keys of a config object: names a snapshot error may quote.
 pub(crate) const FIELDS: &[&str] = &[
     "coolAfter",
     "recoverAfter",
@@ -155,62 +183,11 @@ pub(crate) const FIELDS: &[&str] = &[
 ];
 
 impl ConfigPatch {
-    /// Parses a JSON object; unknown keys, duplicate keys and wrong types are `INVALID_CONFIG`.
+    /// Parses a JSON object; unknown keys, duplicate keys and wrong types are `INVALID_CONFIG`
+    /// naming the field.
     pub fn from_json(json: &str) -> Result<ConfigPatch> {
-        let mut r = Reader::new(json);
-        let read = ConfigPatch::read(&mut r).and_then(|p| r.end().map(|_| p));
-        read.map_err(|e: JsonError| Error::InvalidConfig(crate::json_path::describe(json, &e)))
-    }
-
-    /// Reads a config object (a whole document, or a snapshot's `config`).
-    pub(crate) fn read(r: &mut Reader) -> Read<ConfigPatch> {
-        let mut p = ConfigPatch::default();
-        r.fields("struct ConfigPatch", FIELDS, true, &mut |r, k| {
-            let number = match k {
-                0 => &mut p.cool_after,
-                1 => &mut p.recover_after,
-                2 => {
-                    p.success_reward = Some(r.exact()?);
-                    return Ok(());
-                }
-                3 => {
-                    p.penalties = Some(PerFailurePatch::read(r)?);
-                    return Ok(());
-                }
-                4 => {
-                    p.cooldown_base_ms = Some(PerFailurePatch::read(r)?);
-                    return Ok(());
-                }
-                5 => &mut p.max_backoff_exponent,
-                6 => {
-                    p.exploration_floor = Some(r.exact()?);
-                    return Ok(());
-                }
-                7 => &mut p.lease_ttl_ms,
-                8 => &mut p.window_size,
-                9 => {
-                    let mut list = Vec::new();
-                    r.seq("a sequence", &mut |r| {
-                        list.push(r.str()?.into_owned());
-                        Ok(())
-                    })?;
-                    p.half_open_causes = Some(list);
-                    return Ok(());
-                }
-                10 => &mut p.max_resources,
-                11 => &mut p.max_cells,
-                12 => &mut p.event_buffer_size,
-                13 => &mut p.min_gap_ms,
-                14 => {
-                    p.min_gap_ms_by_context = Some(ByContextPatch::read(r)?);
-                    return Ok(());
-                }
-                _ => &mut p.max_cooling_percent,
-            };
-            *number = Some(r.f64()?);
-            Ok(())
-        })?;
-        Ok(p)
+        serde_json::from_str(json)
+            .map_err(|e| Error::InvalidConfig(json_path::describe(json, &JsonError::of(json, &e))))
     }
 
     /// The first absent field (or nested key), as a path; `None` when the patch is complete.

@@ -1,16 +1,61 @@
-//! Names the JSON path (`cells[3].score`) where a parse failed, from the byte position the
-//! JSON reader (`json_read.rs`) reports, by scanning the text up to that point.
+//! Names the JSON path (`cells[3].score`) where serde_json failed to read a document, from the
+//! line and column it reports, by scanning the text up to that point.
 //!
-//! Restore and config errors must name the offending field. A path-tracking deserializer would
-//! double the size of every deserialization routine in the WebAssembly module; failures are
-//! rare, so re-reading the text on the error path costs nothing that matters.
+//! Restore and config errors must name the offending field (SPEC §6). This scan is the
+//! "equivalent" of a path-tracking deserializer (`serde_path_to_error`) that issue 22 allows:
+//! it gives every message the path it had before serde came back (a syntax error after an
+//! entry names that entry's key, as the scan always did), and it costs nothing until a
+//! document is refused, where a tracking wrapper would run around every value of every restore
+//! and add a wrapped copy of each reader to the WebAssembly module.
 //!
 //! A snapshot holds resource values, so an error about one must not quote its text
 //! (`describe_private`): keys show only when they are names of the format, and the parser's
 //! message loses whatever it quotes from the input (`invalid type: string "hunter2"` becomes
 //! `invalid type: string`). A config is the operator's own text and is quoted as it is.
 
-use crate::json_read::{Category, JsonError};
+/// What kind of failure, as serde_json classifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    Syntax,
+    Eof,
+    Data,
+}
+
+/// A serde_json failure at byte offset `at` of the text, its message without serde_json's
+/// ` at line … column …`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonError {
+    pub at: usize,
+    pub msg: String,
+    pub category: Category,
+}
+
+impl JsonError {
+    /// The failure serde_json reports for `text` (its line is 1-based, its column the byte
+    /// offset in that line).
+    pub fn of(text: &str, e: &serde_json::Error) -> JsonError {
+        let start: usize = text.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
+        let mut msg = e.to_string();
+        if let Some(i) = rfind(&msg, " at line ") {
+            msg.truncate(i);
+        }
+        let category = if e.is_data() {
+            Category::Data
+        } else if e.is_eof() {
+            Category::Eof
+        } else {
+            Category::Syntax
+        };
+        JsonError { at: (start + e.column()).min(text.len()), msg, category }
+    }
+
+    /// serde_json's 1-based line and 0-based byte column of `at` in `text`.
+    pub fn line_column(&self, text: &str) -> (usize, usize) {
+        let before = &text.as_bytes()[..self.at.min(text.len())];
+        let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        (1 + before[..start].iter().filter(|&&b| b == b'\n').count(), self.at - start)
+    }
+}
 
 /// One level of nesting while scanning.
 enum Frame {
@@ -148,26 +193,8 @@ mod tests {
         tags: Vec<String>,
     }
 
-    /// serde_json's error as the reader reports one (the same messages at the same places:
-    /// this file's scan is checked here against serde's positions).
-    fn read_error(text: &str, e: &serde_json::Error) -> JsonError {
-        let start: usize = text.split_inclusive('\n').take(e.line() - 1).map(str::len).sum();
-        let mut msg = e.to_string();
-        if let Some(i) = rfind(&msg, " at line ") {
-            msg.truncate(i);
-        }
-        let category = if e.is_data() {
-            Category::Data
-        } else if e.is_eof() {
-            Category::Eof
-        } else {
-            Category::Syntax
-        };
-        JsonError { at: start + e.column(), msg, category }
-    }
-
     fn doc_error(text: &str) -> JsonError {
-        read_error(text, &serde_json::from_str::<Doc>(text).unwrap_err())
+        JsonError::of(text, &serde_json::from_str::<Doc>(text).unwrap_err())
     }
 
     fn err(text: &str) -> String {

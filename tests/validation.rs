@@ -696,6 +696,34 @@ fn the_base_snapshot_restores() {
 }
 
 #[test]
+fn objects_written_as_arrays_are_refused() {
+    // serde's derived readers also take a struct as an array of its fields' values in
+    // declaration order; the format has no such form (SPEC §6), in a config or a snapshot.
+    match config("[2, 2]") {
+        Err(Error::InvalidConfig(msg)) => {
+            assert_eq!(msg, "invalid type: sequence, expected struct ConfigPatch")
+        }
+        other => panic!("{other:?}"),
+    }
+    match config(r#"{"penalties":[30, 15]}"#) {
+        Err(Error::InvalidConfig(msg)) => assert!(msg.starts_with("penalties"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    let mut v = base_snapshot();
+    let cell = v["cells"][0].as_object().unwrap().values().cloned().collect::<Vec<_>>();
+    v["cells"][0] = serde_json::Value::Array(cell);
+    expect_invalid_snapshot(
+        restore_value(&v),
+        "invalid type: sequence, expected struct CellIn",
+        "cell as array",
+    );
+    let mut v = base_snapshot();
+    let config = v["config"].as_object().unwrap().values().cloned().collect::<Vec<_>>();
+    v["config"] = serde_json::Value::Array(config);
+    expect_invalid_snapshot(restore_value(&v), "config: invalid type: sequence", "config as array");
+}
+
+#[test]
 fn malformed_snapshots_name_the_json_path() {
     type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
     let cases: Vec<(&str, &str, Mutation)> = vec![

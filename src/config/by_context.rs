@@ -5,10 +5,12 @@
 //! [`MAX_ENTRIES`] entries, each key a valid context, each value an integer in 0..=2^31 ms. A patch replaces the whole map: nothing here merges. What a gap means for a
 //! cell (pacing) is the engine's business, not this file's.
 
+use std::fmt;
 use std::rc::Rc;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+
 use crate::check::{context_text, int_in};
-use crate::json_read::{Read, Reader};
 use crate::types::Millis;
 
 /// The most entries `minGapMsByContext` may hold.
@@ -55,19 +57,29 @@ impl ContextGaps {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ByContextPatch(pub Vec<(String, f64)>);
 
-impl ByContextPatch {
-    /// Reads the JSON object, entries as they come (a repeated key is kept here and refused by
-    /// `to_map`, with the other checks).
-    pub(crate) fn read(r: &mut Reader) -> Read<ByContextPatch> {
-        let mut entries = Vec::new();
-        r.map("an object from context to milliseconds", &mut |r, key| {
-            r.value_next()?;
-            entries.push((key.into_owned(), r.f64()?));
-            Ok(())
-        })?;
-        Ok(ByContextPatch(entries))
+/// Reads the JSON object, entries as they come (a repeated key is kept here and refused by
+/// `to_map`, with the other checks).
+impl<'de> Deserialize<'de> for ByContextPatch {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByContextPatch, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = ByContextPatch;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object from context to milliseconds")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ByContextPatch, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    entries.push((key, map.next_value::<f64>()?));
+                }
+                Ok(ByContextPatch(entries))
+            }
+        }
+        d.deserialize_map(Entries)
     }
+}
 
+impl ByContextPatch {
     /// The patch that gives `map` back (to re-check a config built by hand).
     pub fn of(map: &ContextGaps) -> ByContextPatch {
         ByContextPatch(map.iter().map(|(k, v)| (k.to_owned(), v as f64)).collect())

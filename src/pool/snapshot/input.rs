@@ -1,14 +1,19 @@
-//! The shape of a snapshot as parsed: its sections read by `json_read.rs` with unknown-field
-//! and duplicate-key detection, strings borrowed from the input, and windows read straight into
-//! `Window`s (no per-cell allocation; each outcome checked as it is read).
+//! The shape of a snapshot as parsed: serde-derived readers with unknown-field and
+//! duplicate-key detection, strings borrowed from the input, and windows read straight into
+//! `WindowIn`s (no per-cell allocation; each outcome checked as it is read).
 //!
 //! Semantic checks that need more than one field (ranges, references between sections) are
-//! `restore.rs`'s.
+//! `restore.rs`'s; naming the path of a field serde_json refused is `json_path.rs`'s.
 
 use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use crate::config::{self, ConfigPatch};
-use crate::json_read::{JsonError, Read, Reader};
+use crate::json_in::{Exact, MapOnly, exact, nullable, some};
+use crate::json_path::JsonError;
 use crate::types::FailureType;
 use crate::window::Observation;
 
@@ -20,64 +25,6 @@ pub fn is_key(k: &str) -> bool {
     [SNAPSHOT_FIELDS, RESOURCE_FIELDS, BLOCK_FIELDS, CELL_FIELDS, config::FIELDS, config::FAILURE_FIELDS]
         .iter()
         .any(|names| names.contains(&k))
-}
-
-pub struct SnapshotIn<'a> {
-    pub format: Cow<'a, str>,
-    pub version: f64,
-    pub revision: f64,
-    pub taken_at: f64,
-    pub fencing_high_water: f64,
-    pub next_event_seq: f64,
-    pub config: ConfigPatch,
-    pub registered: Vec<ResourceIn<'a>>,
-    pub blocklist: Vec<BlockIn<'a>>,
-    pub cells: Vec<CellIn<'a>>,
-}
-
-pub struct ResourceIn<'a> {
-    pub kind: Cow<'a, str>,
-    pub value: Cow<'a, str>,
-    /// Version 2: the resource's group; left out when it has none (`null` is refused).
-    pub group: Option<Cow<'a, str>>,
-    /// Version 3: how many leases it may hold at once; left out when 1.
-    pub max_leases: Option<f64>,
-}
-
-pub struct BlockIn<'a> {
-    pub kind: Cow<'a, str>,
-    pub value: Cow<'a, str>,
-    /// Left out, or present with a value: `null` is refused (a permanent block has no
-    /// `until` key at all).
-    pub until: Option<f64>,
-    pub permanent: Option<bool>,
-}
-
-pub struct CellIn<'a> {
-    pub kind: Cow<'a, str>,
-    pub value: Cow<'a, str>,
-    pub context: Cow<'a, str>,
-    /// Read exactly (`json_number.rs`).
-    pub score: f64,
-    pub consecutive_failures: f64,
-    pub consecutive_successes: f64,
-    pub state: Cow<'a, str>,
-    /// Both keys are required, `null` when the cell never cooled.
-    pub cooldown_until: Option<f64>,
-    pub cooldown_cause: Option<CauseIn>,
-    pub updated_at: f64,
-    pub window: WindowIn,
-    /// Version 2: `true` while the cell is held; left out otherwise.
-    pub held: Option<bool>,
-}
-
-/// The first field of `names` whose slot is empty, as a "missing field" error (required
-/// fields are checked in their declared order, after the object's closing brace).
-fn require(r: &Reader, names: &[&str], present: &[bool]) -> Read<()> {
-    match present.iter().position(|p| !p) {
-        Some(i) => Err(r.missing(names[i])),
-        None => Ok(()),
-    }
 }
 
 const SNAPSHOT_FIELDS: &[&str] = &[
@@ -93,110 +40,10 @@ const SNAPSHOT_FIELDS: &[&str] = &[
     "cells",
 ];
 
-impl<'a> SnapshotIn<'a> {
-    /// Parses a whole document.
-    pub fn parse(json: &'a str) -> Result<SnapshotIn<'a>, JsonError> {
-        let mut r = Reader::new(json);
-        let snap = SnapshotIn::read(&mut r)?;
-        r.end()?;
-        Ok(snap)
-    }
-
-    fn read(r: &mut Reader<'a>) -> Read<SnapshotIn<'a>> {
-        let mut format = None;
-        let mut numbers = [None; 5];
-        let mut config = None;
-        let mut registered = None;
-        let mut blocklist = None;
-        let mut cells = None;
-        r.fields("struct SnapshotIn", SNAPSHOT_FIELDS, true, &mut |r, k| {
-            match k {
-                0 => format = Some(r.str()?),
-                1..=5 => numbers[k - 1] = Some(r.f64()?),
-                6 => config = Some(ConfigPatch::read(r)?),
-                7 => registered = Some(list(r, ResourceIn::read)?),
-                8 => blocklist = Some(list(r, BlockIn::read)?),
-                _ => cells = Some(list(r, CellIn::read)?),
-            }
-            Ok(())
-        })?;
-        let [v, rev, t, f, seq] = numbers;
-        let present = [
-            format.is_some(),
-            v.is_some(),
-            rev.is_some(),
-            t.is_some(),
-            f.is_some(),
-            seq.is_some(),
-            config.is_some(),
-            registered.is_some(),
-            blocklist.is_some(),
-            cells.is_some(),
-        ];
-        require(r, SNAPSHOT_FIELDS, &present)?;
-        let n = |x: Option<f64>| x.unwrap_or_default();
-        Ok(SnapshotIn {
-            format: format.unwrap_or_default(),
-            version: n(v),
-            revision: n(rev),
-            taken_at: n(t),
-            fencing_high_water: n(f),
-            next_event_seq: n(seq),
-            config: config.unwrap_or_default(),
-            registered: registered.unwrap_or_default(),
-            blocklist: blocklist.unwrap_or_default(),
-            cells: cells.unwrap_or_default(),
-        })
-    }
-}
-
-/// An array of `item`s.
-fn list<'a, T>(r: &mut Reader<'a>, item: fn(&mut Reader<'a>) -> Read<T>) -> Read<Vec<T>> {
-    let mut out = Vec::new();
-    r.seq("a sequence", &mut |r| {
-        out.push(item(r)?);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-impl<'a> ResourceIn<'a> {
-    fn read(r: &mut Reader<'a>) -> Read<ResourceIn<'a>> {
-        let (mut kind, mut value, mut group, mut max_leases) = (None, None, None, None);
-        r.fields("struct ResourceIn", RESOURCE_FIELDS, true, &mut |r, k| {
-            match k {
-                0 => kind = Some(r.str()?),
-                1 => value = Some(r.str()?),
-                2 => group = Some(r.str()?),
-                _ => max_leases = Some(r.f64()?),
-            }
-            Ok(())
-        })?;
-        require(r, RESOURCE_FIELDS, &[kind.is_some(), value.is_some()])?;
-        Ok(ResourceIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), group, max_leases })
-    }
-}
-
-impl<'a> BlockIn<'a> {
-    fn read(r: &mut Reader<'a>) -> Read<BlockIn<'a>> {
-        let (mut kind, mut value, mut until, mut permanent) = (None, None, None, None);
-        r.fields("struct BlockIn", BLOCK_FIELDS, true, &mut |r, k| {
-            match k {
-                0 => kind = Some(r.str()?),
-                1 => value = Some(r.str()?),
-                2 => until = Some(r.f64()?),
-                _ => permanent = Some(r.bool()?),
-            }
-            Ok(())
-        })?;
-        require(r, BLOCK_FIELDS, &[kind.is_some(), value.is_some()])?;
-        Ok(BlockIn { kind: kind.unwrap_or_default(), value: value.unwrap_or_default(), until, permanent })
-    }
-}
-
 const RESOURCE_FIELDS: &[&str] = &["kind", "value", "group", "maxLeases"];
 const BLOCK_FIELDS: &[&str] = &["kind", "value", "until", "permanent"];
 
+/// The fields of a cell (as the derive below names them).
 const CELL_FIELDS: &[&str] = &[
     "kind",
     "value",
@@ -212,71 +59,124 @@ const CELL_FIELDS: &[&str] = &[
     "held",
 ];
 
-impl<'a> CellIn<'a> {
-    fn read(r: &mut Reader<'a>) -> Read<CellIn<'a>> {
-        let mut text: [Option<Cow<'a, str>>; 4] = [None, None, None, None]; // kind, value, context, state
-        let mut numbers = [None; 4]; // score, consecutiveFailures, consecutiveSuccesses, updatedAt
-        let mut cooldown_until = None;
-        let mut cooldown_cause = None;
-        let mut window = None;
-        let mut held = None;
-        r.fields("struct CellIn", CELL_FIELDS, true, &mut |r, k| {
-            match k {
-                0..=2 => text[k] = Some(r.str()?),
-                3 => numbers[0] = Some(r.exact()?),
-                4 | 5 => numbers[k - 3] = Some(r.f64()?),
-                6 => text[3] = Some(r.str()?),
-                7 => cooldown_until = Some(r.nullable(Reader::f64)?),
-                8 => cooldown_cause = Some(r.nullable(CauseIn::read)?),
-                9 => numbers[3] = Some(r.f64()?),
-                10 => window = Some(WindowIn::read(r)?),
-                _ => held = Some(r.bool()?),
+/// Derives a `Deserialize` that reads the struct from a JSON object only (`MapOnly`), for a
+/// struct that derives with `#[serde(remote = "Self")]`.
+macro_rules! object_only {
+    ($name:ident) => {
+        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name<'a>, D::Error> {
+                $name::deserialize(MapOnly(d))
             }
-            Ok(())
-        })?;
-        let [kind, value, context, state] = text;
-        let [score, failures, successes, updated_at] = numbers;
-        let present = [
-            kind.is_some(),
-            value.is_some(),
-            context.is_some(),
-            score.is_some(),
-            failures.is_some(),
-            successes.is_some(),
-            state.is_some(),
-            cooldown_until.is_some(),
-            cooldown_cause.is_some(),
-            updated_at.is_some(),
-            window.is_some(),
-        ];
-        require(r, CELL_FIELDS, &present)?;
-        let n = |x: Option<f64>| x.unwrap_or_default();
-        Ok(CellIn {
-            kind: kind.unwrap_or_default(),
-            value: value.unwrap_or_default(),
-            context: context.unwrap_or_default(),
-            score: n(score),
-            consecutive_failures: n(failures),
-            consecutive_successes: n(successes),
-            state: state.unwrap_or_default(),
-            cooldown_until: cooldown_until.flatten(),
-            cooldown_cause: cooldown_cause.flatten(),
-            updated_at: n(updated_at),
-            window: window.unwrap_or_else(WindowIn::empty),
-            held,
-        })
+        }
+    };
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
+pub struct SnapshotIn<'a> {
+    #[serde(borrow)]
+    pub format: Cow<'a, str>,
+    pub version: f64,
+    pub revision: f64,
+    pub taken_at: f64,
+    pub fencing_high_water: f64,
+    pub next_event_seq: f64,
+    pub config: ConfigPatch,
+    #[serde(borrow)]
+    pub registered: Vec<ResourceIn<'a>>,
+    #[serde(borrow)]
+    pub blocklist: Vec<BlockIn<'a>>,
+    #[serde(borrow)]
+    pub cells: Vec<CellIn<'a>>,
+}
+object_only!(SnapshotIn);
+
+impl<'a> SnapshotIn<'a> {
+    /// Parses a whole document.
+    pub fn parse(json: &'a str) -> Result<SnapshotIn<'a>, JsonError> {
+        serde_json::from_str(json).map_err(|e| JsonError::of(json, &e))
     }
 }
+
+#[derive(Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
+pub struct ResourceIn<'a> {
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    /// Version 2: the resource's group; left out when it has none (`null` is refused).
+    #[serde(default, borrow, deserialize_with = "some")]
+    pub group: Option<Cow<'a, str>>,
+    /// Version 3: how many leases it may hold at once; left out when 1.
+    #[serde(default, rename = "maxLeases", deserialize_with = "some")]
+    pub max_leases: Option<f64>,
+}
+object_only!(ResourceIn);
+
+#[derive(Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
+pub struct BlockIn<'a> {
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    /// Left out, or present with a value: `null` is refused (a permanent block has no
+    /// `until` key at all).
+    #[serde(default, deserialize_with = "some")]
+    pub until: Option<f64>,
+    #[serde(default, deserialize_with = "some")]
+    pub permanent: Option<bool>,
+}
+object_only!(BlockIn);
+
+#[derive(Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "camelCase")]
+pub struct CellIn<'a> {
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    #[serde(borrow)]
+    pub context: Cow<'a, str>,
+    /// Read exactly, and a refused value is not quoted (`json_in::Exact`).
+    #[serde(deserialize_with = "exact")]
+    pub score: f64,
+    pub consecutive_failures: f64,
+    pub consecutive_successes: f64,
+    #[serde(borrow)]
+    pub state: Cow<'a, str>,
+    /// Both keys are required, `null` when the cell never cooled.
+    #[serde(deserialize_with = "nullable")]
+    pub cooldown_until: Option<f64>,
+    #[serde(deserialize_with = "nullable")]
+    pub cooldown_cause: Option<CauseIn>,
+    pub updated_at: f64,
+    pub window: WindowIn,
+    /// Version 2: `true` while the cell is held; left out otherwise.
+    #[serde(default, deserialize_with = "some")]
+    pub held: Option<bool>,
+}
+object_only!(CellIn);
 
 /// A failure type by its name (no allocation: the name is matched as it is read).
 pub struct CauseIn(pub FailureType);
 
-impl CauseIn {
-    fn read(r: &mut Reader) -> Read<CauseIn> {
-        let name = r.str_as("BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW or null")?;
-        FailureType::parse(&name).map(CauseIn).ok_or_else(|| {
-            r.data("must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW".to_owned())
-        })
+impl<'de> Deserialize<'de> for CauseIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CauseIn, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = CauseIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW or null")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CauseIn, E> {
+                FailureType::parse(s).map(CauseIn).ok_or_else(|| {
+                    E::custom("must be BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW")
+                })
+            }
+        }
+        d.deserialize_str(Name)
     }
 }
 
@@ -292,10 +192,6 @@ pub struct WindowIn {
 }
 
 impl WindowIn {
-    fn empty() -> WindowIn {
-        WindowIn { head: [Observation::new(None, None); 10], more: Vec::new(), len: 0 }
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = Observation> + '_ {
         self.head[..self.len.min(10)].iter().chain(&self.more).copied()
     }
@@ -304,64 +200,150 @@ impl WindowIn {
     pub fn newest(&self) -> Option<Observation> {
         self.more.last().or(self.head[..self.len.min(10)].last()).copied()
     }
+}
 
-    fn read(r: &mut Reader) -> Read<WindowIn> {
-        let mut w = WindowIn::empty();
-        r.seq("an array of [label, latencyMs | null] outcomes", &mut |r| {
-            let o = read_observation(r)?;
-            if w.len == MAX_WINDOW {
-                return Err(Reader::unplaced("holds more than 1024 outcomes".to_owned()));
+impl<'de> Deserialize<'de> for WindowIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WindowIn, D::Error> {
+        struct Outcomes;
+        impl<'de> Visitor<'de> for Outcomes {
+            type Value = WindowIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of [label, latencyMs | null] outcomes")
             }
-            if w.len < w.head.len() {
-                w.head[w.len] = o;
-            } else {
-                w.more.push(o);
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<WindowIn, A::Error> {
+                let mut w = WindowIn { head: [Observation::new(None, None); 10], more: Vec::new(), len: 0 };
+                while let Some(ObsIn(o)) = seq.next_element()? {
+                    if w.len == MAX_WINDOW {
+                        return Err(de::Error::custom("holds more than 1024 outcomes"));
+                    }
+                    if w.len < w.head.len() {
+                        w.head[w.len] = o;
+                    } else {
+                        w.more.push(o);
+                    }
+                    w.len += 1;
+                }
+                Ok(w)
             }
-            w.len += 1;
-            Ok(())
-        })?;
-        Ok(w)
+        }
+        d.deserialize_seq(Outcomes)
     }
 }
 
 /// One `[label, latencyMs | null]` outcome.
-fn read_observation(r: &mut Reader) -> Read<Observation> {
-    const EXPECTED: &str = "[label, latencyMs | null]";
-    let length = |n: usize| Reader::unplaced(format!("invalid length {n}, expected {EXPECTED}"));
-    let mut failure = None;
-    let mut latency = None;
-    let mut n = 0;
-    r.seq(EXPECTED, &mut |r| {
-        match n {
-            0 => {
-                let label = r.str()?;
-                if &*label != "OK" {
-                    failure = Some(FailureType::parse(&label).ok_or_else(|| {
-                        Reader::unplaced(
-                            "label must be OK, BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW"
-                                .to_owned(),
-                        )
-                    })?);
-                }
+struct ObsIn(Observation);
+
+impl<'de> Deserialize<'de> for ObsIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ObsIn, D::Error> {
+        struct Pair;
+        impl<'de> Visitor<'de> for Pair {
+            type Value = ObsIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("[label, latencyMs | null]")
             }
-            1 => {
-                latency = r.nullable(Reader::exact)?;
-                if latency.is_some_and(|l: f64| !(l.is_finite() && l >= 0.0)) {
-                    return Err(Reader::unplaced(
-                        "latencyMs must be a non-negative number or null".to_owned(),
-                    ));
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ObsIn, A::Error> {
+                let LabelIn(label) =
+                    seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                // Refused here rather than by the label's reader, so the error is placed (and
+                // its path named) as the window's readers always placed it.
+                let failure = label.ok_or_else(|| {
+                    de::Error::custom(
+                        "label must be OK, BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT or SLOW",
+                    )
+                })?;
+                let latency: Option<Exact> =
+                    seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let latency = latency.map(|l| l.0);
+                if latency.is_some_and(|l| !(l.is_finite() && l >= 0.0)) {
+                    return Err(de::Error::custom("latencyMs must be a non-negative number or null"));
                 }
-            }
-            _ => {
-                r.skip()?;
-                return Err(length(3));
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(3, &self));
+                }
+                Ok(ObsIn(Observation::new(failure, latency)))
             }
         }
-        n += 1;
-        Ok(())
-    })?;
-    if n < 2 {
-        return Err(r.data(length(n).msg));
+        d.deserialize_seq(Pair)
     }
-    Ok(Observation::new(failure, latency))
+}
+
+/// An outcome's label as read: `Some(None)` for `OK`, `Some(Some(t))` for a failure type,
+/// `None` for any other string (matched as it is read, no allocation).
+struct LabelIn(Option<Option<FailureType>>);
+
+impl<'de> Deserialize<'de> for LabelIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LabelIn, D::Error> {
+        struct Label;
+        impl Visitor<'_> for Label {
+            type Value = LabelIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<LabelIn, E> {
+                Ok(LabelIn(if s == "OK" { Some(None) } else { FailureType::parse(s).map(Some) }))
+            }
+        }
+        d.deserialize_str(Label)
+    }
+}
+
+/// A document's `format` and `version` only, read leniently (other keys skipped whatever they
+/// hold), so a document of another version gets the version error.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+pub struct Header<'a> {
+    #[serde(default, borrow, deserialize_with = "some")]
+    pub format: Option<Loose<'a>>,
+    #[serde(default, borrow, deserialize_with = "some")]
+    pub version: Option<Loose<'a>>,
+}
+object_only!(Header);
+
+/// Any value, kept only when it is a string or a number.
+pub enum Loose<'a> {
+    Str(Cow<'a, str>),
+    Num(f64),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose<'a>, D::Error> {
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Loose<'de>, E> {
+                Ok(Loose::Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Loose<'de>, E> {
+                Ok(Loose::Str(Cow::Owned(s.to_owned())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Loose<'de>, E> {
+                Ok(Loose::Num(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Loose<'de>, E> {
+                Ok(Loose::Num(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Loose<'de>, E> {
+                Ok(Loose::Num(v as f64))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Loose<'de>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Loose<'de>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose<'de>, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose<'de>, A::Error> {
+                while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(Any)
+    }
 }

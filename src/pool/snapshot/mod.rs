@@ -8,8 +8,3 @@ mod write;
 
 pub use restore::restore;
 pub use write::{write, write_head, write_resource};
-
-#[cfg(test)]
-mod old_serde;
-#[cfg(test)]
-mod parity;

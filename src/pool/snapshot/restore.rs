@@ -3,20 +3,19 @@
 //! half-built. A document of another `version` gets its own error before any field complaint.
 //! The new state is built through `pool/durable.rs`'s `Builder`, never by setting its fields.
 //!
-//! Fast on large pools: paths are worked out only for errors (`json_path.rs`) and formatted only
+//! Fast on large pools: paths are worked out only for errors (`json_path.rs`, from serde_json's position) and formatted only
 //! then, and cells are ordered by
 //! integer ranks rather than string comparisons.
 
 use std::rc::Rc;
 
-use super::input::{self, CellIn, SnapshotIn};
+use super::input::{self, CellIn, Header, Loose, SnapshotIn};
 use super::write::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result};
-use crate::json_path;
-use crate::json_read::{Category, Loose, Reader};
+use crate::json_path::{self, Category, JsonError};
 use crate::pool::core::Core;
 use crate::pool::durable::{Builder, Counters};
 use crate::registry::blocklist::Block;
@@ -63,15 +62,8 @@ fn check_format_version(format: Option<&str>, version: Option<f64>) -> Result<Ve
 /// version error rather than complaints about its fields (other keys are skipped, whatever
 /// they hold).
 fn check_header(json: &str) -> Result<()> {
-    let mut r = Reader::new(json);
-    let mut found: [Option<Loose>; 2] = [None, None];
-    let read = r
-        .fields("struct Header", &["format", "version"], false, &mut |r, k| {
-            found[k] = Some(r.null_or_any()?);
-            Ok(())
-        })
-        .and_then(|_| r.end());
-    read.map_err(|e| {
+    let header = serde_json::from_str::<Header>(json).map_err(|e| {
+        let e = JsonError::of(json, &e);
         if e.category != Category::Data {
             // Where it broke: the path being read (known keys only) and the position; the
             // message quotes nothing of the text, which may hold credentials.
@@ -84,12 +76,11 @@ fn check_header(json: &str) -> Result<()> {
             bad(json_path::describe_private(json, &e, &input::is_key))
         }
     })?;
-    let [format, version] = found;
-    let format = match &format {
+    let format = match &header.format {
         Some(Loose::Str(s)) => Some(&**s),
         _ => None,
     };
-    let version = match version {
+    let version = match header.version {
         Some(Loose::Num(v)) => Some(v),
         _ => None,
     };
