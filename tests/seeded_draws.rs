@@ -1,11 +1,12 @@
 //! The seeded generator's draws are part of the contract: golden scenarios that give a `seed`
 //! expect exactly these picks in every host. The generator is `rand_xoshiro`'s
 //! `Xoshiro256StarStar` seeded with `seed_from_u64` (SplitMix64), a draw `rand`'s
-//! `StandardUniform` f64 (the top 53 bits × 2^-53). This file pins both against draws
-//! recorded from the engine's own xoshiro256** (`random.rs`, which this replaced): the first
+//! `StandardUniform` f64 (the top 53 bits × 2^-53), as `Randomness::seeded` draws them. Before
+//! `random.rs` (the engine's own xoshiro256**) went, a test here compared the two draw for
+//! draw over these seeds (commit c3d0a98); what stays pins the draws it recorded: the first
 //! draws of a few seeds bit for bit, and a digest of many draws for many seeds.
 
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
 /// Seeds spread over the whole range (SplitMix64's own increments), plus the edges.
@@ -38,23 +39,6 @@ fn digest_of_all() -> u64 {
     seeds().into_iter().fold(0u64, |h, s| (h ^ digest(s)).wrapping_mul(0x0000_0100_0000_01B3))
 }
 
-#[test]
-fn xoshiro_from_rand_draws_exactly_what_random_rs_drew() {
-    use repute::{RandomSource, SeededRandom};
-    for seed in seeds() {
-        let mut ours = SeededRandom::new(seed);
-        let mut theirs = Xoshiro256StarStar::seed_from_u64(seed);
-        for i in 0..DRAWS {
-            let (a, b) = if i % 2 == 0 {
-                (ours.next_f64().to_bits(), theirs.random::<f64>().to_bits())
-            } else {
-                (ours.next_u64(), theirs.next_u64())
-            };
-            assert_eq!(a, b, "seed {seed}, draw {i}");
-        }
-    }
-}
-
 /// The first four draws of a few seeds, recorded from `random.rs`'s `SeededRandom` (bits of
 /// the f64).
 const FIRST_DRAWS: [(u64, [u64; 4]); 4] = [
@@ -79,4 +63,23 @@ fn the_first_draws_of_a_few_seeds_are_the_recorded_ones() {
 #[test]
 fn many_draws_of_many_seeds_are_the_recorded_ones() {
     assert_eq!(digest_of_all(), ALL_DIGEST, "{:#018x}", digest_of_all());
+}
+
+#[test]
+fn a_seeded_pool_picks_by_the_recorded_draws() {
+    use repute::{Config, Kind, Pool};
+    let now = 1_700_000_000_000.0;
+    for (seed, want) in FIRST_DRAWS {
+        let mut pool = Pool::with_seed(Config::default(), seed).unwrap();
+        for i in 0..10 {
+            pool.register(now, Kind::Proxy, &format!("r{i}")).unwrap();
+        }
+        for bits in want {
+            // Ten candidates of weight 1 in canonical order: the draw u picks r⌊10u⌋.
+            let pick = (f64::from_bits(bits) * 10.0).floor();
+            let lease = pool.acquire(now, "ctx").unwrap().unwrap();
+            assert_eq!(*lease.value, format!("r{pick}"), "seed {seed}");
+            assert!(pool.release(now, &lease).unwrap());
+        }
+    }
 }
