@@ -1,5 +1,5 @@
 //! The host side of the facade: the pool's draws as the host chose them (a JavaScript
-//! function or a seed), and engine errors as
+//! function, a seed, or neither: a seed from the platform's entropy), and engine errors as
 //! JavaScript `Error` objects with a stable `code`. (The clock's reading is an argument of
 //! every call; see `mod.rs`.)
 
@@ -11,7 +11,9 @@ use crate::error::{Error, invalid_argument};
 use crate::randomness::Randomness;
 
 /// The pool's draws: a JS function returning draws in [0, 1) (used as they are; the pool
-/// checks each one, and one that is not a number or throws is NaN, refused) or a seed.
+/// checks each one, and one that is not a number or throws is NaN, refused), a seed, or
+/// neither — then a seed from `getrandom` (`crypto.getRandomValues` in wasm), read here, when
+/// a pool is made: never at module scope, which Workers refuse.
 pub fn draws(random: Option<Function>, seed: Option<f64>) -> Result<Randomness, Error> {
     match (random, seed) {
         (Some(_), Some(_)) => Err(invalid_argument("give either random or seed, not both")),
@@ -22,8 +24,19 @@ pub fn draws(random: Option<Function>, seed: Option<f64>) -> Result<Randomness, 
             let seed = check::int_in("seed", s, 0, check::MAX_SAFE).map_err(invalid_argument)?;
             Ok(Randomness::seeded(seed))
         }
-        (None, None) => Err(invalid_argument("a random function or a seed is required")),
+        (None, None) => Ok(Randomness::seeded(entropy_seed()?)),
     }
+}
+
+/// 64 bits from the platform's cryptographic random source.
+fn entropy_seed() -> Result<u64, Error> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        invalid_argument(format!(
+            "neither random nor seed was given, and no seed could be read from crypto.getRandomValues ({e})"
+        ))
+    })?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 /// An `Error` whose `message` is the detail and whose `code` is the stable error code.
