@@ -13,31 +13,41 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256StarStar;
 
 /// A pool's source of draws in [0, 1).
-pub struct Randomness(Box<dyn FnMut() -> f64>);
+pub struct Randomness(Source);
+
+/// The seeded generator is held as itself (every seeded or engine-seeded pool draws from it:
+/// no indirect call on acquire's path); anything else behind a box.
+enum Source {
+    Seeded(Xoshiro256StarStar),
+    Other(Box<dyn FnMut() -> f64>),
+}
 
 impl Randomness {
     /// `rand_xoshiro`'s xoshiro256** seeded with `seed_from_u64` (SplitMix64). The algorithm is
     /// part of the contract: golden scenarios that give a `seed` expect exactly its draws.
     pub fn seeded(seed: u64) -> Randomness {
-        Randomness::from(Xoshiro256StarStar::seed_from_u64(seed))
+        Randomness(Source::Seeded(Xoshiro256StarStar::seed_from_u64(seed)))
     }
 
     /// A host's draws, used as they are; one outside [0, 1) fails the call that drew it
     /// (`INVALID_ARGUMENT`) and changes nothing.
     pub fn host(draw: impl FnMut() -> f64 + 'static) -> Randomness {
-        Randomness(Box::new(draw))
+        Randomness(Source::Other(Box::new(draw)))
     }
 
     /// The next draw, unchecked.
     pub(crate) fn next(&mut self) -> f64 {
-        (self.0)()
+        match &mut self.0 {
+            Source::Seeded(rng) => rng.random(),
+            Source::Other(draw) => draw(),
+        }
     }
 }
 
 /// Any `rand` generator: each draw is `rng.random::<f64>()`.
 impl<R: Rng + 'static> From<R> for Randomness {
     fn from(mut rng: R) -> Randomness {
-        Randomness(Box::new(move || rng.random()))
+        Randomness(Source::Other(Box::new(move || rng.random())))
     }
 }
 

@@ -66,20 +66,23 @@ fn many_draws_of_many_seeds_are_the_recorded_ones() {
 }
 
 #[test]
-fn a_seeded_pool_picks_by_the_recorded_draws() {
+fn a_seeded_pool_picks_by_the_recorded_draws_as_does_one_given_the_generator() {
     use repute::{Config, Kind, Pool};
     let now = 1_700_000_000_000.0;
     for (seed, want) in FIRST_DRAWS {
-        let mut pool = Pool::with_seed(Config::default(), seed).unwrap();
-        for i in 0..10 {
-            pool.register(now, Kind::Proxy, &format!("r{i}")).unwrap();
-        }
-        for bits in want {
-            // Ten candidates of weight 1 in canonical order: the draw u picks r⌊10u⌋.
-            let pick = (f64::from_bits(bits) * 10.0).floor();
-            let lease = pool.acquire(now, "ctx").unwrap().unwrap();
-            assert_eq!(*lease.value, format!("r{pick}"), "seed {seed}");
-            assert!(pool.release(now, &lease).unwrap());
+        let seeded = Pool::with_seed(Config::default(), seed).unwrap();
+        let given = Pool::new(Config::default(), Xoshiro256StarStar::seed_from_u64(seed)).unwrap();
+        for mut pool in [seeded, given] {
+            for i in 0..10 {
+                pool.register(now, Kind::Proxy, &format!("r{i}")).unwrap();
+            }
+            for bits in want {
+                // Ten candidates of weight 1 in canonical order: the draw u picks r⌊10u⌋.
+                let pick = (f64::from_bits(bits) * 10.0).floor();
+                let lease = pool.acquire(now, "ctx").unwrap().unwrap();
+                assert_eq!(*lease.value, format!("r{pick}"), "seed {seed}");
+                assert!(pool.release(now, &lease).unwrap());
+            }
         }
     }
 }
