@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use repute::{Pool, SeededRandom};
+use repute::{Pool, Randomness};
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -113,7 +113,7 @@ fn snapshot_500k_cells(bencher: divan::Bencher) {
 fn restore_500k_cells(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         with_big(|_, snap| {
-            let p = Pool::restore(snap, None, SeededRandom::new(1)).unwrap();
+            let p = Pool::restore(snap, None, Randomness::seeded(1)).unwrap();
             divan::black_box(p);
         })
     });

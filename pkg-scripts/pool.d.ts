@@ -188,8 +188,8 @@ export type PoolOptions = {
       seed?: never;
     }
   | {
-      /** Seed of the engine's own PRNG (deterministic). Without `random` or `seed`, one is
-       * taken from `crypto.getRandomValues` when the pool is made. */
+      /** Seed of the engine's generator (xoshiro256**, deterministic). Without `random` or
+       * `seed`, the engine seeds it from `crypto.getRandomValues` when the pool is made. */
       seed?: number;
       random?: never;
     }

@@ -7,8 +7,9 @@
 //!
 //! The engine is pure and deterministic: time is an argument (`now`, the host clock's reading
 //! in milliseconds since the Unix epoch, first on every call that reads time) and randomness
-//! comes from a host [`RandomSource`] (or a seeded PRNG), so equal inputs give equal decisions
-//! and byte-identical snapshots on every platform.
+//! comes from any `rand` generator or a host's draws ([`Randomness`]; a seed gives the same draws
+//! in every host), so equal inputs give equal decisions and byte-identical snapshots on every
+//! platform.
 //!
 //! ```
 //! use repute::{Config, Kind, Outcome, Pool, FailureType};
@@ -38,7 +39,7 @@ pub mod json;
 pub mod json_in;
 pub mod json_path;
 pub mod pool;
-pub mod random;
+pub mod randomness;
 pub mod redact;
 pub mod registry;
 pub mod seq;
@@ -63,5 +64,5 @@ pub use pool::{
     BlockSpec, CellView, Filter, Floor, Interned, Lease, MIN_SWEEP, Next, Pool, ProbeDue, Registration,
     ResourceDetail, ResourceView, Stats,
 };
-pub use random::{RandomSource, SeededRandom};
+pub use randomness::Randomness;
 pub use types::{FailureType, Kind, Millis, Outcome, State, ViewState};

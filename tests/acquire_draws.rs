@@ -13,7 +13,10 @@ use std::rc::Rc;
 
 use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
-use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, RandomSource, SeededRandom};
+use rand::{Rng, SeedableRng, TryRng};
+use rand_xoshiro::Xoshiro256StarStar;
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome};
+use std::convert::Infallible;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -46,13 +49,21 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// A seeded source that counts its draws.
-struct Counting(SeededRandom, Rc<Cell<u32>>);
+/// A user's own `rand` generator: the seeded xoshiro256**, counting the 64-bit words drawn (an
+/// acquire's draw is one word).
+struct Counting(Xoshiro256StarStar, Rc<Cell<u32>>);
 
-impl RandomSource for Counting {
-    fn next_f64(&mut self) -> f64 {
+impl TryRng for Counting {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        unreachable!("an acquire's draw is one 64-bit word")
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
         self.1.set(self.1.get() + 1);
-        self.0.next_f64()
+        Ok(self.0.next_u64())
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Infallible> {
+        unreachable!("an acquire's draw is one 64-bit word")
     }
 }
 
@@ -70,8 +81,12 @@ fn run(ops: &[Op], read_before_acquire: bool) -> Run {
     let cfg = Config::from_patch(&ConfigPatch::from_json(patch).unwrap()).unwrap();
     let clock = ManualClock::new(T0);
     let draws = Rc::new(Cell::new(0));
-    let pool =
-        ClockedPool::new(cfg, clock.clone(), Counting(SeededRandom::new(11), Rc::clone(&draws))).unwrap();
+    let pool = ClockedPool::new(
+        cfg,
+        clock.clone(),
+        Counting(Xoshiro256StarStar::seed_from_u64(11), Rc::clone(&draws)),
+    )
+    .unwrap();
     let mut r = Run { pool, clock, draws, held: Vec::new(), log: Vec::new() };
     let value = |i: u8| format!("r{i}");
     let ctx = |i: u8| ["a", "b", "c"][i as usize].to_owned();

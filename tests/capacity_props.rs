@@ -22,8 +22,8 @@ mod common;
 use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
 use repute::{
-    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Lease, Next, Outcome, Registration,
-    ResourceView, SeededRandom, ViewState,
+    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Lease, Next, Outcome, Randomness,
+    Registration, ResourceView, ViewState,
 };
 
 const RESOURCES: u8 = 5;
@@ -310,7 +310,7 @@ impl Run {
             Op::Advance(_) => {}
             Op::Restore => {
                 let snap = self.pool.snapshot().unwrap();
-                let random = SeededRandom::new(self.step);
+                let random = Randomness::seeded(self.step);
                 self.pool = ClockedPool::restore(&snap, None, self.clock.clone(), random).unwrap();
                 self.leases.clear();
             }
@@ -348,7 +348,7 @@ proptest! {
     ) {
         let cfg = config(causes, gap);
         let clock = ManualClock::new(T0);
-        let pool = ClockedPool::new(cfg.clone(), clock.clone(), SeededRandom::new(seed)).unwrap();
+        let pool = ClockedPool::new(cfg.clone(), clock.clone(), Randomness::seeded(seed)).unwrap();
         let mut run = Run { cfg, clock, pool, leases: Vec::new(), last_token: 0, step: 0 };
         for op in &ops {
             run.apply(op)?;

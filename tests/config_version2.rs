@@ -181,13 +181,15 @@ fn a_restore_override_replaces_the_map_whole() {
         "{json}"
     );
     let patch = ConfigPatch::from_json(r#"{"minGapMsByContext":{"b":7}}"#).unwrap();
-    let pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool =
+        ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+            .unwrap();
     let map: Vec<(&str, u64)> = pool.config().min_gap_ms_by_context.iter().collect();
     assert_eq!(map, [("b", 7)]);
     assert_eq!(pool.config().max_cooling_percent, 40, "fields left out of the override are the snapshot's");
     // A bad override is INVALID_CONFIG, naming the field without the snapshot's `config.` prefix.
     let patch = ConfigPatch::from_json(r#"{"maxCoolingPercent":0}"#).unwrap();
-    match ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0) {
+    match ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0)) {
         Err(Error::InvalidConfig(msg)) => assert!(msg.starts_with("maxCoolingPercent"), "{msg}"),
         other => panic!("{other:?}"),
     }

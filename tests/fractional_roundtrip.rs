@@ -34,14 +34,14 @@ fn config_text() -> impl Strategy<Value = String> {
 
 /// A random source both pools can share from a given state: a restored pool draws what the
 /// original would have drawn.
-fn draws(state: &Rc<Cell<u64>>) -> impl FnMut() -> f64 + 'static {
+fn draws(state: &Rc<Cell<u64>>) -> repute::Randomness {
     let s = Rc::clone(state);
-    move || {
+    repute::Randomness::host(move || {
         let mut r = Rng(s.get());
         let u = r.unit();
         s.set(r.0);
         u
-    }
+    })
 }
 
 /// One random call; errors (a block on an unknown resource, …) are part of the history.

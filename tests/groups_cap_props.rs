@@ -30,9 +30,11 @@ use std::rc::Rc;
 
 use common::{ClockedPool, ManualClock, T0};
 use proptest::prelude::*;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
 use repute::{
-    BlockSpec, Config, ConfigPatch, EventType, FailureType, Filter, Kind, Lease, Outcome, RandomSource,
-    ResourceView, SeededRandom, ViewState,
+    BlockSpec, Config, ConfigPatch, EventType, FailureType, Filter, Kind, Lease, Outcome, Randomness,
+    ResourceView, ViewState,
 };
 use serde_json::Value;
 
@@ -111,15 +113,14 @@ fn base_config(cool_after: u32, causes: u8, cap: u8) -> Config {
     Config::from_patch(&ConfigPatch::from_json(&json).unwrap()).unwrap()
 }
 
-/// A seeded source that logs every value it hands out.
-struct Logged(SeededRandom, Rc<RefCell<Vec<f64>>>);
-
-impl RandomSource for Logged {
-    fn next_f64(&mut self) -> f64 {
-        let u = self.0.next_f64();
-        self.1.borrow_mut().push(u);
+/// The seeded generator, logging every draw it hands out.
+fn logged(seed: u64, log: &Rc<RefCell<Vec<f64>>>) -> Randomness {
+    let (mut rng, log) = (Xoshiro256StarStar::seed_from_u64(seed), Rc::clone(log));
+    Randomness::host(move || {
+        let u = rng.random();
+        log.borrow_mut().push(u);
         u
-    }
+    })
 }
 
 struct Side {
@@ -131,9 +132,7 @@ struct Side {
 impl Side {
     fn new(cfg: &Config, clock: &ManualClock) -> Side {
         let draws = Rc::new(RefCell::new(Vec::new()));
-        let pool =
-            ClockedPool::new(cfg.clone(), clock.clone(), Logged(SeededRandom::new(5), Rc::clone(&draws)))
-                .unwrap();
+        let pool = ClockedPool::new(cfg.clone(), clock.clone(), logged(5, &draws)).unwrap();
         Side { pool, draws, leases: Vec::new() }
     }
 
@@ -141,7 +140,7 @@ impl Side {
     /// restore at the same step, so they keep drawing the same values).
     fn restore(&mut self, clock: &ManualClock, step: u64) {
         let snap = self.pool.snapshot().unwrap();
-        let random = Logged(SeededRandom::new(step), Rc::clone(&self.draws));
+        let random = logged(step, &self.draws);
         self.pool = ClockedPool::restore(&snap, None, clock.clone(), random).unwrap();
         self.leases.clear();
     }
@@ -413,7 +412,7 @@ fn run(cfg: Config, ops: &[Op]) -> Result<(), TestCaseError> {
     direct.pool.check_invariants().map_err(TestCaseError::fail)?;
     // The final state restores byte for byte.
     let snap = direct.pool.snapshot().unwrap();
-    let mut r = ClockedPool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&snap, None, clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     prop_assert_eq!(r.snapshot().unwrap(), snap);
     r.check_invariants().map_err(TestCaseError::fail)?;
     Ok(())

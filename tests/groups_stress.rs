@@ -10,9 +10,9 @@ use common::{ClockedPool, ManualClock};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use repute::{
-    BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Outcome, RandomSource, SeededRandom, ViewState,
-};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Filter, Kind, Outcome, Randomness, ViewState};
 
 const T0: f64 = 1_700_000_000_000.0;
 const GROUPS: [Option<&str>; 4] = [Some("dc"), Some("isp"), Some("res"), None];
@@ -66,10 +66,12 @@ fn spec_pick(pool: &mut ClockedPool, ctx: &str, groups: &[Option<&str>], u: f64)
 
 fn history(seed: u64, steps: usize, n: u64) {
     let clock = ManualClock::new(T0);
-    let rng = Rc::new(RefCell::new(SeededRandom::new(seed)));
+    let rng = Rc::new(RefCell::new(Xoshiro256StarStar::seed_from_u64(seed)));
     let source = Rc::clone(&rng);
-    let mut pool = ClockedPool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
-    let mut ops = SeededRandom::new(seed ^ 0x5eed);
+    let mut pool =
+        ClockedPool::new(config(), clock.clone(), Randomness::host(move || source.borrow_mut().random()))
+            .unwrap();
+    let mut ops = Xoshiro256StarStar::seed_from_u64(seed ^ 0x5eed);
     let mut leases = Vec::new();
     let value = |i: u64| format!("res-{i:03}");
     for step in 0..steps {
@@ -99,7 +101,7 @@ fn history(seed: u64, steps: usize, n: u64) {
                 let k = 1 + ((r >> 36) % 3) as usize;
                 let start = ((r >> 40) % 4) as usize;
                 let list: Vec<Option<&str>> = (0..k).map(|j| GROUPS[(start + j) % 4]).collect();
-                let u = rng.borrow().clone().next_f64();
+                let u = rng.borrow().clone().random::<f64>();
                 let want = spec_pick(&mut pool, ctx, &list, u);
                 let got = pool.acquire_in(ctx, &list).unwrap();
                 assert_eq!(
@@ -162,10 +164,13 @@ fn history(seed: u64, steps: usize, n: u64) {
         if step % 97 == 0 {
             let snap = pool.snapshot().unwrap();
             let mut restored =
-                ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
+                ClockedPool::restore(&snap, None, clock.clone(), Xoshiro256StarStar::seed_from_u64(1))
+                    .unwrap();
             restored.check_invariants().unwrap();
             assert_eq!(restored.snapshot().unwrap(), snap, "seed {seed} step {step}: snapshot round trip");
-            let mut live = ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(1)).unwrap();
+            let mut live =
+                ClockedPool::restore(&snap, None, clock.clone(), Xoshiro256StarStar::seed_from_u64(1))
+                    .unwrap();
             for (j, c) in CONTEXTS.iter().enumerate() {
                 let list = [GROUPS[j], GROUPS[(j + 1) % 4]];
                 assert_eq!(live.acquire_in(c, &list).unwrap(), restored.acquire_in(c, &list).unwrap());

@@ -11,9 +11,9 @@ use common::{ClockedPool, ManualClock};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use repute::{
-    Config, ConfigPatch, FailureType, Filter, Kind, Outcome, RandomSource, SeededRandom, ViewState,
-};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+use repute::{Config, ConfigPatch, FailureType, Filter, Kind, Outcome, Randomness, ViewState};
 
 const T0: f64 = 1_700_000_000_000.0;
 
@@ -24,7 +24,7 @@ fn config() -> Config {
 
 fn scrambled(n: u64, seed: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
-    let mut rng = SeededRandom::new(seed);
+    let mut rng = Xoshiro256StarStar::seed_from_u64(seed);
     for i in (1..v.len()).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         v.swap(i, j);
@@ -37,10 +37,12 @@ fn value(i: u64) -> String {
 }
 
 /// A pool whose random source can be re-seeded from outside.
-fn pool_with_reseedable_rng(clock: &ManualClock) -> (ClockedPool, Rc<RefCell<SeededRandom>>) {
-    let rng = Rc::new(RefCell::new(SeededRandom::new(11)));
+fn pool_with_reseedable_rng(clock: &ManualClock) -> (ClockedPool, Rc<RefCell<Xoshiro256StarStar>>) {
+    let rng = Rc::new(RefCell::new(Xoshiro256StarStar::seed_from_u64(11)));
     let source = Rc::clone(&rng);
-    let pool = ClockedPool::new(config(), clock.clone(), move || source.borrow_mut().next_f64()).unwrap();
+    let pool =
+        ClockedPool::new(config(), clock.clone(), Randomness::host(move || source.borrow_mut().random()))
+            .unwrap();
     (pool, rng)
 }
 
@@ -81,19 +83,20 @@ fn spec_pick(pool: &mut ClockedPool, ctx: &str, u: f64) -> Option<String> {
 /// spec's pick computed naively.
 fn live_and_restored_pick_alike(
     pool: &mut ClockedPool,
-    rng: &RefCell<SeededRandom>,
+    rng: &RefCell<Xoshiro256StarStar>,
     clock: &ManualClock,
     contexts: &[&str],
     n: usize,
 ) {
     pool.check_invariants().unwrap();
     let snap = pool.snapshot().unwrap();
-    let mut restored = ClockedPool::restore(&snap, None, clock.clone(), SeededRandom::new(5)).unwrap();
+    let mut restored =
+        ClockedPool::restore(&snap, None, clock.clone(), Xoshiro256StarStar::seed_from_u64(5)).unwrap();
     restored.check_invariants().unwrap();
-    *rng.borrow_mut() = SeededRandom::new(5);
+    *rng.borrow_mut() = Xoshiro256StarStar::seed_from_u64(5);
     for i in 0..n {
         let ctx = contexts[i % contexts.len()];
-        let u = rng.borrow().clone().next_f64();
+        let u = rng.borrow().clone().random::<f64>();
         let want = spec_pick(pool, ctx, u);
         let a = pool.acquire(ctx).unwrap();
         let b = restored.acquire(ctx).unwrap();

@@ -95,7 +95,13 @@ fn never_panics(text: &str) {
     assert!(config.is_ok(), "ConfigPatch::from_json panicked on {text:?}");
     let restore = catch_unwind(AssertUnwindSafe(|| {
         // What restores must also serve every call without a panic (errors are fine).
-        let mut pool = ClockedPool::restore(text, None, ManualClock::new(T0 + 3_600_000.0), || 0.5).ok()?;
+        let mut pool = ClockedPool::restore(
+            text,
+            None,
+            ManualClock::new(T0 + 3_600_000.0),
+            repute::Randomness::host(|| 0.5),
+        )
+        .ok()?;
         exercise(&mut pool);
         pool.snapshot().ok()
     }));
@@ -105,7 +111,8 @@ fn never_panics(text: &str) {
     // And what it then writes restores again (a counter at 2^53 − 1 once let a pool write a
     // snapshot it refused).
     if let Some(snap) = after
-        && let Err(e) = ClockedPool::restore(&snap, None, ManualClock::new(T0), || 0.5)
+        && let Err(e) =
+            ClockedPool::restore(&snap, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5))
     {
         panic!("{text:?} restored, then its own snapshot did not: {e}");
     }

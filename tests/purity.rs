@@ -1,12 +1,28 @@
 //! The engine core must stay pure: no wasm bindings, no JS, no OS clock, no OS entropy.
 //! Only the wasm facade (`src/wasm/facade.rs`, `host.rs`) may touch host APIs. This test reads every engine source
-//! file and fails naming the file and the forbidden identifier.
+//! file and fails naming the file and the forbidden identifier; and it reads `Cargo.toml`, so
+//! that entropy cannot enter the engine by a dependency either: `getrandom` only under the
+//! wasm32 target (the facade seeds an unseeded pool with it), `rand` without its default
+//! features (which bring `getrandom`, `thread_rng` and the OS generator).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const FORBIDDEN: [&str; 7] =
-    ["wasm_bindgen", "js_sys", "web_sys", "getrandom", "SystemTime", "Instant", "thread_rng"];
+const FORBIDDEN: [&str; 12] = [
+    "wasm_bindgen",
+    "js_sys",
+    "web_sys",
+    "getrandom",
+    "SystemTime",
+    "Instant",
+    "thread_rng",
+    // rand's entropy: the thread generator, the OS generator, seeding from either.
+    "ThreadRng",
+    "SysRng",
+    "OsRng",
+    "make_rng",
+    "from_os_rng",
+];
 
 /// The facade and its host bindings (`src/wasm/facade.rs`, `src/wasm/host.rs`) may bind to the
 /// host; the conversions beside them (`views_json.rs`, `packed.rs`) are pure like the rest.
@@ -75,4 +91,44 @@ fn the_check_catches_a_violation_and_spares_only_the_facade() {
         found[1].ends_with("packed.rs uses js_sys"),
         "a conversion beside the facade is checked: {found:?}"
     );
+}
+
+/// The `[section]` of `Cargo.toml` each line of `manifest` is in, with the line.
+fn sections(manifest: &str) -> Vec<(&str, &str)> {
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+        } else if !line.starts_with('#') && !line.is_empty() {
+            out.push((section, line));
+        }
+    }
+    out
+}
+
+/// Why the manifest would let entropy into the engine, if it would.
+fn entropy_by_dependency(manifest: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (section, line) in sections(manifest) {
+        let name = line.split(['=', ' ']).next().unwrap_or("");
+        let wasm_only = section == "[target.'cfg(target_arch = \"wasm32\")'.dependencies]";
+        if name == "getrandom" && !wasm_only {
+            found.push(format!("getrandom in {section}"));
+        }
+        if name == "rand" && section == "[dependencies]" && !line.contains("default-features = false") {
+            found.push("rand with its default features".to_owned());
+        }
+    }
+    found
+}
+
+#[test]
+fn entropy_enters_only_the_wasm_facade_by_dependency() {
+    let manifest = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    assert!(sections(&manifest).iter().any(|(_, l)| l.starts_with("getrandom")), "getrandom is listed");
+    let found = entropy_by_dependency(&manifest);
+    assert!(found.is_empty(), "{found:?}");
+    let bad = "[dependencies]\nrand = \"0.10\"\ngetrandom = \"0.4\"\n";
+    assert_eq!(entropy_by_dependency(bad), ["rand with its default features", "getrandom in [dependencies]"]);
 }

@@ -9,7 +9,8 @@ use common::{ClockedPool, Harness, ManualClock, T0};
 use repute::{Error, Floor};
 
 fn restored(json: &str, floor: &Floor) -> ClockedPool {
-    ClockedPool::restore_above(json, None, floor, ManualClock::new(T0), repute::SeededRandom::new(1)).unwrap()
+    ClockedPool::restore_above(json, None, floor, ManualClock::new(T0), repute::Randomness::seeded(1))
+        .unwrap()
 }
 
 fn without_counters(json: &str) -> serde_json::Value {

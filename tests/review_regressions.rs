@@ -75,7 +75,7 @@ fn the_latest_block_and_cooldown_ends_survive_a_snapshot() {
     }
     let snap = pool.snapshot().unwrap();
     assert!(snap.contains(&format!("\"until\":{}", 1u64 << 53)), "{snap}");
-    let mut restored = ClockedPool::restore(&snap, None, clock, || 0.5).unwrap();
+    let mut restored = ClockedPool::restore(&snap, None, clock, repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(restored.snapshot().unwrap(), snap);
 }
 
@@ -87,7 +87,7 @@ fn huge_latencies_are_capped_and_round_trip() {
         h.pool.report(Kind::Proxy, "p", "c", Outcome::Success { latency_ms: Some(ms) }).unwrap();
     }
     let snap = h.snapshot();
-    let mut restored = ClockedPool::restore(&snap, None, || T0, || 0.5).unwrap();
+    let mut restored = ClockedPool::restore(&snap, None, || T0, repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(restored.snapshot().unwrap(), snap);
     let cell = h.cell("p", "c");
     assert_eq!(cell.p95_latency_ms, Some((1u64 << 50) as f64 / 1000.0), "capped at 2^50 µs");
@@ -106,7 +106,8 @@ fn fractional_scores_survive_a_restore_exactly() {
     assert_eq!(h.cell("a", "c").score, 0.999_999_999_999_999_9);
     let json = h.snapshot();
     assert!(json.contains("\"score\":0.9999999999999999"), "{json}");
-    let mut pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0)).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json, "snapshot → restore → snapshot");
 }
 
@@ -150,7 +151,8 @@ fn config_and_snapshot_text_never_panic() {
         let r = std::panic::catch_unwind(|| repute::ConfigPatch::from_json(text).map(|_| ()));
         assert!(matches!(r, Ok(Err(_))), "{text:?}: an error, not a panic");
         let r = std::panic::catch_unwind(|| {
-            ClockedPool::restore(text, None, ManualClock::new(T0), || 0.0).map(|_| ())
+            ClockedPool::restore(text, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+                .map(|_| ())
         });
         assert!(matches!(r, Ok(Err(_))), "{text:?}: an error, not a panic");
     }
@@ -282,7 +284,8 @@ fn a_token_past_2_to_the_53_is_refused_and_every_snapshot_restores() {
     h.reg("b");
     let at_edge = with_counter(&h.snapshot(), "fencingHighWater", MAX_SAFE - 1);
     let clock = ManualClock::new(T0);
-    let mut pool = ClockedPool::restore(&at_edge, None, clock.clone(), || 0.5).unwrap();
+    let mut pool =
+        ClockedPool::restore(&at_edge, None, clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     let last = pool.acquire_resource(Kind::Proxy, "a", "c").unwrap().unwrap();
     assert_eq!(last.token, MAX_SAFE, "the last safe token is issued");
     pool.drain_events().unwrap();
@@ -297,13 +300,14 @@ fn a_token_past_2_to_the_53_is_refused_and_every_snapshot_restores() {
     pool.report(Kind::Proxy, "a", "c", Outcome::success()).unwrap();
     assert!(pool.release(&last).unwrap());
     let snap = pool.snapshot().unwrap();
-    let mut restored = ClockedPool::restore(&snap, None, clock, || 0.5).unwrap();
+    let mut restored = ClockedPool::restore(&snap, None, clock, repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(restored.snapshot().unwrap(), snap);
     assert_eq!(restored.stats().unwrap().fencing_high_water, MAX_SAFE);
     // Crossing 2^52 on the way (where the check turns exact) refuses nothing early.
     let near =
         with_counter(&with_counter(&at_edge, "fencingHighWater", (1 << 52) - 2), "revision", (1 << 52) - 2);
-    let mut pool = ClockedPool::restore(&near, None, ManualClock::new(T0), || 0.5).unwrap();
+    let mut pool =
+        ClockedPool::restore(&near, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5)).unwrap();
     for i in 1..=4 {
         let l = pool.acquire_resource(Kind::Proxy, "a", "c").unwrap().unwrap();
         assert_eq!(l.token, (1 << 52) - 2 + i);
@@ -322,7 +326,7 @@ fn an_event_seq_past_2_to_the_53_is_refused_counting_the_expiries_due() {
         &with_counter(&h.snapshot(), "nextEventSeq", MAX_SAFE - 1),
         None,
         clock.clone(),
-        || 0.5,
+        repute::Randomness::host(|| 0.5),
     )
     .unwrap();
     // Room for one event: the last seq a snapshot can hold next is 2^53 − 1.
@@ -341,7 +345,8 @@ fn an_event_seq_past_2_to_the_53_is_refused_counting_the_expiries_due() {
     refused_naming(pool.snapshot(), "nextEventSeq", "snapshot with an expiry due");
     clock.set(T0);
     assert_eq!(pool.snapshot().unwrap(), full, "nothing changed");
-    let mut restored = ClockedPool::restore(&full, None, ManualClock::new(T0), || 0.5).unwrap();
+    let mut restored =
+        ClockedPool::restore(&full, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(restored.snapshot().unwrap(), full);
 }
 
@@ -352,7 +357,8 @@ fn a_revision_past_2_to_the_53_is_refused_reads_go_on() {
     h.block_secs("a", 10.0);
     let clock = ManualClock::new(T0);
     let snap = with_counter(&h.snapshot(), "revision", MAX_SAFE);
-    let mut pool = ClockedPool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
+    let mut pool =
+        ClockedPool::restore(&snap, None, clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     let full = pool.snapshot().unwrap();
     refused_naming(pool.register(Kind::Proxy, "b"), "revision", "register");
     refused_naming(pool.report(Kind::Proxy, "a", "c", Outcome::success()), "revision", "report");

@@ -749,7 +749,7 @@ fn a_snapshot_carries_max_leases_only_when_it_is_not_1_and_a_restore_keeps_it_wi
         "{snap}"
     );
     let clock = ManualClock::new(T0);
-    let mut pool = ClockedPool::restore(&snap, None, clock, || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&snap, None, clock, repute::Randomness::host(|| 0.0)).unwrap();
     let views = pool.resources(&Filter::default()).unwrap();
     let caps: Vec<(String, u32, usize)> =
         views.iter().map(|v| (v.value.to_string(), v.max_leases, v.leases.len())).collect();

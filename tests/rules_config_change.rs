@@ -151,7 +151,7 @@ fn a_smaller_window_keeps_the_newest_outcomes_and_a_larger_one_grows() {
     h.pool.check_invariants().unwrap();
     // The snapshot restores under its own (new) windowSize.
     let snap = h.snapshot();
-    let back = ClockedPool::restore(&snap, None, ManualClock::new(T0 + 1.0), repute::SeededRandom::new(1));
+    let back = ClockedPool::restore(&snap, None, ManualClock::new(T0 + 1.0), repute::Randomness::seeded(1));
     assert_eq!(back.unwrap().config().window_size, 12);
 }
 

@@ -428,7 +428,7 @@ fn held_cells_and_the_count_survive_a_snapshot_round_trip_byte_for_byte() {
     assert_eq!(snap.matches(r#""held""#).count(), 1, "only while held");
     assert!(snap.contains(r#""maxCoolingPercent":50}"#));
     let clock = ManualClock::new(T0 + 1000.0);
-    let mut r = ClockedPool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&snap, None, clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(r.snapshot().unwrap(), snap);
     r.check_invariants().unwrap();
     // The restored pool counts x's running cooldown: p is held again, no cooldown starts.
@@ -453,7 +453,9 @@ fn held_in_a_snapshot_follows_the_version_rules() {
     }
     assert!(h.cell("p", "c").held);
     let snap = h.snapshot();
-    let restore = |s: &str| ClockedPool::restore(s, None, ManualClock::new(T0), || 0.5).map(|_| ());
+    let restore = |s: &str| {
+        ClockedPool::restore(s, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5)).map(|_| ())
+    };
     let code = |s: &str| restore(s).unwrap_err().code();
     assert!(restore(&snap).is_ok());
     assert_eq!(code(&snap.replace(r#""held":true"#, r#""held":false"#)), "INVALID_SNAPSHOT");
@@ -471,7 +473,8 @@ fn held_in_a_snapshot_follows_the_version_rules() {
         .replace(r#","minGapMs":0,"minGapMsByContext":{},"maxCoolingPercent":50"#, "");
     assert_eq!(code(&v1), "INVALID_SNAPSHOT", "a version 1 snapshot with a held cell");
     let v1_plain = v1.replace(r#","held":true"#, "");
-    let mut r = ClockedPool::restore(&v1_plain, None, ManualClock::new(T0), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&v1_plain, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5))
+        .unwrap();
     assert_eq!(r.config().max_cooling_percent, 100, "version 1: the default");
     assert!(r.resources(&Filter::default()).unwrap().iter().all(|v| v.cells.iter().all(|c| !c.held)));
     let v1_cap =
@@ -504,11 +507,15 @@ fn a_held_cell_with_both_streaks_at_zero_restores() {
         (ViewState::Cooling, 0, 0, true)
     );
     let snap = h.snapshot();
-    let mut r = ClockedPool::restore(&snap, None, ManualClock::new(T0 + 120_000.0), || 0.5).unwrap();
+    let mut r =
+        ClockedPool::restore(&snap, None, ManualClock::new(T0 + 120_000.0), repute::Randomness::host(|| 0.5))
+            .unwrap();
     assert_eq!(r.snapshot().unwrap(), snap);
     // Both streaks at 0 without being held is still no state the rules reach.
     let cut = snap.replacen(r#","held":true"#, "", 1);
     assert_ne!(cut, snap);
-    let err = ClockedPool::restore(&cut, None, ManualClock::new(T0 + 120_000.0), || 0.5).unwrap_err();
+    let err =
+        ClockedPool::restore(&cut, None, ManualClock::new(T0 + 120_000.0), repute::Randomness::host(|| 0.5))
+            .unwrap_err();
     assert_eq!(err.code(), "INVALID_SNAPSHOT");
 }

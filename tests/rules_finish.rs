@@ -507,7 +507,9 @@ fn finish_by_id_is_finish() {
 fn a_lease_from_before_a_restore_reports_and_releases_nothing() {
     let (mut h, l) = leased_p("{}");
     let snap = h.snapshot();
-    let mut pool = ClockedPool::restore(&snap, None, ManualClock::new(T0 + 1_000.0), || 0.0).unwrap();
+    let mut pool =
+        ClockedPool::restore(&snap, None, ManualClock::new(T0 + 1_000.0), repute::Randomness::host(|| 0.0))
+            .unwrap();
     assert_eq!(pool.finish(&l, timeout(), None).unwrap(), None);
     let views = pool.resource(Kind::Proxy, "p").unwrap().view;
     assert_eq!(views.cells[0].consecutive_failures, 1, "the outcome is real");

@@ -662,7 +662,9 @@ fn a_group_in_a_snapshot_follows_the_version_rules() {
     h.reg_in("a", Some("dc"));
     h.reg_in("b", None);
     let snap = h.snapshot();
-    let restore = |s: &str| ClockedPool::restore(s, None, ManualClock::new(T0), || 0.5).map(|_| ());
+    let restore = |s: &str| {
+        ClockedPool::restore(s, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5)).map(|_| ())
+    };
     assert!(restore(&snap).is_ok());
     let code = |s: &str| restore(s).unwrap_err().code();
     // "group": null is refused (absent means none).
@@ -679,7 +681,8 @@ fn a_group_in_a_snapshot_follows_the_version_rules() {
     assert_ne!(v1, snap);
     assert_eq!(code(&v1), "INVALID_SNAPSHOT", "a version 1 snapshot with a group");
     let v1_plain = v1.replace(r#","group":"dc""#, "");
-    let mut r = ClockedPool::restore(&v1_plain, None, ManualClock::new(T0), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&v1_plain, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5))
+        .unwrap();
     assert!(r.resources(&Filter::default()).unwrap().iter().all(|v| v.group.is_none()));
 }
 
@@ -716,7 +719,8 @@ fn a_resource_moved_into_a_new_group_after_a_restore_is_a_candidate_there() {
     h.reg("a");
     h.reg("b");
     let snap = h.snapshot();
-    let mut r = ClockedPool::restore(&snap, None, ManualClock::new(T0), || 0.5).unwrap();
+    let mut r =
+        ClockedPool::restore(&snap, None, ManualClock::new(T0), repute::Randomness::host(|| 0.5)).unwrap();
     assert!(!r.register_in(Kind::Proxy, "a", Some(Some("dc"))).unwrap());
     r.check_invariants().unwrap();
     let l = r.acquire_in("c", &[Some("dc")]).unwrap().expect("a is free and in dc");

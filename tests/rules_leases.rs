@@ -393,7 +393,8 @@ fn a_restored_pool_with_a_config_ttl_uses_it_for_new_leases() {
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"leaseTtlMs":5000}"#).unwrap();
     let clock = ManualClock::new(T0);
-    let mut pool = ClockedPool::restore(&json, Some(&patch), clock, || 0.0).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, Some(&patch), clock, repute::Randomness::host(|| 0.0)).unwrap();
     let l = pool.acquire("c").unwrap().unwrap();
     assert_eq!(l.expires_at, T + 5_000);
 }

@@ -261,7 +261,8 @@ fn a_config_patch_replaces_the_by_context_map_as_a_whole() {
     // A restore override likewise.
     let snap = h.snapshot();
     let o = ConfigPatch::from_json(r#"{"minGapMsByContext":{"z":7}}"#).unwrap();
-    let r = ClockedPool::restore(&snap, Some(&o), ManualClock::new(T0), || 0.5).unwrap();
+    let r = ClockedPool::restore(&snap, Some(&o), ManualClock::new(T0), repute::Randomness::host(|| 0.5))
+        .unwrap();
     let map: Vec<(&str, u64)> = r.config().min_gap_ms_by_context.iter().collect();
     assert_eq!(map, vec![("z", 7)]);
 }
@@ -314,7 +315,7 @@ fn paced_cells_stay_paced_across_a_snapshot_round_trip() {
         "keys in canonical order"
     );
     let clock = ManualClock::new(T0 + 3000.0);
-    let mut r = ClockedPool::restore(&snap, None, clock.clone(), || 0.5).unwrap();
+    let mut r = ClockedPool::restore(&snap, None, clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(r.snapshot().unwrap(), snap);
     assert_eq!(r.acquire("c").unwrap(), None);
     let v = r.resources(&repute::Filter::default()).unwrap();
@@ -333,7 +334,8 @@ fn a_restore_override_of_the_gap_paces_restored_cells_by_it() {
     // 1 s after +0 is over at +2 s; with 10 s it runs to +10 s.
     let o = ConfigPatch::from_json(r#"{"minGapMs":10000}"#).unwrap();
     let clock = ManualClock::new(T0 + 2000.0);
-    let mut r = ClockedPool::restore(&snap, Some(&o), clock.clone(), || 0.5).unwrap();
+    let mut r =
+        ClockedPool::restore(&snap, Some(&o), clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
     assert_eq!(r.acquire("c").unwrap(), None);
     assert_eq!(r.next_change_at("c").unwrap(), Some(T + 10_000));
     clock.set(T0 + 10_000.0);

@@ -970,9 +970,18 @@ fn the_issues_floor_example_is_refused_and_the_smallest_floor_follows_the_rule()
     let mut h = Harness::new();
     refused(h.pool.set_config(&patch).map(drop), "setConfig");
     let snap = h.snapshot().replace("\"explorationFloor\":1,", "\"explorationFloor\":1e-7,");
-    refused(ClockedPool::restore(&snap, None, ManualClock::new(T0), || 0.0).map(drop), "restore");
     refused(
-        ClockedPool::restore(&h.snapshot(), Some(&patch), ManualClock::new(T0), || 0.0).map(drop),
+        ClockedPool::restore(&snap, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0)).map(drop),
+        "restore",
+    );
+    refused(
+        ClockedPool::restore(
+            &h.snapshot(),
+            Some(&patch),
+            ManualClock::new(T0),
+            repute::Randomness::host(|| 0.0),
+        )
+        .map(drop),
         "override",
     );
 

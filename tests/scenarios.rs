@@ -29,7 +29,7 @@ use std::rc::Rc;
 use repute::wasm::views_json;
 use repute::{
     BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Next, Outcome,
-    PoolEvent, ProbeDue, RandomSource, Registration, ResourceView, SeededRandom, ViewState,
+    PoolEvent, ProbeDue, Randomness, Registration, ResourceView, ViewState,
 };
 use serde_json::{Map, Value};
 
@@ -80,13 +80,12 @@ struct Host {
 
 impl Host {
     /// A fresh random source: the seeded PRNG from its start, or the shared list of draws.
-    fn random(&self) -> Box<dyn FnMut() -> f64> {
+    fn random(&self) -> Randomness {
         if let Some(seed) = self.seed {
-            let mut r = SeededRandom::new(seed);
-            return Box::new(move || r.next_f64());
+            return Randomness::seeded(seed);
         }
         let (draws, ran_out) = (Rc::clone(&self.draws), Rc::clone(&self.ran_out));
-        Box::new(move || {
+        Randomness::host(move || {
             draws.borrow_mut().pop_front().unwrap_or_else(|| {
                 ran_out.set(true);
                 f64::NAN // fails the call; reported as "ran out of draws"

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{ClockedPool, ManualClock};
-use repute::{BlockSpec, Config, FailureType, Kind, Outcome, SeededRandom};
+use repute::{BlockSpec, Config, FailureType, Kind, Outcome, Randomness};
 
 const T0: f64 = 1_700_000_000_000.0;
 
@@ -39,7 +39,7 @@ fn joined(pool: &mut ClockedPool, resources: &[(Kind, &str)]) -> String {
 #[test]
 fn parts_join_into_the_snapshot_bytes() {
     let clock = ManualClock::new(T0);
-    let mut pool = ClockedPool::new(Config::default(), clock.clone(), SeededRandom::new(7)).unwrap();
+    let mut pool = ClockedPool::new(Config::default(), clock.clone(), Randomness::seeded(7)).unwrap();
     let names: Vec<String> = (0..40).map(|i| format!("proxy-{}.example:80{:02}", 39 - i, i)).collect();
     let mut all: Vec<(Kind, &str)> = names.iter().map(|n| (Kind::Proxy, n.as_str())).collect();
     all.push((Kind::Account, "user:pass"));

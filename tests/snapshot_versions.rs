@@ -126,7 +126,9 @@ fn a_version_1_snapshot_takes_a_restore_override_of_the_new_fields() {
     let patch =
         ConfigPatch::from_json(r#"{"minGapMs":250,"minGapMsByContext":{"c":9},"maxCoolingPercent":30}"#)
             .unwrap();
-    let pool = ClockedPool::restore(&v1, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool =
+        ClockedPool::restore(&v1, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+            .unwrap();
     let cfg = pool.config();
     assert_eq!((cfg.min_gap_for("c"), cfg.min_gap_for("d"), cfg.max_cooling_percent), (9, 250, 30));
 }

@@ -263,7 +263,7 @@ fn an_invalid_field_rejects_the_whole_patch() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"windowSize":0}"#).unwrap();
-    let r = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0);
+    let r = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0));
     assert!(matches!(r, Err(Error::InvalidConfig(_))), "{r:?}");
 }
 
@@ -1026,7 +1026,9 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     h.reg("p");
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"coolAfter":5,"penalties":{"BLOCKED":1}}"#).unwrap();
-    let pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let pool =
+        ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+            .unwrap();
     let want = Config {
         cool_after: 5,
         window_size: 7,
@@ -1035,7 +1037,8 @@ fn restore_applies_a_config_override_on_top_of_the_snapshot_config() {
     };
     assert_eq!(*pool.config(), want);
     // Without an override the snapshot's config is used as is.
-    let pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+    let pool =
+        ClockedPool::restore(&json, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0)).unwrap();
     assert_eq!(
         *pool.config(),
         Config { window_size: 7, penalties: PerFailure([30.0, 15.0, 10.0, 5.0, 9.0]), ..spec_defaults() }
@@ -1051,7 +1054,9 @@ fn a_smaller_window_size_on_restore_keeps_the_newest_outcomes() {
     }
     let json = h.snapshot();
     let patch = ConfigPatch::from_json(r#"{"windowSize":2}"#).unwrap();
-    let mut pool = ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, Some(&patch), ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+            .unwrap();
     let snap: serde_json::Value = serde_json::from_str(&pool.snapshot().unwrap()).unwrap();
     assert_eq!(snap["cells"][0]["window"], serde_json::json!([["OK", 4], ["OK", 5]]));
     assert_eq!(snap["config"]["windowSize"], 2);
@@ -1067,12 +1072,14 @@ fn limits_smaller_than_the_snapshot_are_capacity_exceeded() {
     let json = h.snapshot();
     for patch in [r#"{"maxResources":1}"#, r#"{"maxCells":1}"#] {
         let p = ConfigPatch::from_json(patch).unwrap();
-        let r = ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0);
+        let r = ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), repute::Randomness::host(|| 0.0));
         assert!(matches!(r, Err(Error::CapacityExceeded(_))), "{patch}: {r:?}");
     }
     // Exactly at the limits: fine.
     let p = ConfigPatch::from_json(r#"{"maxResources":2,"maxCells":2}"#).unwrap();
-    assert!(ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), || 0.0).is_ok());
+    assert!(
+        ClockedPool::restore(&json, Some(&p), ManualClock::new(T0), repute::Randomness::host(|| 0.0)).is_ok()
+    );
 }
 
 /// A pool in a varied state: non-default config, kinds, escapes, cooling/recovering cells,
@@ -1112,11 +1119,12 @@ fn restore_then_snapshot_is_byte_identical() {
     h.at(125_000.0);
     let json = h.snapshot();
     let clock = ManualClock::new(T0 + 125_000.0);
-    let mut pool = ClockedPool::restore(&json, None, clock, || 0.0).unwrap();
+    let mut pool = ClockedPool::restore(&json, None, clock, repute::Randomness::host(|| 0.0)).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     // Twice round.
     let again = pool.snapshot().unwrap();
-    let mut pool2 = ClockedPool::restore(&again, None, ManualClock::new(T0), || 0.0).unwrap();
+    let mut pool2 =
+        ClockedPool::restore(&again, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0)).unwrap();
     assert_eq!(pool2.snapshot().unwrap(), json);
 }
 
@@ -1127,7 +1135,8 @@ fn a_restored_pools_time_starts_at_taken_at() {
     let json = h.snapshot();
     // An earlier clock reading is treated as takenAt: the snapshot is unchanged, byte for byte.
     let clock = ManualClock::new(T0 + 5_000.0);
-    let mut pool = ClockedPool::restore(&json, None, clock.clone(), || 0.0).unwrap();
+    let mut pool =
+        ClockedPool::restore(&json, None, clock.clone(), repute::Randomness::host(|| 0.0)).unwrap();
     assert_eq!(pool.snapshot().unwrap(), json);
     assert_eq!(pool.stats().unwrap().now, T + 125_000);
     // A report at the earlier reading is stamped at takenAt, and cooldowns run from it.
@@ -1178,7 +1187,9 @@ fn restore_then_snapshot_is_byte_identical_over_random_histories() {
             }
         }
         let json = h.snapshot();
-        let mut pool = ClockedPool::restore(&json, None, ManualClock::new(T0), || 0.0).unwrap();
+        let mut pool =
+            ClockedPool::restore(&json, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0))
+                .unwrap();
         assert_eq!(pool.snapshot().unwrap(), json, "round {round}");
     }
 }

@@ -4,7 +4,9 @@
 //! TLS_HANDSHAKE 0.5 %) and the acquire + report + release cycle — plain, by groups (three
 //! tiers, the first two blocked, so each acquire walks all three), or on a paced pool.
 
-use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, Pool, SeededRandom};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256StarStar;
+use repute::{BlockSpec, Config, ConfigPatch, FailureType, Kind, Outcome, Pool};
 
 pub const CONTEXTS: usize = 10;
 pub const T0: f64 = 1_700_000_000_000.0;
@@ -43,7 +45,7 @@ pub fn outcome(r: u64) -> Outcome {
 pub fn build(n: usize, window: usize) -> Pool {
     let mut pool = Pool::with_seed(config((n * CONTEXTS) as u32 + 16), 42).unwrap();
     let ctxs = contexts();
-    let mut rng = SeededRandom::new(7);
+    let mut rng = Xoshiro256StarStar::seed_from_u64(7);
     for i in 0..n {
         pool.register(T0, Kind::Proxy, &value(i)).unwrap();
     }
@@ -83,7 +85,7 @@ pub struct CycleState {
     /// The clock reading of the last call (ms since the Unix epoch).
     now: f64,
     ctxs: Vec<String>,
-    rng: SeededRandom,
+    rng: Xoshiro256StarStar,
     i: usize,
     mode: Mode,
 }
@@ -115,7 +117,7 @@ impl CycleState {
             }
         }
         pool.drain_events(now).unwrap();
-        CycleState { pool, now, ctxs: contexts(), rng: SeededRandom::new(9), i: 0, mode }
+        CycleState { pool, now, ctxs: contexts(), rng: Xoshiro256StarStar::seed_from_u64(9), i: 0, mode }
     }
 
     fn acquire(&mut self, ctx: usize) -> repute::Lease {

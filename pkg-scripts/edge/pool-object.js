@@ -2,8 +2,9 @@
 // Node server (lib/http/handler.js) over a `DurableHost` (durable-host.js).
 //
 // - The engine is the web build, loaded from a precompiled `WebAssembly.Module` (the only form
-//   workerd allows); the clock is `Date.now()`; the pool's random seed is read from
-//   `crypto.getRandomValues` here, in the object's constructor — never at module scope.
+//   workerd allows); the clock is `Date.now()`; the pool is given no seed, so the engine seeds
+//   it from `crypto.getRandomValues` (getrandom) when it is made, inside the object's
+//   constructor's `blockConcurrencyWhile` — never at module scope.
 // - The pool is restored inside `blockConcurrencyWhile`, so no request meets it half-restored.
 // - A malformed binding (`REPUTE_TOKENS`, `REPUTE_CONFIG`, or a count below that is not an
 //   integer in range) makes every request answer a 500 `misconfigured` problem naming the
@@ -23,7 +24,6 @@
 
 import wasm from "../pkg/repute_bg.wasm";
 import { init, Pool } from "../web.js";
-import { cryptoSeed } from "../lib/pool.js";
 import { createHandler } from "../lib/http/handler.js";
 import { parseTokens } from "../lib/http/auth.js";
 import { HttpProblem, problemReply } from "../lib/http/problems.js";
@@ -81,7 +81,6 @@ export class PoolObject {
   constructor(ctx, env) {
     this.#ctx = ctx;
     this.#env = env;
-    const seed = cryptoSeed();
     // Test hooks only: a clock the tests set (REPUTE_TEST_NOW to start, then the
     // x-repute-test-now header of each request), so the Node server's suites run unchanged.
     const hooks = env.REPUTE_TEST_HOOKS === "1";
@@ -102,7 +101,6 @@ export class PoolObject {
             ctx,
             Pool,
             config,
-            seed,
             now,
             checkpointMs,
             ...(hooks && env.REPUTE_TEST_RESERVE_STEP ? { reserveStep: Number(env.REPUTE_TEST_RESERVE_STEP) } : {}),

@@ -201,10 +201,11 @@ function configJson(config) {
 
 /**
  * Reads pool options: `{config?, now?, random?, seed?, timers?, maxWaiters?}`. With neither
- * `random` nor `seed`, `seed()` supplies one (from `crypto.getRandomValues`, called now, never
- * at module scope). The last entry is the waiting options (`waiters.js`).
+ * `random` nor `seed`, the engine seeds the pool itself when it is made (getrandom:
+ * `crypto.getRandomValues`, never at module scope). The last entry is the waiting options
+ * (`waiters.js`).
  */
-function optionsOf(options, seed) {
+function optionsOf(options) {
   if (options === undefined) options = {};
   if (!isPlainObject(options)) throw invalid("options must be an object");
   for (const k in options) if (!OPTION_KEYS.has(k)) throw invalid(`unknown option ${k}`);
@@ -216,9 +217,8 @@ function optionsOf(options, seed) {
     throw invalid("timers must be an object with setTimeout and clearTimeout functions");
   }
   if (!(Number.isSafeInteger(maxWaiters) && maxWaiters >= 0)) throw invalid("maxWaiters must be a non-negative integer");
-  let s = options.seed;
+  const s = options.seed;
   if (s !== undefined && !(Number.isSafeInteger(s) && s >= 0)) throw invalid("seed must be a non-negative safe integer");
-  if (random === undefined && s === undefined) s = seed();
   return [configJson(config), now, random, s, { ...(timers ? { timers } : {}), max: maxWaiters }];
 }
 
@@ -247,12 +247,6 @@ function atLeastOf(atLeast) {
   });
 }
 
-/** A seed from the platform's cryptographic random source, read when a pool is made. */
-export function cryptoSeed() {
-  const words = globalThis.crypto.getRandomValues(new Uint32Array(2));
-  return (words[0] & 0x1fffff) * 0x100000000 + words[1];
-}
-
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
 const SLOTS = 0x100000000;
 /** Equal to no argument a caller can pass. */
@@ -268,7 +262,7 @@ function clock(now = Date.now) {
 }
 
 /** Builds the `Pool` class over a loaded `RawPool`. */
-export function makePool(RawPool, seed = cryptoSeed) {
+export function makePool(RawPool) {
   const RESTORING = Symbol("restoring");
 
   class Pool {
@@ -304,7 +298,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
         [this.#raw, this.#now, this.#waitOptions] = raw;
         return;
       }
-      const [config, now, random, s, wait] = optionsOf(options, seed);
+      const [config, now, random, s, wait] = optionsOf(options);
       this.#raw = new RawPool(config, random, s);
       this.#now = clock(now);
       this.#waitOptions = wait;
@@ -318,7 +312,7 @@ export function makePool(RawPool, seed = cryptoSeed) {
       text("snapshotJson", snapshotJson);
       let atLeast;
       if (isPlainObject(options) && "atLeast" in options) ({ atLeast, ...options } = options);
-      const [config, now, random, s, wait] = optionsOf(options, seed);
+      const [config, now, random, s, wait] = optionsOf(options);
       const floor = atLeastOf(atLeast);
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now), wait]);
     }

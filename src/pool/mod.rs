@@ -47,7 +47,7 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
 use crate::ids::{ContextId, ResourceId};
-use crate::random::{RandomSource, SeededRandom};
+use crate::randomness::Randomness;
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
 use crate::registry::same_text;
@@ -78,7 +78,7 @@ pub struct Pool {
     core: Core,
     /// Context names interned for calls by id (not durable).
     contexts: ContextNames,
-    random: Box<dyn RandomSource>,
+    random: Randomness,
 }
 
 impl std::fmt::Debug for Pool {
@@ -100,15 +100,16 @@ fn stale(id: ResourceId) -> Error {
 }
 
 impl Pool {
-    /// A new, empty pool. A config with a field out of range is `INVALID_CONFIG`.
-    pub fn new(config: Config, random: impl RandomSource + 'static) -> Result<Pool> {
+    /// A new, empty pool drawing from `random`: any `rand` generator (`impl rand::Rng`), or
+    /// [`Randomness`]. A config with a field out of range is `INVALID_CONFIG`.
+    pub fn new(config: Config, random: impl Into<Randomness>) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: Box::new(random) })
+        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: random.into() })
     }
 
-    /// A new pool drawing from a seeded PRNG (deterministic).
+    /// A new pool drawing from the seeded generator (`Randomness::seeded`: deterministic).
     pub fn with_seed(config: Config, seed: u64) -> Result<Pool> {
-        Pool::new(config, SeededRandom::new(seed))
+        Pool::new(config, Randomness::seeded(seed))
     }
 
     /// Restores a snapshot; `overrides` replaces fields of the snapshot's config. On any error
@@ -117,7 +118,7 @@ impl Pool {
     pub fn restore(
         json: &str,
         overrides: Option<&ConfigPatch>,
-        random: impl RandomSource + 'static,
+        random: impl Into<Randomness>,
     ) -> Result<Pool> {
         Pool::restore_above(json, overrides, &Floor::default(), random)
     }
@@ -127,11 +128,11 @@ impl Pool {
         json: &str,
         overrides: Option<&ConfigPatch>,
         floor: &Floor,
-        random: impl RandomSource + 'static,
+        random: impl Into<Randomness>,
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, contexts: ContextNames::default(), random: Box::new(random) })
+        Ok(Pool { core, contexts: ContextNames::default(), random: random.into() })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -288,7 +289,7 @@ impl Pool {
     fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
-        let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next()));
         self.core.finish();
         out
     }
@@ -303,8 +304,7 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
         let random = &mut self.random;
-        let out =
-            self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next()));
         self.core.finish();
         out
     }
@@ -564,7 +564,7 @@ impl Pool {
         next: Option<&Next>,
     ) -> Result<Option<Lease>> {
         let random = &mut self.random;
-        let draw = || check::random_draw(random.next_f64());
+        let draw = || check::random_draw(random.next());
         let out = self.core.finish_step(t, slot, context, token, outcome, next, draw);
         self.core.finish();
         out
@@ -599,7 +599,7 @@ impl Pool {
     ) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
-        let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next_f64()));
+        let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next()));
         self.core.finish();
         out
     }

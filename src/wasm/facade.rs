@@ -26,7 +26,7 @@ use js_sys::{Float64Array, Function};
 use rustc_hash::FxHashMap;
 use wasm_bindgen::prelude::*;
 
-use super::host::{HostRandom, JsRandom, js_error};
+use super::host::{draws, js_error};
 use super::packed::pack_events_into;
 use super::views_json;
 use crate::check;
@@ -34,7 +34,6 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::ids::{ContextId, ResourceId};
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
-use crate::random::SeededRandom;
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
 type JsResult<T> = Result<T, JsValue>;
@@ -61,19 +60,6 @@ fn outcome(code: u8, latency: f64) -> Result<Outcome, Error> {
 
 fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
     config.as_deref().map(ConfigPatch::from_json).transpose()
-}
-
-/// The random source: a JS function, or a seeded PRNG (never both).
-fn random(random: Option<Function>, seed: Option<f64>) -> Result<HostRandom, Error> {
-    match (random, seed) {
-        (Some(_), Some(_)) => Err(invalid_argument("give either random or seed, not both")),
-        (Some(f), None) => Ok(HostRandom::Js(JsRandom(f))),
-        (None, Some(s)) => {
-            let seed = check::int_in("seed", s, 0, check::MAX_SAFE).map_err(invalid_argument)?;
-            Ok(HostRandom::Seeded(SeededRandom::new(seed)))
-        }
-        (None, None) => Err(invalid_argument("a random function or a seed is required")),
-    }
 }
 
 /// A `groups` list from its names run together and their UTF-16 lengths (`NULL_GROUP`: null).
@@ -190,12 +176,13 @@ impl RawPool {
 
 #[wasm_bindgen]
 impl RawPool {
-    /// `config`: partial config as JSON text; exactly one of `random` and `seed`.
+    /// `config`: partial config as JSON text; at most one of `random` and `seed` (neither: a
+    /// seed from the platform, `host.rs`).
     #[wasm_bindgen(constructor)]
     pub fn new(config: Option<String>, rand: Option<Function>, seed: Option<f64>) -> JsResult<RawPool> {
         let build = || -> Result<RawPool, Error> {
             let cfg = Config::from_patch(&patch(config)?.unwrap_or_default())?;
-            Ok(RawPool::wrap(Pool::new(cfg, random(rand, seed)?)?))
+            Ok(RawPool::wrap(Pool::new(cfg, draws(rand, seed)?)?))
         };
         build().map_err(js_error)
     }
@@ -215,7 +202,7 @@ impl RawPool {
         let build = || -> Result<RawPool, Error> {
             let overrides = patch(config)?;
             let floor = Floor::from_host(min_revision, min_fencing, min_next_seq)?;
-            let pool = Pool::restore_above(snapshot, overrides.as_ref(), &floor, random(rand, seed)?)?;
+            let pool = Pool::restore_above(snapshot, overrides.as_ref(), &floor, draws(rand, seed)?)?;
             Ok(RawPool::wrap(pool))
         };
         build().map_err(js_error)

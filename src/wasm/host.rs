@@ -1,35 +1,42 @@
-//! The host side of the facade: a JavaScript function as the engine's random source, and
-//! engine errors as JavaScript `Error` objects with a stable `code`. (The clock's reading is an
-//! argument of every call; see `mod.rs`.)
+//! The host side of the facade: the pool's draws as the host chose them (a JavaScript
+//! function, a seed, or neither: a seed from the platform's entropy), and engine errors as
+//! JavaScript `Error` objects with a stable `code`. (The clock's reading is an argument of
+//! every call; see `mod.rs`.)
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::error::Error;
-use crate::random::RandomSource;
+use crate::check;
+use crate::error::{Error, invalid_argument};
+use crate::randomness::Randomness;
 
-/// A JavaScript function returning draws in [0, 1).
-pub struct JsRandom(pub Function);
-
-impl RandomSource for JsRandom {
-    fn next_f64(&mut self) -> f64 {
-        self.0.call0(&JsValue::NULL).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
-    }
-}
-
-/// The pool's random source as the host chose it.
-pub enum HostRandom {
-    Js(JsRandom),
-    Seeded(crate::random::SeededRandom),
-}
-
-impl RandomSource for HostRandom {
-    fn next_f64(&mut self) -> f64 {
-        match self {
-            HostRandom::Js(r) => r.next_f64(),
-            HostRandom::Seeded(r) => r.next_f64(),
+/// The pool's draws: a JS function returning draws in [0, 1) (used as they are; the pool
+/// checks each one, and one that is not a number or throws is NaN, refused), a seed, or
+/// neither — then a seed from `getrandom` (`crypto.getRandomValues` in wasm), read here, when
+/// a pool is made: never at module scope, which Workers refuse.
+pub fn draws(random: Option<Function>, seed: Option<f64>) -> Result<Randomness, Error> {
+    match (random, seed) {
+        (Some(_), Some(_)) => Err(invalid_argument("give either random or seed, not both")),
+        (Some(f), None) => Ok(Randomness::host(move || {
+            f.call0(&JsValue::NULL).ok().and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
+        })),
+        (None, Some(s)) => {
+            let seed = check::int_in("seed", s, 0, check::MAX_SAFE).map_err(invalid_argument)?;
+            Ok(Randomness::seeded(seed))
         }
+        (None, None) => Ok(Randomness::seeded(entropy_seed()?)),
     }
+}
+
+/// 64 bits from the platform's cryptographic random source.
+fn entropy_seed() -> Result<u64, Error> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        invalid_argument(format!(
+            "neither random nor seed was given, and no seed could be read from crypto.getRandomValues ({e})"
+        ))
+    })?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 /// An `Error` whose `message` is the detail and whose `code` is the stable error code.

@@ -7,7 +7,7 @@
 
 use repute::{
     BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Next, Outcome, Pool,
-    PoolEvent, ProbeDue, RandomSource, ResourceDetail, ResourceId, ResourceView, Result, Stats,
+    PoolEvent, ProbeDue, Randomness, ResourceDetail, ResourceId, ResourceView, Result, Stats,
 };
 use std::ops::{Deref, DerefMut};
 
@@ -45,7 +45,7 @@ impl ClockedPool {
     pub fn new(
         config: Config,
         clock: impl Clock + 'static,
-        random: impl RandomSource + 'static,
+        random: impl Into<Randomness>,
     ) -> Result<ClockedPool> {
         Ok(ClockedPool::wrap(Pool::new(config, random)?, clock))
     }
@@ -58,7 +58,7 @@ impl ClockedPool {
         json: &str,
         overrides: Option<&ConfigPatch>,
         clock: impl Clock + 'static,
-        random: impl RandomSource + 'static,
+        random: impl Into<Randomness>,
     ) -> Result<ClockedPool> {
         Ok(ClockedPool::wrap(Pool::restore(json, overrides, random)?, clock))
     }
@@ -68,7 +68,7 @@ impl ClockedPool {
         overrides: Option<&ConfigPatch>,
         floor: &Floor,
         clock: impl Clock + 'static,
-        random: impl RandomSource + 'static,
+        random: impl Into<Randomness>,
     ) -> Result<ClockedPool> {
         Ok(ClockedPool::wrap(Pool::restore_above(json, overrides, floor, random)?, clock))
     }

@@ -31,9 +31,11 @@ impl Draws {
     pub fn remaining(&self) -> usize {
         self.0.borrow().len()
     }
-    pub fn source(&self) -> impl FnMut() -> f64 + 'static {
+    pub fn source(&self) -> repute::Randomness {
         let q = Rc::clone(&self.0);
-        move || q.borrow_mut().pop_front().expect("the test did not script this random draw")
+        repute::Randomness::host(move || {
+            q.borrow_mut().pop_front().expect("the test did not script this random draw")
+        })
     }
 }
 

@@ -1,12 +1,12 @@
 // The edge worker's own promises, in real workerd (Miniflare) with its Durable Objects' SQLite
-// storage in a temporary folder: regions are isolated; a restart (Miniflare disposed, a new one
-// on the same folder) keeps cells, blocklist and the fencing high-water mark, and hands out
-// larger tokens than before; groups and held cells survive it, and grouped acquires pick as
-// before; reports reach storage by the alarm; a 100k-cell pool round-trips
-// through storage byte for byte; a checkpoint after one report writes a few rows; a storage
-// failure midway through a checkpoint leaves the previous state readable and the next
-// checkpoint completes it; an operator action that cannot be stored is refused and changes
-// nothing; the event stream works.
+// storage in a temporary folder: regions are isolated; each region's pool is made and seeded by
+// the engine inside its object; a restart (Miniflare disposed, a new one on the same folder)
+// keeps cells, blocklist and the fencing high-water mark, and hands out larger tokens than
+// before; groups and held cells survive it, and grouped acquires pick as before; reports reach
+// storage by the alarm; a 100k-cell pool round-trips through storage byte for byte; a
+// checkpoint after one report writes a few rows; a storage failure midway through a checkpoint
+// leaves the previous state readable and the next checkpoint completes it; an operator action
+// that cannot be stored is refused and changes nothing; the event stream works.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startEdge, tempDir } from "./_edge-support.mjs";
@@ -60,6 +60,29 @@ test("two regions are isolated: a block in one is invisible in the other", async
     assert.equal((await snapshotOf(e, "eu")).blocklist.length, 1);
     assert.equal((await call(e, "Bad_Region", "GET", "/api/stats")).status, 400);
     assert.equal((await fetch(`${e.url}/api/stats`)).status, 404);
+  } finally {
+    await e.close();
+  }
+});
+
+test("each region's pool is made and seeded inside its Durable Object by the engine (getrandom in workerd): two regions with the same history pick differently", async () => {
+  const e = await edge(await folder());
+  try {
+    const values = Array.from({ length: 16 }, (_, i) => `p:${i}`);
+    const picks = {};
+    for (const r of ["eu", "us"]) {
+      for (const value of values) assert.equal((await call(e, r, "POST", "/api/resources", { kind: "PROXY", value })).status, 201);
+      picks[r] = [];
+      for (let i = 0; i < 24; i++) {
+        const l = await call(e, r, "POST", "/api/leases", { context: "c" });
+        assert.equal(l.status, 201, l.text);
+        picks[r].push(l.json.value);
+        assert.equal((await call(e, r, "DELETE", `/api/leases/${l.json.leaseId}`)).status, 204);
+      }
+    }
+    // Equal weights over 16 candidates: the same 24 picks by chance is about 16^-24.
+    assert.notDeepEqual(picks.eu, picks.us, "seeded from entropy, not from a constant");
+    assert.ok(new Set(picks.eu).size > 4, "picks spread over the pool");
   } finally {
     await e.close();
   }

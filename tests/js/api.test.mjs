@@ -1211,7 +1211,7 @@ function picks(options) {
   return { out, snapshot: pool.snapshot() };
 }
 
-test("without random or seed, pools are seeded from crypto: same history, different picks", () => {
+test("without random or seed, the engine seeds each pool from crypto.getRandomValues when it is made: same history, different picks", () => {
   const realRandom = Math.random;
   Math.random = () => 0.5; // not the source: pools must still differ
   try {
@@ -1222,6 +1222,31 @@ test("without random or seed, pools are seeded from crypto: same history, differ
   } finally {
     Math.random = realRandom;
   }
+});
+
+test("the unseeded pool's seed is read by the engine (getrandom), once per pool made, never with a seed or random", () => {
+  const crypto = globalThis.crypto;
+  const calls = [];
+  // Every byte the engine asks for is 7: two pools then pick alike, which they never do with
+  // real entropy (the test above). The stand-in is an own property, deleted afterwards.
+  crypto.getRandomValues = (bytes) => (calls.push(bytes.length), bytes.fill(7));
+  let a, b;
+  try {
+    a = picks({});
+    b = picks({});
+    assert.deepEqual(calls, [8, 8], "one 8-byte seed per pool, read when the pool is made");
+    picks({ seed: 1 });
+    picks({ random: () => 0.5 });
+    Pool.restore(a.snapshot, { seed: 2 });
+    assert.equal(calls.length, 2, "a seed or a random function: no entropy read");
+    Pool.restore(a.snapshot);
+    assert.equal(calls.length, 3, "a restore without seed or random reads one too");
+  } finally {
+    delete crypto.getRandomValues;
+  }
+  assert.equal(typeof crypto.getRandomValues, "function", "the platform's method is back");
+  assert.deepEqual(a.out, b.out, "the same bytes, the same seed, the same picks");
+  assert.notDeepEqual(picks({}).out, a.out, "real entropy again");
 });
 
 test("with the same seed, pools pick identically and snapshot byte for byte", () => {

@@ -242,9 +242,9 @@ impl Tape {
     fn used(&self) -> usize {
         self.0.borrow().1
     }
-    fn source(&self) -> impl FnMut() -> f64 + 'static {
+    fn source(&self) -> repute::Randomness {
         let t = self.clone();
-        move || t.next()
+        repute::Randomness::host(move || t.next())
     }
 }
 
@@ -857,7 +857,8 @@ impl Run {
         }
         // Snapshots: restore reproduces the bytes; the twin engine has the same bytes.
         let snap = pool.snapshot().unwrap();
-        let mut restored = ClockedPool::restore(&snap, None, self.clock.clone(), || 0.5).unwrap();
+        let mut restored =
+            ClockedPool::restore(&snap, None, self.clock.clone(), repute::Randomness::host(|| 0.5)).unwrap();
         prop_assert_eq!(restored.snapshot().unwrap(), snap.clone());
         restored.check_invariants().map_err(TestCaseError::fail)?;
         prop_assert_eq!(self.b.pool.snapshot().unwrap(), snap);
