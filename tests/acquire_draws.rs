@@ -6,6 +6,9 @@
 //! are small and fast-moving (short leases, blocks and cooldowns) so that acquires often land
 //! right when leases, blocks and half-open cooldowns end, with few candidates.
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use std::cell::Cell;

@@ -17,6 +17,9 @@
 //!   sum; and `check_invariants()` (the indexes against a from-scratch recomputation) after
 //!   every step.
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use common::{ClockedPool, ManualClock, T0};

@@ -5,6 +5,9 @@
 //! (Issue 13: with `successReward` 0.1, ten successes gave 0.9999999999999999, restored as 1;
 //! every earlier round-trip test used binary-exact values.)
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use std::cell::Cell;

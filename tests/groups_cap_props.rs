@@ -23,6 +23,9 @@
 //! grant the same leases, draw the same values and end each step with the same events and the
 //! same snapshot content (revision aside: a read that applies an expiry is a step of its own).
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use std::cell::RefCell;

@@ -4,6 +4,9 @@
 //! replaced. Every input must give `Ok` or an `Err`, never a panic. (A panic once came from the
 //! error path naming a key cut inside a multi-byte character.)
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -5,6 +5,9 @@
 //! refolding the children when the minimum may have risen (as the engine's selection
 //! summaries do).
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 use proptest::prelude::*;
 use repute::seq::summary_tree::Summary;
 use repute::seq::summary_tree::{FANOUT, SummaryTree};

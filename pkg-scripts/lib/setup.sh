@@ -83,6 +83,27 @@ ensure_wasm_bindgen() {
   fi
 }
 
+# wasm-bindgen-test-runner of that same version, which runs the facade's own tests in wasm32
+# (tests/wasm_facade.rs; .cargo/config.toml names it as cargo's wasm32 runner). It comes with
+# wasm-bindgen-cli: an install that lacks it, or has another version, is made again (--force:
+# cargo would otherwise take the CLI of that version for installed already).
+ensure_wasm_bindgen_test_runner() {
+  local want have
+  want=$(wasm_bindgen_version 2>/dev/null || true)
+  [ -n "$want" ] || setup_fail "wasm-bindgen-test-runner" "Cargo.lock names no wasm-bindgen crate; run cargo generate-lockfile"
+  have=$(wasm-bindgen-test-runner --version 2>/dev/null || true) # "wasm-bindgen-test-runner 0.2.130", or nothing
+  have=${have#wasm-bindgen-test-runner }
+  have=${have%% *}
+  if [ "$have" != "$want" ]; then
+    setup_note "installing wasm-bindgen-cli $want for its wasm-bindgen-test-runner (found: ${have:-none}) — first run only, about 2 minutes"
+    cargo install --force wasm-bindgen-cli --version "$want" >&2 \
+      || setup_fail "wasm-bindgen-test-runner $want" "cargo install --force wasm-bindgen-cli --version $want (needs the network and a C linker)"
+    have=$(wasm-bindgen-test-runner --version 2>/dev/null || true)
+    [ "$have" = "wasm-bindgen-test-runner $want" ] \
+      || setup_fail "wasm-bindgen-test-runner $want" "installed, but 'wasm-bindgen-test-runner --version' says '${have:-nothing}': put ~/.cargo/bin first on PATH"
+  fi
+}
+
 # npm packages of pkg-scripts, reinstalled only when package-lock.json changed.
 ensure_npm() {
   local dir="$root/pkg-scripts" stamp

@@ -12,3 +12,8 @@ pub mod views_json;
 mod facade;
 #[cfg(target_arch = "wasm32")]
 mod host;
+
+/// The facade's class, for its own tests in wasm32 (`tests/wasm_facade.rs`), which call it as
+/// the package's `pool.js` does.
+#[cfg(target_arch = "wasm32")]
+pub use facade::RawPool;

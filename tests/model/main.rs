@@ -19,6 +19,9 @@
 //! other live lease in the context of a cell due for recovery (one trial or probe at a time);
 //! tokens strictly increasing; never a blocked resource.
 
+// Native only, as proptest is (Cargo.toml): property tests do not run in wasm32.
+#![cfg(not(target_arch = "wasm32"))]
+
 mod reference;
 
 #[path = "../common/mod.rs"]

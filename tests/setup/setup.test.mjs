@@ -62,9 +62,14 @@ case "$1" in
       'echo "$(basename "$0") $*" >> "$STANDIN_LOG"' \
       'while [ $# -gt 0 ]; do [ "$1" = --out-dir ] && { mkdir -p "$2"; echo glue > "$2/repute.js"; echo wasm > "$2/repute_bg.wasm"; }; shift; done' \
       > "$STANDIN_BIN/wasm-bindgen"
-    chmod +x "$STANDIN_BIN/wasm-bindgen" ;;
+    printf '%s\\n' '#!${which("bash")}' \
+      'if [ "$1" = --version ]; then echo "wasm-bindgen-test-runner '"$v"'"; exit 0; fi' \
+      'echo "$(basename "$0") $*" >> "$STANDIN_LOG"' > "$STANDIN_BIN/wasm-bindgen-test-runner"
+    chmod +x "$STANDIN_BIN/wasm-bindgen" "$STANDIN_BIN/wasm-bindgen-test-runner" ;;
   build) ${LOG}; mkdir -p target/wasm32-unknown-unknown/wasm; echo wasm > target/wasm32-unknown-unknown/wasm/repute.wasm ;;
   --version) echo "cargo 1.95.0 (stand-in)" ;;
+  # a run in the browser says so, and which driver it was given
+  test) echo "cargo $*\${WASM_BINDGEN_USE_BROWSER:+ (browser, CHROMEDRIVER=\$CHROMEDRIVER)}" >> "$STANDIN_LOG" ;;
   *) ${LOG} ;;
 esac`),
   node: sh(`
@@ -163,6 +168,7 @@ const STEPS = [
   { name: "ensure_rust (rustfmt, clippy)", step: "ensure_rust", have: ["toolchain", "target"], install: "rustup component add", note: "installing rustfmt and clippy", fail: "rustup-component" },
   { name: "ensure_rust (wasm32 target)", step: "ensure_rust", have: ["toolchain", "components"], install: "rustup target add", note: "installing the Rust target wasm32-unknown-unknown", fail: "rustup-target" },
   { name: "ensure_wasm_bindgen", step: "ensure_wasm_bindgen", have: [], install: `cargo install wasm-bindgen-cli --version ${WANT}`, note: `installing wasm-bindgen-cli ${WANT}`, fail: "cargo-install" },
+  { name: "ensure_wasm_bindgen_test_runner", step: "ensure_wasm_bindgen_test_runner", have: [], install: `cargo install --force wasm-bindgen-cli --version ${WANT}`, note: `installing wasm-bindgen-cli ${WANT} for its wasm-bindgen-test-runner`, fail: "cargo-install" },
   { name: "ensure_npm", step: "ensure_npm", have: [], install: "npm ci", note: "installing the npm packages", fail: "npm-ci" },
   { name: "ensure_chromium", step: "ensure_chromium", have: [], install: "apt-get install -y -qq --no-install-recommends chromium chromium-driver", note: "installing Debian's chromium", fail: "apt-install" },
 ];
@@ -237,6 +243,59 @@ test("ensure_wasm_bindgen: installed but still not the one on PATH → named, wi
   assert.match(r.stderr, /fix: installed, but 'wasm-bindgen --version' says 'wasm-bindgen 0\.2\.99': put ~\/\.cargo\/bin first on PATH/);
 });
 
+/** Puts a stand-in of `name` answering `--version` with `version` on the machine's PATH. */
+function putTool(m, name, version) {
+  writeFileSync(join(m.bin, name), sh(`echo "${name} ${version}"`));
+  chmodSync(join(m.bin, name), 0o755);
+}
+
+test("ensure_wasm_bindgen_test_runner: the CLI of the pinned version without its runner → installed again, forced", (t) => {
+  const m = machine(t, { have: ALL });
+  rmSync(join(m.bin, "wasm-bindgen-test-runner"));
+  const r = m.step("ensure_wasm_bindgen_test_runner");
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /went on/);
+  assert.match(m.log(), new RegExp(`^cargo install --force wasm-bindgen-cli --version ${WANT.replaceAll(".", "\\.")}\n$`));
+  assert.match(r.stderr, /\(found: none\)/);
+  assert.ok(existsSync(join(m.bin, "wasm-bindgen-test-runner")), "the runner is there now");
+});
+
+test("ensure_wasm_bindgen_test_runner: a runner of another version is replaced by the pinned one", (t) => {
+  const m = machine(t, { have: ALL });
+  putTool(m, "wasm-bindgen-test-runner", "0.2.99");
+  const r = m.step("ensure_wasm_bindgen_test_runner");
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`installing wasm-bindgen-cli ${WANT.replaceAll(".", "\\.")} for its wasm-bindgen-test-runner \\(found: 0\\.2\\.99\\)`));
+});
+
+test("ensure_wasm_bindgen_test_runner: installed but still not the one on PATH → named, with the fix", (t) => {
+  const m = machine(t);
+  writeFileSync(join(m.bin, "cargo"), sh(LOG));
+  putTool(m, "wasm-bindgen-test-runner", "0.2.99");
+  const r = m.step("ensure_wasm_bindgen_test_runner");
+  assert.notEqual(r.status, 0);
+  assert.doesNotMatch(r.stdout, /went on/);
+  assert.match(r.stderr, /setup: wasm-bindgen-test-runner .+ failed\nsetup: fix: installed, but 'wasm-bindgen-test-runner --version' says 'wasm-bindgen-test-runner 0\.2\.99': put ~\/\.cargo\/bin first on PATH/);
+});
+
+test("ensure_chromium: Chromium without ChromeDriver → both installed (the wasm tests and the browser tests need the driver)", (t) => {
+  const m = machine(t);
+  putTool(m, "chromium", "156.0");
+  const r = m.step("ensure_chromium");
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(m.log(), /apt-get install .*chromium-driver/);
+  assert.ok(existsSync(join(m.bin, "chromedriver")), "chromedriver on PATH now");
+});
+
+test("ensure_chromium: ChromeDriver and Chromium present → nothing installed", (t) => {
+  const m = machine(t);
+  putTool(m, "chromium", "156.0");
+  putTool(m, "chromedriver", "156.0");
+  const r = m.step("ensure_chromium");
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(m.log(), "");
+});
+
 test("ensure_node: Node.js missing or too old → named failures", (t) => {
   const missing = machine(t, { omit: ["node"] }).step("ensure_node");
   assert.notEqual(missing.status, 0);
@@ -299,7 +358,12 @@ test("pkg-scripts/test on a bare machine installs everything (Chromium too), the
   const m = machine(t);
   const r = m.script("test");
   assert.equal(r.status, 0, `exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-  assertInstalledThen(m.log(), ["apt-get update", "apt-get install", "cargo fmt --check", "cargo clippy", "cargo test", "cargo build --profile wasm", "tsc -p", "node --test tests/js/"]);
+  const wasmTests = "cargo test --locked --target wasm32-unknown-unknown --test wasm_facade";
+  assertInstalledThen(m.log(), ["apt-get update", "apt-get install", "cargo fmt --check", "cargo clippy",
+    "cargo clippy --locked --target wasm32-unknown-unknown --all-targets", "cargo test",
+    `${wasmTests}\n`, `${wasmTests} (browser, CHROMEDRIVER=${join(m.bin, "chromedriver")})\n`,
+    "cargo build --profile wasm", "tsc -p", "node --test tests/js/"]);
+  assert.doesNotMatch(m.log(), /cargo install --force/, "one install of wasm-bindgen-cli gave both binaries");
   assert.match(r.stdout, /== all tests passed/);
   assert.match(r.stderr, new RegExp(`setup: installing wasm-bindgen-cli ${WANT.replaceAll(".", "\\.")} \\(found: none\\) — first run only, about 2 minutes`));
 });
@@ -310,6 +374,14 @@ test("pkg-scripts/test: a failed install stops the run with the step named", (t)
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, new RegExp(`setup: wasm-bindgen-cli ${WANT.replaceAll(".", "\\.")} failed\\nsetup: fix: cargo install wasm-bindgen-cli`));
   assert.doesNotMatch(m.log(), /cargo fmt/);
+});
+
+test("pkg-scripts/test: no ChromeDriver and no way to install it → a named failure before any test", (t) => {
+  const m = machine(t, { have: ["toolchain", "components", "target", "wasm-bindgen", "npm"] });
+  const r = m.script("test", [], { STANDIN_UID: "1000" });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /setup: Chromium failed\nsetup: fix: as root: apt-get update && apt-get install -y chromium chromium-driver/);
+  assert.doesNotMatch(m.log(), /cargo test/);
 });
 
 test("pkg-scripts/build when up to date skips wasm-bindgen and wasm-opt; a changed module rebuilds", (t) => {
