@@ -10,7 +10,7 @@
 #[allow(dead_code)]
 mod workload;
 
-use repute::{Pool, SeededRandom};
+use repute::{Pool, Randomness};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,7 +25,7 @@ fn main() {
             bytes += pool.snapshot(workload::T0).unwrap().len();
         }
         if only != Some("snapshot") {
-            let restored = Pool::restore(&snap, None, SeededRandom::new(1)).unwrap();
+            let restored = Pool::restore(&snap, None, Randomness::seeded(1)).unwrap();
             bytes += std::hint::black_box(restored).stats(workload::T0).unwrap().cells as usize;
         }
     }
