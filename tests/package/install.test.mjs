@@ -56,7 +56,9 @@ test("the tarball holds the engine, the console, README, LICENSE and types, and 
 });
 
 test("npx repute serve, in the empty project, answers the API and serves the console with every file it loads", async () => {
-  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", "data"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" } });
+  // Its own process group: npx runs repute serve as a child of its own, and the whole group is
+  // stopped at the end (stopping npx alone left the server running, holding the test's pipes).
+  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", "data"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" }, detached: true });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -90,8 +92,14 @@ test("npx repute serve, in the empty project, answers the API and serves the con
     assert.equal(wasm.status, 200);
     assert.equal(wasm.headers.get("content-type"), "application/wasm");
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((r) => child.on("exit", r));
+    const exited = child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.on("exit", r));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // the group is gone already
+    }
+    await exited;
+    await new Promise((r) => (child.stdout.readableEnded ? r() : child.stdout.on("close", r)));
   }
 });
 
