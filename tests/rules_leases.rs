@@ -517,6 +517,9 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     assert!(matches!(h.pool.renew_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
     assert!(matches!(h.pool.release_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
     assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
+    // No id (the resource is not registered any more): nothing to renew or release.
+    assert_eq!(h.pool.renew_by_id(None, x, 1).unwrap(), None);
+    assert!(!h.pool.release_by_id(None, x, 1).unwrap());
     assert_eq!(h.pool.resource_of(ic).map(|(_, v)| &**v).unwrap(), "c");
     assert_eq!(h.pool.resource_of(ib).map(|(_, v)| &**v).unwrap(), "b", "others keep theirs");
 }
@@ -577,4 +580,30 @@ fn a_full_table_of_context_names_forgets_only_contexts_without_cells_or_leases()
         .count();
     assert!(forgot >= 2, "forgot {forgot} times");
     assert_eq!(h.pool.context_id("scored").unwrap().id, scored, "still named");
+}
+
+/// SPEC §5: every call reads the clock (`now = max(now, lastNow)`), also a renew or release of a
+/// lease whose resource is not registered any more — which has nothing to renew. The JS `Pool`
+/// once answered those itself without reaching the engine, so that reading was lost: after the
+/// host clock stepped back, the next lease was dated up to a minute too early (a reference-model
+/// comparison found it).
+#[test]
+fn renew_and_release_of_a_deregistered_resource_still_read_the_clock() {
+    for release in [false, true] {
+        let mut h = Harness::new();
+        h.reg("d");
+        h.reg("e");
+        let lease = h.pool.acquire_resource(Kind::Proxy, "d", "x").unwrap().expect("free");
+        assert!(h.pool.deregister(Kind::Proxy, "d").unwrap());
+        let x = h.pool.context_id("x").unwrap().id;
+        h.clock.advance(100_000.0);
+        if release {
+            assert!(!h.pool.release_by_id(None, x, lease.token).unwrap());
+        } else {
+            assert_eq!(h.pool.renew_by_id(None, x, lease.token).unwrap(), None);
+        }
+        h.clock.advance(-40_000.0);
+        let next = h.pool.acquire("x").unwrap().expect("e is free");
+        assert_eq!(next.leased_at, T0 as u64 + 100_000, "the clock did not go back (release: {release})");
+    }
 }

@@ -488,9 +488,9 @@ fn bad_clock_readings_fail_every_call_and_change_nothing() {
         expect_invalid_argument(p.report(bad, Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
         expect_invalid_argument(p.report_by_id(bad, q, ctx, Outcome::success()), &w("reportById"));
         expect_invalid_argument(p.renew(bad, &lease), &w("renew"));
-        expect_invalid_argument(p.renew_by_id(bad, q, ctx, token), &w("renewById"));
+        expect_invalid_argument(p.renew_by_id(bad, Some(q), ctx, token), &w("renewById"));
         expect_invalid_argument(p.release(bad, &lease), &w("release"));
-        expect_invalid_argument(p.release_by_id(bad, q, ctx, token), &w("releaseById"));
+        expect_invalid_argument(p.release_by_id(bad, Some(q), ctx, token), &w("releaseById"));
         expect_invalid_argument(p.block(bad, Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
         expect_invalid_argument(p.unblock(bad, Kind::Proxy, "p"), &w("unblock"));
         expect_invalid_argument(p.snapshot(bad), &w("snapshot"));

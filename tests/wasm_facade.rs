@@ -363,6 +363,10 @@ fn lease_fields_hold_the_last_lease_and_renew_release_answer_numbers() {
     assert_eq!(raw.release(T0 + 2_000.0, h, c, 2.0), 0.0);
     assert_eq!(raw.release(T0 + 2_000.0, h, c, 1.0), 1.0);
     assert_eq!(raw.release(T0 + 2_000.0, h, c, 1.0), 0.0, "released already");
+    // Handle 0: the JS side found the lease's resource not registered any more — nothing to
+    // renew or release, answered by the engine (which reads the call's clock).
+    assert_eq!(raw.renew(T0 + 3_000.0, 0.0, c, 1.0), 0.0);
+    assert_eq!(raw.release(T0 + 3_000.0, 0.0, c, 1.0), 0.0);
 
     assert_eq!(raw.acquire(T0 + 3_000.0, c, false), h);
     assert_eq!(fields(&raw)[1], 2.0, "tokens increase");

@@ -539,8 +539,9 @@ export function makePool(RawPool) {
       const { value, context, token } = lease;
       let h = this.#handleOf(k, value, "lease.value");
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
-      // A lease on a resource no longer registered has no holder to renew.
-      if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return null;
+      // 0: a resource no longer registered — the engine answers null (nothing to renew), and
+      // the call's clock reading still counts there (SPEC §5).
+      if (h === undefined) h = this.#resolve(k, value, false);
       const renewed = this.#raw.renew(this.#now(), h, id, token);
       if (renewed !== 1) return renewed === 0 ? null : this.#fail();
       let f = this.#fields;
@@ -557,7 +558,7 @@ export function makePool(RawPool) {
       const { value, context, token } = lease;
       let h = this.#handleOf(k, value, "lease.value");
       const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
-      if (h === undefined && (h = this.#resolve(k, value, false)) === 0) return false;
+      if (h === undefined) h = this.#resolve(k, value, false); // 0: not registered (false)
       const released = this.#raw.release(this.#now(), h, id, token);
       if (released === 1) {
         this.#kick();

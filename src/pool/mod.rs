@@ -371,14 +371,20 @@ impl Pool {
     }
 
     /// `renew` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
+    /// `id` `None`: the lease's resource is not registered any more — nothing to renew, but the
+    /// call's clock reading counts like any other (SPEC §5: `now = max(now, lastNow)`).
     pub fn renew_by_id(
         &mut self,
         now: f64,
-        id: ResourceId,
+        id: Option<ResourceId>,
         context: ContextId,
         token: u64,
     ) -> Result<Option<Lease>> {
         let t = check::clock_reading(now)?;
+        let Some(id) = id else {
+            self.contexts.name(context)?;
+            return self.apply(t, READS, |_, _| None);
+        };
         let lease = self.held(id, context, token)?;
         self.apply(t, READS, |c, now| c.renew(&lease, now))
     }
@@ -391,14 +397,19 @@ impl Pool {
     }
 
     /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
+    /// `id` `None`: not registered any more — `false`, the clock reading counted (as `renew`).
     pub fn release_by_id(
         &mut self,
         now: f64,
-        id: ResourceId,
+        id: Option<ResourceId>,
         context: ContextId,
         token: u64,
     ) -> Result<bool> {
         let t = check::clock_reading(now)?;
+        let Some(id) = id else {
+            self.contexts.name(context)?;
+            return self.apply(t, READS, |_, _| false);
+        };
         let lease = self.held(id, context, token)?;
         self.apply(t, CHANGES, |c, now| c.release(&lease, now))
     }

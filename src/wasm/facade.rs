@@ -86,6 +86,12 @@ fn resource_id(n: f64) -> Result<ResourceId, Error> {
     })
 }
 
+/// A resource id, or 0 for "not registered any more" (`None`): the JS side resolved the
+/// lease's value and found no resource; the call still reads the clock.
+fn optional_resource_id(n: f64) -> Result<Option<ResourceId>, Error> {
+    if n == 0.0 { Ok(None) } else { resource_id(n).map(Some) }
+}
+
 /// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
 fn context_id(n: f64) -> Result<ContextId, Error> {
     ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
@@ -316,7 +322,7 @@ impl RawPool {
         quiet: bool,
     ) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let id = if handle == 0.0 { None } else { Some(resource_id(handle)?) };
+            let id = optional_resource_id(handle)?;
             let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
             let name =
                 if next > 0.0 { Some(Rc::clone(self.pool.context_name(context_id(next)?)?)) } else { None };
@@ -345,7 +351,7 @@ impl RawPool {
         quiet: bool,
     ) -> JsResult<f64> {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let id = if handle == 0.0 { None } else { Some(resource_id(handle)?) };
+            let id = optional_resource_id(handle)?;
             let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
             let groups = groups(names, lens);
             let n = Next { context: next_context.as_deref(), groups: Some(&groups), quiet };
@@ -385,7 +391,7 @@ impl RawPool {
     /// renewed (read the new expiry with `leaseFields`).
     pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            let (id, token) = (optional_resource_id(handle)?, token_of(token)?);
             self.pool.renew_by_id(now, id, context_id(context)?, token)
         };
         let answer = call().map(|renewed| if self.keep(renewed) != 0.0 { 1.0 } else { 0.0 });
@@ -395,7 +401,7 @@ impl RawPool {
     /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
     pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
         let mut call = || -> Result<bool, Error> {
-            let (id, token) = (resource_id(handle)?, token_of(token)?);
+            let (id, token) = (optional_resource_id(handle)?, token_of(token)?);
             self.pool.release_by_id(now, id, context_id(context)?, token)
         };
         let answer = call().map(f64::from);

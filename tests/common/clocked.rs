@@ -160,9 +160,14 @@ impl ClockedPool {
         self.pool.renew(now, lease)
     }
 
-    pub fn renew_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<Option<Lease>> {
+    pub fn renew_by_id(
+        &mut self,
+        id: impl Into<Option<ResourceId>>,
+        context: ContextId,
+        token: u64,
+    ) -> Result<Option<Lease>> {
         let now = self.now();
-        self.pool.renew_by_id(now, id, context, token)
+        self.pool.renew_by_id(now, id.into(), context, token)
     }
 
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
@@ -170,9 +175,14 @@ impl ClockedPool {
         self.pool.release(now, lease)
     }
 
-    pub fn release_by_id(&mut self, id: ResourceId, context: ContextId, token: u64) -> Result<bool> {
+    pub fn release_by_id(
+        &mut self,
+        id: impl Into<Option<ResourceId>>,
+        context: ContextId,
+        token: u64,
+    ) -> Result<bool> {
         let now = self.now();
-        self.pool.release_by_id(now, id, context, token)
+        self.pool.release_by_id(now, id.into(), context, token)
     }
 
     pub fn block(&mut self, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {

@@ -1534,3 +1534,20 @@ test("more than 4096 distinct contexts still lease, renew, release and report co
   }
   assert.equal(pool.stats().leased, 0);
 });
+
+test("renew and release of a lease whose resource was deregistered still read the clock (SPEC §5: now = max(now, lastNow))", () => {
+  for (const call of ["renew", "release"]) {
+    const c = clock();
+    const pool = new Pool({ seed: 7, now: c.now });
+    pool.register("PROXY", "d");
+    pool.register("PROXY", "e");
+    const lease = pool.acquireResource("PROXY", "d", "x");
+    assert.equal(pool.deregister("PROXY", "d"), true);
+    c.t += 100_000;
+    assert.equal(pool[call](lease), call === "renew" ? null : false);
+    c.t -= 40_000; // the host clock steps back
+    const next = pool.acquire("x");
+    assert.equal(next.value, "e");
+    assert.equal(next.leasedAt, T + 100_000, `${call}: the engine saw that call's reading`);
+  }
+});
