@@ -12,6 +12,7 @@ import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration, RequestBlockedError } from "repute/crawlee";
 import { destinationOf } from "../../pkg-scripts/lib/crawlee/destination.js";
 import { crawleeSetup, startWorld } from "./_support.mjs";
+import { VirtualTimers } from "../server/_manual-timers.mjs";
 
 let world;
 let crawlee;
@@ -38,8 +39,8 @@ const page = (title) => (req, res) => {
 };
 
 /** A Pool with `names` registered (in `groups` when given); the clock and draws are the pool's. */
-function poolOf(names, { config = {}, groups = {} } = {}) {
-  const pool = new Pool({ config: { coolAfter: 1, ...config } });
+function poolOf(names, { config = {}, groups = {}, now } = {}) {
+  const pool = new Pool({ config: { coolAfter: 1, ...config }, ...(now ? { now } : {}) });
   for (const n of names) pool.register("PROXY", n, groups[n] === undefined ? undefined : { group: groups[n] });
   return pool;
 }
@@ -250,13 +251,17 @@ test("the user's handler failing is not the proxy's fault: the success stands, t
 });
 
 test("a lease is renewed while its request runs, and outlives its TTL", async () => {
-  const pool = poolOf(["proxy-1"], { config: { leaseTtlMs: 1000 } });
+  // Virtual time for the pool and the renewals (the configuration's `timers`): three TTLs pass
+  // in the handler at once; the sites and Crawlee keep their real clocks.
+  const timers = new VirtualTimers();
+  const pool = poolOf(["proxy-1"], { config: { leaseTtlMs: 1000 }, now: () => 1_700_000_000_000 + timers.monotonicMs() });
   pool.drainEvents();
   world.sites.a.handle = page("ok");
   let renewedMidway = null;
   await crawl(pool, [world.sites.a.url("/")], {
+    proxyOptions: { timers },
     handler: async () => {
-      await new Promise((r) => setTimeout(r, 3200)); // more than three TTLs (renewed every 500 ms)
+      await timers.advance(3200); // more than three TTLs (renewed every 500 ms)
       renewedMidway = pool.resources()[0].lease;
     },
   });
@@ -282,10 +287,11 @@ test("a lease whose request never ends is released after maxHoldMs, and onError 
   const pool = poolOf(["proxy-1"]);
   world.sites.a.handle = page("ok");
   let leasedAfterHold = "unset";
+  const timers = new VirtualTimers(); // the safety net's timer: 1 s passes in the handler at once
   const { errors } = await crawl(pool, [world.sites.a.url("/")], {
-    proxyOptions: { maxHoldMs: 200 },
+    proxyOptions: { maxHoldMs: 200, timers },
     handler: async () => {
-      await new Promise((r) => setTimeout(r, 1000));
+      await timers.advance(1000);
       leasedAfterHold = pool.resources()[0].lease;
     },
   });
