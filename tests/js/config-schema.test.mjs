@@ -6,7 +6,8 @@
 // one step past them, a fraction where an integer is due, a string, null, a boolean; and a list
 // of counter-examples for the other rules (unknown fields, sets, context keys, entry counts) is
 // refused by both. "Both" is the engine (`new Pool({ config })` and `pool.setConfig`, which
-// `repute serve --config` and PUT /api/config use) and Ajv, a real JSON Schema validator.
+// `repute serve --config` and PUT /api/config use) and Ajv, a real JSON Schema validator. And
+// the README's config table has the schema's fields, defaults, types and ranges.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -157,4 +158,23 @@ test("the schema's one looseness, said in its description: it counts a key's cha
   const key = "é".repeat(129); // 129 characters, 258 bytes
   assert.ok(engine({ minGapMsByContext: { [key]: 1000 } }), "the engine refuses a key over 256 bytes");
   assert.equal(validate({ minGapMsByContext: { [key]: 1000 } }), true, "JSON Schema cannot count bytes: if this fails, tighten the description");
+});
+
+test("the README's config table lists every field of the schema, with its default, type and range", () => {
+  const readme = readFileSync(new URL("README.md", root), "utf8");
+  const section = readme.slice(readme.indexOf("\n## Configuration\n"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration\n") + 1));
+  const rows = new Map([...section.matchAll(/^\| `([\w.]+)` \| ([^|]+) \| ([^|]+) \|/gm)].map((m) => [m[1], { def: m[2].trim(), allowed: m[3].trim() }]));
+  // The table's fields: every top-level field, and each key of the two per-failure tables.
+  const fields = properties().filter(([path, s]) => path.length === 2 || (path.length === 1 && !s.properties));
+  assert.deepEqual([...rows.keys()].sort(), fields.map(([path]) => path.join(".")).sort(), "the table's fields are the schema's");
+  /** "2^31", "10^7", "2^-20", "1000" as numbers. */
+  const num = (t) => (/^(\d+)\^(-?\d+)$/.test(t) ? Number(t.split("^")[0]) ** Number(t.split("^")[1]) : Number(t));
+  for (const [path, s] of fields) {
+    const row = rows.get(path.join("."));
+    if (s.type !== "integer" && s.type !== "number") continue;
+    assert.equal(Number(/^[\d.]+/.exec(row.def)?.[0]), s.default, `${path.join(".")}: the README's default is the schema's`);
+    const m = /^(integer|number) (\S+) ?– ?(\S+)/.exec(row.allowed);
+    assert.ok(m, `${path.join(".")}: the README gives a type and range (${row.allowed})`);
+    assert.deepEqual([m[1], num(m[2]), num(m[3])], [s.type, s.minimum, s.maximum], `${path.join(".")}: the README's range is the schema's`);
+  }
 });
