@@ -37,7 +37,8 @@ export interface ReputeProxyConfigurationOptions {
    * sees the crawler's context once the body is read (`$`, `body`, `response`, `request`). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the context's type is the crawler's
   isBlocked?: (ctx: any) => boolean | Promise<boolean>;
-  /** Answers that are BLOCKED (default [401, 403, 407, 429]). */
+  /** Answers that mean the destination refused the proxy: BLOCKED (default [401, 403, 429, 451]).
+   * A 407 is the proxy refusing our credentials: CONNECTION_RESET whatever this list says. */
   blockedStatusCodes?: number[];
   /** A success whose proxy leg (request sent to answer head: no wait for the lease, body or
    * handler in it) took longer than this is SLOW (default 2000). Every outcome's latency is

@@ -6,7 +6,8 @@ export { Pool } from "./lib/node-engine.js";
 export { openPool, PoolHost } from "./lib/host/open-pool.js";
 // The recovery prober's ready-made HTTP probe through a proxy, and the credential masking the
 // host uses in its own messages.
-export { httpProbe, redactCredentials, ProbeError } from "./lib/host/prober.js";
+export { httpProbe, ProbeError } from "./lib/host/prober.js";
+export { redactCredentials } from "./lib/outcome/redact.js";
 // Resilient calls through the pool (`host.call`): their errors, the process-wide retry budget
 // (and kill switch) and hedging budget, the bulkhead, single-flight credentials, and a ready fetch through PROXY resources. See lib/call/.
 export { CallError } from "./lib/call/errors.js";

@@ -214,7 +214,7 @@ export interface Attempt {
   phase(phase: CallPhase): void;
 }
 
-/** How an attempt is judged (classify.js). */
+/** How an attempt is judged (lib/outcome/classify.js). */
 export interface Verdict {
   /** What the pool is told: a success, a failure type, or nothing (not the resource's fault). */
   report: "ok" | FailureType | null;

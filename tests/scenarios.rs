@@ -27,6 +27,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use repute::wasm::views_json;
+use repute::wasm::views_value::StatsV;
 use repute::{
     BlockSpec, CellView, Config, ConfigPatch, Error, FailureType, Filter, Kind, Lease, Next, Outcome,
     PoolEvent, ProbeDue, Randomness, Registration, ResourceView, ViewState,
@@ -365,7 +366,7 @@ fn invoke(pool: &mut ClockedPool, call: &str, args: &[Value]) -> Result<String, 
             };
             at.map_or("null".into(), |t| t.to_string())
         }
-        "stats" => views_json::stats(&pool.stats()?),
+        "stats" => serde_json::to_string(&StatsV(&pool.stats()?)).expect("stats serialize"),
         "finish" => {
             let (context, groups) = a.next(2)?;
             let groups: Option<Vec<Option<&str>>> =

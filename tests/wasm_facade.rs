@@ -151,10 +151,10 @@ fn a_bad_config_is_an_invalid_config_error_naming_the_field() {
     assert!(m.contains("coolAftr"), "an unknown field is named: {m}");
 
     let mut raw = pool("{}");
-    let before = view(Ok::<_, JsValue>(raw.config()));
+    let before = view(raw.config());
     let m = error(refused(raw.set_config(T0, r#"{"coolAfter":5,"leaseTtlMs":-1}"#)), "INVALID_CONFIG");
     assert!(m.contains("leaseTtlMs"), "{m}");
-    let after = view(Ok::<_, JsValue>(raw.config()));
+    let after = view(raw.config());
     assert_eq!(num(&after, "coolAfter"), num(&before, "coolAfter"), "nothing half-applied");
 }
 
@@ -651,14 +651,49 @@ fn views_and_stats_carry_the_cells_fields() {
 #[wasm_bindgen_test]
 fn the_config_crosses_whole_and_set_config_says_whether_it_changed() {
     let mut raw = pool(r#"{"penalties":{"SLOW":1}}"#);
-    let config = view(Ok::<_, JsValue>(raw.config()));
+    let config = view(raw.config());
     assert_eq!(num(&config, "penalties.SLOW"), 1.0, "the patch");
     assert_eq!(num(&config, "penalties.BLOCKED"), 30.0, "the rest from defaults");
     assert_eq!(num(&config, "coolAfter"), 2.0);
     assert_eq!(len(&config, "halfOpenCauses"), 5);
     assert!(!raw.set_config(T0, r#"{"coolAfter":2}"#).unwrap(), "no change: false");
     assert!(raw.set_config(T0, r#"{"coolAfter":3}"#).unwrap());
-    assert_eq!(num(&view(Ok::<_, JsValue>(raw.config())), "coolAfter"), 3.0);
+    assert_eq!(num(&view(raw.config()), "coolAfter"), 3.0);
+}
+
+/// `config()` and `stats()` cross as objects built by serde-wasm-bindgen: plain objects (not
+/// `Map`s), numbers, `null`s — the very object `JSON.parse` gives of the canonical text, key
+/// order included (the snapshot's `config` is that text).
+#[wasm_bindgen_test]
+fn config_and_stats_cross_as_plain_objects_equal_to_their_json() {
+    let mut raw = pool(
+        r#"{"minGapMsByContext":{"b.example":5,"a.example":7},"halfOpenCauses":["SLOW"],"successReward":0.25}"#,
+    );
+    let config = view(raw.config());
+    let snapshot = JSON::parse(&raw.snapshot(T0).unwrap()).unwrap();
+    let canonical = at(&snapshot, "config");
+    assert_eq!(JSON::stringify(&config).unwrap(), JSON::stringify(&canonical).unwrap());
+    for path in ["", "penalties", "cooldownBaseMs", "minGapMsByContext"] {
+        let v = if path.is_empty() { config.clone() } else { at(&config, path) };
+        let proto = js_sys::Object::get_prototype_of(&v);
+        assert!(
+            proto == js_sys::Object::get_prototype_of(&js_sys::Object::new().into()),
+            "{path}: a plain object"
+        );
+    }
+    let gaps = at(&config, "minGapMsByContext");
+    assert_eq!(Reflect::get(&gaps, &"a.example".into()).unwrap().as_f64(), Some(7.0));
+    assert!(JsValue::is_array(&at(&config, "halfOpenCauses")));
+
+    let stats = view(raw.stats(T0));
+    let keys = js_sys::Object::keys(&stats.clone().into()).join(",");
+    assert_eq!(
+        String::from(keys),
+        "registered,cells,contexts,leased,blocked,available,revision,fencingHighWater,nextEventSeq,\
+         eventsPending,eventsDropped,now,cellsByState"
+    );
+    assert_eq!(num(&stats, "now"), T0);
+    assert_eq!(num(&stats, "cellsByState.HEALTHY"), 0.0);
 }
 
 #[wasm_bindgen_test]

@@ -676,11 +676,11 @@ export function makePool(RawPool) {
     }
 
     stats() {
-      return JSON.parse(this.#raw.stats(this.#now()));
+      return this.#raw.stats(this.#now());
     }
 
     config() {
-      return JSON.parse(this.#raw.config());
+      return this.#raw.config();
     }
 
     /** Applies a partial config over the one in force (validated by the engine; nothing

@@ -26,9 +26,10 @@ use js_sys::{Float64Array, Function};
 use rustc_hash::FxHashMap;
 use wasm_bindgen::prelude::*;
 
-use super::host::{draws, js_error};
+use super::host::{draws, js_error, to_js};
 use super::packed::pack_events_into;
 use super::views_json;
+use super::views_value::{ConfigV, StatsV};
 use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
@@ -503,12 +504,15 @@ impl RawPool {
         Ok(at.map_or(-1.0, |t| t as f64))
     }
 
-    pub fn stats(&mut self, now: f64) -> JsResult<String> {
-        self.pool.stats(now).map(|s| views_json::stats(&s)).map_err(js_error)
+    /// The pool's counts as an object (a structured value: faster than JSON text here).
+    pub fn stats(&mut self, now: f64) -> JsResult<JsValue> {
+        let s = self.pool.stats(now).map_err(js_error)?;
+        Ok(to_js(&StatsV(&s))?)
     }
 
-    pub fn config(&self) -> String {
-        self.pool.config().to_json()
+    /// The config in force as an object, shaped as its canonical JSON (a structured value).
+    pub fn config(&self) -> JsResult<JsValue> {
+        Ok(to_js(&ConfigV(self.pool.config()))?)
     }
 
     /// `config`: a partial config as JSON text; true when the config in force changed.

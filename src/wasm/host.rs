@@ -1,7 +1,7 @@
 //! The host side of the facade: the pool's draws as the host chose them (a JavaScript
-//! function, a seed, or neither: a seed from the platform's entropy), and engine errors as
-//! JavaScript `Error` objects with a stable `code`. (The clock's reading is an argument of
-//! every call; see `mod.rs`.)
+//! function, a seed, or neither: a seed from the platform's entropy), engine errors as
+//! JavaScript `Error` objects with a stable `code`, and views as structured values (`to_js`).
+//! (The clock's reading is an argument of every call; see `mod.rs`.)
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
@@ -45,4 +45,10 @@ pub fn js_error(e: Error) -> JsValue {
     // Setting a property on a fresh Error cannot fail.
     let _ = Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
     err.into()
+}
+
+/// A view as a structured JS value (serde-wasm-bindgen) with the JSON-compatible settings: maps
+/// as plain objects, `None` as `null` — the object `JSON.parse` would give of its JSON.
+pub fn to_js<T: serde::Serialize + ?Sized>(value: &T) -> Result<JsValue, serde_wasm_bindgen::Error> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
 }

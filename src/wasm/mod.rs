@@ -1,11 +1,13 @@
 //! The one conversion layer between the engine and a JavaScript host: the hosts' JSON of
-//! leases, events and views (`views_json.rs`), drained events packed into numbers and one
+//! leases, events and views (`views_json.rs`), stats and the config as structured values
+//! (`views_value.rs`, serde-wasm-bindgen), drained events packed into numbers and one
 //! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`,
-//! with the host's randomness and errors in `host.rs`; built for wasm32 only). The first two
-//! are plain functions, compiled everywhere, so the golden scenarios compare them natively.
+//! with the host's randomness and errors in `host.rs`; built for wasm32 only). The first three
+//! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 
 pub mod packed;
 pub mod views_json;
+pub mod views_value;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]

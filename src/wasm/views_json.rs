@@ -1,5 +1,6 @@
 //! The hosts' JSON of what the engine hands out: leases, events, dashboard views (resources,
-//! one resource's detail), stats and the probe list. The wasm facade returns these texts; the
+//! one resource's detail) and the probe list (stats and the config cross as values:
+//! `views_value.rs`). The wasm facade returns these texts; the
 //! golden scenarios compare them across native, Node and the browser.
 //!
 //! Hand-written rather than derived so that key order is fixed by this file, integers print as
@@ -10,7 +11,7 @@ use std::fmt::Write;
 
 use crate::events::PoolEvent;
 use crate::json::{Obj, array, opt_float, opt_uint, string};
-use crate::pool::{CellView, Lease, ProbeDue, ResourceDetail, ResourceView, Stats};
+use crate::pool::{CellView, Lease, ProbeDue, ResourceDetail, ResourceView};
 use crate::registry::blocklist::Block;
 use crate::window::Window;
 
@@ -145,31 +146,6 @@ pub fn resource_detail(d: &ResourceDetail) -> String {
         w.write_json(o.key("window"));
         o.close();
     });
-    o.close();
-    out
-}
-
-pub fn stats(s: &Stats) -> String {
-    let mut out = String::with_capacity(256);
-    let mut o = Obj::open(&mut out);
-    o.uint("registered", s.registered as u64);
-    o.uint("cells", s.cells as u64);
-    o.uint("contexts", s.contexts as u64);
-    o.uint("leased", s.leased as u64);
-    o.uint("blocked", s.blocked as u64);
-    o.uint("available", s.available as u64);
-    o.uint("revision", s.revision);
-    o.uint("fencingHighWater", s.fencing_high_water);
-    o.uint("nextEventSeq", s.next_event_seq);
-    o.uint("eventsPending", s.events_pending as u64);
-    o.uint("eventsDropped", s.events_dropped);
-    o.uint("now", s.now);
-    let [healthy, cooling, recovering] = s.cells_by_state;
-    let mut by = Obj::open(o.key("cellsByState"));
-    by.uint("HEALTHY", healthy as u64);
-    by.uint("COOLING", cooling as u64);
-    by.uint("RECOVERING", recovering as u64);
-    by.close();
     o.close();
     out
 }

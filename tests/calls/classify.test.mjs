@@ -1,9 +1,11 @@
-// The classification table of the resilient call layer (pkg-scripts/lib/call/classify.js), row
-// by row, on the shapes real clients produce: undici / Node error codes (with their `cause`
-// chains) and HTTP answers. The same rows are met on real sockets in sockets.test.mjs.
+// The classification (pkg-scripts/lib/outcome/classify.js) as the resilient call layer uses it,
+// row by row, on the shapes real clients produce: undici / Node error codes (with their `cause`
+// chains) and HTTP answers; the contract's rows (_classification.mjs) from this user. The same
+// rows are met on real sockets in sockets.test.mjs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classifyError, classifyResult, retryAfterMs } from "../../pkg-scripts/lib/call/classify.js";
+import { classifyError, classifyResult, retryAfterMs } from "../../pkg-scripts/lib/outcome/classify.js";
+import { PROXY_REFUSALS, STATUS_CASES } from "./_classification.mjs";
 
 const err = (code, message = code, cause) => Object.assign(new Error(message, cause ? { cause } : undefined), { code });
 const pick = (v) => ({ report: v.report, deliver: v.deliver, retryable: v.retryable, reached: v.reached, phase: v.phase });
@@ -37,13 +39,16 @@ test("TLS and certificate errors: TLS_HANDSHAKE, not retried", () => {
   }
 });
 
-test("the proxy refusing the request: 407 BLOCKED, other CONNECT refusals CONNECTION_RESET, before reaching the server", () => {
-  const v = classifyError(err("UND_ERR_ABORTED", "Proxy response (502) !== 200 when HTTP Tunneling"));
-  assert.deepEqual([v.report, v.reached, v.phase, v.status], ["CONNECTION_RESET", false, "connect", 502]);
-  // 407, through a tunnel or to a forwarded request: the proxy refused our credentials.
-  for (const m of ["Proxy response (407) !== 200 when HTTP Tunneling", "Proxy Authentication Required (407)"]) {
-    const w = classifyError(err("UND_ERR_ABORTED", m));
-    assert.deepEqual([w.report, w.reached, w.phase, w.status], ["BLOCKED", false, "connect", 407]);
+test("the proxy refusing the request (its 407 included): CONNECTION_RESET before reaching the server, credentials flagged on a 407", () => {
+  for (const [message, status] of PROXY_REFUSALS) {
+    const v = classifyError(err("UND_ERR_ABORTED", message));
+    assert.deepEqual([v.report, v.reached, v.phase, v.status, v.credentials], ["CONNECTION_RESET", false, "connect", status, status === 407], message);
+  }
+});
+
+test("the contract's status rows, from the call layer", async () => {
+  for (const [status, report] of STATUS_CASES) {
+    assert.equal((await classifyResult({ status, headers: new Headers() }, { latencyMs: 10 })).report, report, String(status));
   }
 });
 
@@ -53,14 +58,14 @@ test("anything else thrown (decode errors, bugs): nothing reported, not retried"
   }
 });
 
-test("HTTP answers: 2xx/3xx ok, slow 2xx SLOW but returned, refusals BLOCKED, 502/504/408, 500/503, other 4xx", async () => {
+test("HTTP answers: 2xx/3xx ok, slow 2xx SLOW but returned, refusals BLOCKED, 407/502, 504/408, 500/503, other 4xx", async () => {
   const row = async (status, extra = {}) => pick(await classifyResult({ status, headers: new Headers() }, { latencyMs: 10, ...extra }));
   assert.deepEqual(await row(200), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
   assert.deepEqual(await row(304), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
   assert.deepEqual(await row(200, { latencyMs: 2000 }), { report: "SLOW", deliver: true, retryable: false, reached: true, phase: "receive" });
   assert.deepEqual(await row(200, { latencyMs: 1999 }), { report: "ok", deliver: true, retryable: false, reached: true, phase: "receive" });
-  for (const s of [401, 403, 407, 429]) assert.deepEqual(await row(s), { report: "BLOCKED", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
-  assert.equal((await row(502)).report, "CONNECTION_RESET");
+  for (const s of [401, 403, 429, 451]) assert.deepEqual(await row(s), { report: "BLOCKED", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
+  for (const s of [407, 502]) assert.deepEqual(await row(s), { report: "CONNECTION_RESET", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
   for (const s of [504, 408]) assert.deepEqual(await row(s), { report: "TIMEOUT", deliver: false, retryable: true, reached: true, phase: "receive" }, String(s));
   for (const s of [500, 503]) assert.deepEqual(await row(s), { report: null, deliver: false, retryable: true, reached: true, phase: "receive" });
   for (const s of [400, 404, 410, 422, 501]) assert.deepEqual(await row(s), { report: null, deliver: true, retryable: false, reached: true, phase: "receive" }, String(s));

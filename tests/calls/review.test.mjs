@@ -6,7 +6,7 @@ import net from "node:net";
 import { fetch } from "undici";
 import { call } from "../../pkg-scripts/lib/call/call.js";
 import { Bulkhead } from "../../pkg-scripts/lib/call/bulkhead.js";
-import { classifyError } from "../../pkg-scripts/lib/call/classify.js";
+import { classifyError } from "../../pkg-scripts/lib/outcome/classify.js";
 import { HedgeBudget, RetryBudget } from "../../pkg-scripts/lib/call/budget.js";
 import { credentialCache } from "../../pkg-scripts/lib/call/credentials.js";
 import { proxyFetch } from "../../pkg-scripts/lib/call/proxy-fetch.js";

@@ -62,20 +62,20 @@ const get = (path = "/", init) => async (a) => {
 };
 const cell = (value, context = "shop") => host.resources({ context }).find((r) => r.value === value)?.cells[0] ?? null;
 
-test("classification on the wire, row by row: refusals BLOCKED, soft ban BLOCKED, 404 returned unpunished, 2xx ok", async () => {
+test("classification on the wire, row by row: refusals BLOCKED, the proxy's 407 CONNECTION_RESET, soft ban BLOCKED, 404 returned unpunished, 2xx ok", async () => {
   await open({ n: 1, config: { coolAfter: 100 } });
   const value = proxies[0].url();
   const one = { readOnly: true, retry: { maxAttempts: 1 } };
-  for (const status of [401, 403, 407, 429]) {
+  for (const [status, failure] of [[401, "BLOCKED"], [403, "BLOCKED"], [407, "CONNECTION_RESET"], [429, "BLOCKED"], [451, "BLOCKED"]]) {
     origin.handle = (req, res) => ((res.statusCode = status), res.end("no"));
     const e = await call("shop", get(), one).catch((x) => x);
     // A 407 is the proxy's own answer: undici turns it into an error, so there is no response.
-    assert.deepEqual([e.code, e.failures[0].failure, e.failures[0].status, e.response?.status ?? 407], ["ATTEMPTS_EXHAUSTED", "BLOCKED", status, status]);
+    assert.deepEqual([e.code, e.failures[0].failure, e.failures[0].status, e.response?.status ?? 407], ["ATTEMPTS_EXHAUSTED", failure, status, status]);
   }
-  assert.equal(cell(value).consecutiveFailures, 4);
+  assert.equal(cell(value).consecutiveFailures, 5);
   origin.handle = (req, res) => ((res.statusCode = 404), res.end("gone"));
   assert.equal((await call("shop", get(), one)).status, 404);
-  assert.equal(cell(value).consecutiveFailures, 4, "a 404 speaks about the request: nothing reported");
+  assert.equal(cell(value).consecutiveFailures, 5, "a 404 speaks about the request: nothing reported");
   origin.handle = (req, res) => res.end("<title>Just a moment...</title> captcha");
   const soft = await call("shop", get(), { ...one, isBlocked: (r) => r.text.includes("captcha") }).catch((x) => x);
   assert.deepEqual([soft.code, soft.failures[0].failure], ["ATTEMPTS_EXHAUSTED", "BLOCKED"]);

@@ -116,7 +116,7 @@ test("in the browser the latency is the document's proxy leg, as Chromium timed 
 test("a proxy that resets, refuses the credentials or hangs: the relay's 595 and 597 are the proxy's failures, never a page", async () => {
   const url = (p) => world.sites.a.url(p);
   world.sites.a.handle = page("a");
-  for (const [mode, password, cause] of [["reset", undefined, "CONNECTION_RESET"], ["forward", "wrong-password", "BLOCKED"], ["hang", undefined, "TIMEOUT"]]) {
+  for (const [mode, password, cause] of [["reset", undefined, "CONNECTION_RESET"], ["forward", "wrong-password", "CONNECTION_RESET"], ["hang", undefined, "TIMEOUT"]]) {
     world.proxies[0].mode = mode;
     const map = world.urlMap();
     if (password) map["proxy-1"] = world.proxies[0].url(password);

@@ -7,12 +7,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionError } from "@crawlee/core";
 import { classifyAnswer, classifyCrawleeError, headOf } from "../../pkg-scripts/lib/crawlee/outcome.js";
+import { STATUS_CASES } from "../calls/_classification.mjs";
 
 const coded = (message, code) => Object.assign(new Error(message), { code });
 
 test("Crawlee's errors: the proxy refusing us, blocks, timeouts, transport codes; bugs are nobody's failure", () => {
   const table = [
-    [new SessionError("Proxy responded with 407 Proxy Authentication Required: 0 bytes."), "BLOCKED", 407],
+    [new SessionError("Proxy responded with 407 Proxy Authentication Required: 0 bytes."), "CONNECTION_RESET", 407],
     [new SessionError("Proxy responded with 502 Bad Gateway: 0 bytes."), "CONNECTION_RESET", 502],
     [new SessionError("Request blocked - received 429 status code."), "BLOCKED", 429],
     [new SessionError("Blocked by status code 403"), "BLOCKED", 403],
@@ -39,11 +40,18 @@ test("Crawlee's errors: the proxy refusing us, blocks, timeouts, transport codes
     assert.equal(v.report, report, error.message);
     if (status !== undefined) assert.equal(v.status, status, error.message);
   }
+  assert.equal(classifyCrawleeError(table[0][0]).credentials, true, "the proxy refused our credentials: they are loaded again");
   // A rewrapped message is believed only when the error has no code of its own to go on.
   assert.equal(classifyCrawleeError(coded("connect ETIMEDOUT but really refused", "ECONNREFUSED")).report, "CONNECTION_RESET");
 });
 
-test("an answer's head: blocked codes (and the user's list), Retry-After, a relay's failures, the rest as the call layer's table", async () => {
+test("the contract's status rows, from the Crawlee drop-in (its default blocked list)", async () => {
+  for (const [status, report] of STATUS_CASES) {
+    assert.equal((await classifyAnswer({ statusCode: status, headers: {} })).report, report, String(status));
+  }
+});
+
+test("an answer's head: blocked codes (and the user's list), Retry-After, the proxy's own refusals, the rest as the classification", async () => {
   const head = (statusCode, headers = {}) => ({ statusCode, headers });
   assert.equal((await classifyAnswer(head(200))).report, "ok");
   assert.equal((await classifyAnswer(head(302, { location: "/" }))).report, "ok");
@@ -51,7 +59,12 @@ test("an answer's head: blocked codes (and the user's list), Retry-After, a rela
   assert.equal((await classifyAnswer(head(503))).report, null);
   assert.equal((await classifyAnswer(head(502))).report, "CONNECTION_RESET");
   assert.equal((await classifyAnswer(head(504))).report, "TIMEOUT");
-  for (const s of [401, 403, 407, 429]) assert.equal((await classifyAnswer(head(s))).report, "BLOCKED", String(s));
+  for (const s of [401, 403, 429, 451]) assert.equal((await classifyAnswer(head(s))).report, "BLOCKED", String(s));
+  // The proxy's own 407 (our credentials refused) is not a site block, whatever the list says.
+  for (const list of [undefined, [407, 403]]) {
+    const v = await classifyAnswer(head(407), { blockedStatusCodes: list });
+    assert.deepEqual([v.report, v.proxy, v.credentials], ["CONNECTION_RESET", true, true]);
+  }
   const limited = await classifyAnswer(head(429, { "retry-after": "120" }));
   assert.deepEqual([limited.report, limited.status, limited.retryAfterMs], ["BLOCKED", 429, 120_000]);
   // The user's list replaces the default one: 403 is then a page, 418 a block.
@@ -59,12 +72,12 @@ test("an answer's head: blocked codes (and the user's list), Retry-After, a rela
   assert.equal((await classifyAnswer(head(403), mine)).report, null);
   assert.equal((await classifyAnswer(head(418), mine)).report, "BLOCKED");
   // A proxy-chain relay's own statuses (a browser crawler's, many proxy services'): the proxy
-  // failed, whatever the user's blocked list says.
-  for (const [s, report] of [[590, "CONNECTION_RESET"], [594, "CONNECTION_RESET"], [595, "CONNECTION_RESET"], [597, "BLOCKED"], [599, "CONNECTION_RESET"]]) {
+  // failed, whatever the user's blocked list says; 597 is the upstream proxy's 407.
+  for (const s of [590, 594, 595, 597, 599]) {
     const v = await classifyAnswer(head(s), mine);
-    assert.deepEqual([v.report, v.relayed, v.credentials], [report, true, s === 597], String(s));
+    assert.deepEqual([v.report, v.proxy, v.credentials], ["CONNECTION_RESET", true, s === 597], String(s));
   }
-  assert.equal((await classifyAnswer(head(598))).relayed, undefined, "598 is no relay's");
+  assert.equal((await classifyAnswer(head(598))).proxy, undefined, "598 is no relay's");
   // A browser's response: Playwright's status() and headers() are methods.
   const pw = { status: () => 429, headers: () => ({ "retry-after": "60" }), url: () => "http://a.test/" };
   const v = await classifyAnswer(pw);

@@ -198,16 +198,16 @@ test("a proxy that drops the connection is a CONNECTION_RESET", async () => {
   assert.deepEqual([cellOf(pool, "proxy-1").state, cellOf(pool, "proxy-1").cooldownCause], ["COOLING", "CONNECTION_RESET"]);
 });
 
-test("a proxy refusing our credentials (407) is BLOCKED, and the resolver is told to load them again", async () => {
+test("a proxy refusing our credentials (407) is CONNECTION_RESET, not a site block, and the resolver is told to load them again", async () => {
   const pool = poolOf(["proxy-1"]);
   const invalidated = [];
   const wrong = Object.assign(async () => world.proxies[0].url("wrong-password"), { invalidate: (lease) => invalidated.push(lease.value) });
   const retried = [];
   const { failed } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { proxyUrl: wrong, maxWaitMs: 0 }, crawlerOptions: { errorHandler: (_ctx, e) => void retried.push(e) } });
   assert.equal(failed.length, 1);
-  assert.match(retried[0]?.message, /the proxy "proxy-1" refused our credentials \(407\) for "site-a\.test"; reported BLOCKED/, "retried through another proxy (none is left here)");
+  assert.match(retried[0]?.message, /the proxy refused our credentials \(407\) for "site-a\.test" through "proxy-1"; reported CONNECTION_RESET, the request is retried through another proxy/, "retried through another proxy (none is left here)");
   assert.equal(failed[0].code, "POOL_EXHAUSTED");
-  assert.deepEqual([cellOf(pool, "proxy-1").state, cellOf(pool, "proxy-1").cooldownCause], ["COOLING", "BLOCKED"]);
+  assert.deepEqual([cellOf(pool, "proxy-1").state, cellOf(pool, "proxy-1").cooldownCause], ["COOLING", "CONNECTION_RESET"]);
   assert.deepEqual(invalidated, ["proxy-1"]);
   assert.equal(world.sites.a.hits.length, 0, "the site was never reached");
 });

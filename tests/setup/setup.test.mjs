@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const repo = new URL("../../", import.meta.url).pathname;
-const SCRIPTS = ["build", "test", "start", "bench", "bench-edge", "load", "profile", "lib/setup.sh"];
+const SCRIPTS = ["build", "test", "start", "bench", "bench-edge", "load", "profile", "prepack", "lib/setup.sh"];
 const WANT = /name = "wasm-bindgen"\nversion = "([^"]+)"/.exec(readFileSync(join(repo, "Cargo.lock"), "utf8"))[1];
 const TOOLCHAIN = /channel = "([^"]+)"/.exec(readFileSync(join(repo, "rust-toolchain.toml"), "utf8"))[1];
 
@@ -117,6 +117,11 @@ function bareMachine({ have = [], omit = [] } = {}) {
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
   for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js", "lib/waiters.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
+  // What prepack brings into the package besides the build's output.
+  for (const [f, text] of [["LICENSE", "MIT (stand-in)\n"], ["README.md", "# repute (stand-in)\n"], ["repute.config.schema.json", "{}\n"], ["repute.config.json", "{}\n"], ["www/index.html", "<!doctype html>\n"]]) {
+    mkdirSync(join(root, f, ".."), { recursive: true });
+    writeFileSync(join(root, f), text);
+  }
   for (const b of BASICS) symlinkSync(which(b), join(bin, b));
   for (const [name, body] of Object.entries(STANDINS)) {
     if (omit.includes(name)) continue;
@@ -344,6 +349,8 @@ for (const [script, args, then, made = []] of [
   ["bench-edge", [], ["cargo build --profile wasm", "wasm-opt -O3", "bench-edge.mjs"]],
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
   ["profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
+  ["prepack", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"],
+    ["pkg-scripts/pkg/repute_bg.wasm", "pkg-scripts/LICENSE", "pkg-scripts/README.md", "pkg-scripts/repute.config.schema.json", "pkg-scripts/repute.config.json", "pkg-scripts/www/index.html", "pkg-scripts/www/vendor/repute/pkg/repute_bg.wasm"]],
 ]) {
   test(`pkg-scripts/${script} on a bare machine installs what it needs, then does its job`, (t) => {
     const m = machine(t);
@@ -382,6 +389,16 @@ test("pkg-scripts/test: no ChromeDriver and no way to install it → a named fai
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /setup: Chromium failed\nsetup: fix: as root: apt-get update && apt-get install -y chromium chromium-driver/);
   assert.doesNotMatch(m.log(), /cargo test/);
+});
+
+test("pkg-scripts/prepack: a build that cannot install what it needs → no package, the reason named, nothing copied", (t) => {
+  const m = machine(t);
+  const r = m.script("prepack", [], { STANDIN_FAIL: "cargo-install" });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /setup: wasm-bindgen-cli .+ failed\nsetup: fix: cargo install wasm-bindgen-cli/);
+  assert.match(r.stderr, /prepack: the engine could not be built \(see above\); no package was made/);
+  for (const f of ["LICENSE", "README.md", "repute.config.schema.json", "repute.config.json", "www"]) assert.ok(!existsSync(join(m.root, "pkg-scripts", f)), `${f} not copied`);
+  assert.equal(m.script("prepack", ["--clean"]).status, 0, "postpack on nothing is fine");
 });
 
 test("pkg-scripts/build when up to date skips wasm-bindgen and wasm-opt; a changed module rebuilds", (t) => {

@@ -1,11 +1,11 @@
 // One attempt of a call (call.js): runs the caller's `attempt` under its own timeout, the
 // call's deadline and signal, and a hedge's cancel; renews its lease every half TTL (a refused
 // renewal aborts it); marks its phase; and classifies what happened — by the caller's
-// `classify` when it answers, else by the table (classify.js). Never rejects. Reports nothing
+// `classify` when it answers, else by the table (lib/outcome/classify.js). Never rejects. Reports nothing
 // itself: call.js reports, releases and decides what comes next. `discard` frees an answer
 // nobody will read (one that came after its attempt was cut, a retried or losing one).
 
-import { classifyError, classifyResult, phaseName } from "./classify.js";
+import { classifyError, classifyResult, phaseName } from "../outcome/classify.js";
 import { CallError, invalidOption } from "./errors.js";
 import { FAILURE_TYPES } from "../vocabulary.js";
 

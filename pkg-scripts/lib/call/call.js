@@ -1,6 +1,6 @@
 // `call(host, context, attempt, options)`: one logical call through the pool (README "Resilient
 // calls", SPEC §7). Each attempt leases a resource, runs (attempt.js: its own timeout, lease
-// renewal, classification by classify.js), is reported and released — always, also when the
+// renewal, classification by lib/outcome/classify.js), is reported and released — always, also when the
 // attempt throws or the call is aborted — and a retryable failure is tried again, within the
 // call's one deadline (deadline.js), `retry.maxAttempts` and the process-wide retry budget
 // (budget.js), on a resource the call has not used yet, after a full-jitter exponential backoff

@@ -7,7 +7,7 @@
 // `cause` that holds one is replaced by a redacted copy (redactError). Owns no
 // policy: call.js decides which error to throw.
 
-import { redactCredentials } from "../host/prober.js";
+import { redactCredentials } from "../outcome/redact.js";
 
 /** The codes a call can fail with. */
 export const CALL_CODES = Object.freeze([

@@ -3,11 +3,11 @@
 // apart from their attempts (counts and durations), retries, hedges, budget exhaustion,
 // attempt outcomes by failure type and phase, bulkhead rejections. call.js calls these hooks
 // through a guard: a failing metric never affects a call. Context labels go through the
-// host's cap; phases are the closed set of classify.js (unknown names: `other`). No label ever
+// host's cap; phases are the closed set of lib/outcome/classify.js (unknown names: `other`). No label ever
 // holds a resource's value.
 
 import client from "prom-client";
-import { phaseName } from "./classify.js";
+import { phaseName } from "../outcome/classify.js";
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 

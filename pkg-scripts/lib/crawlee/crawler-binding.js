@@ -29,7 +29,7 @@ import { CallError, invalidOption } from "../call/errors.js";
 import { requestBlockedError } from "./blocked-error.js";
 import { crawlerError } from "./crawler-classes.js";
 import { SessionLeaseEnded } from "./holds.js";
-import { browserLegMs, classifyAnswer, classifyCrawleeError, headOf } from "./outcome.js";
+import { browserLegMs, classifyAnswer, classifyCrawleeError, headOf, PROXY_AUTH_REQUIRED } from "./outcome.js";
 
 /** The session pool's blocked codes when the user sets none (Crawlee's BLOCKED_STATUS_CODES). */
 const CRAWLEE_BLOCKED = [401, 403, 429];
@@ -142,12 +142,13 @@ export class CrawlerBinding {
     const errorHandler = rest.errorHandler;
     // Crawlee's HTTP crawler runs a postNavigationHook of its own before ours: it fails (without
     // retry) an answer whose content type it does not parse, unless the session pool counts the
-    // status as blocked. Our blocked codes are the session pool's too, so a refusal with any
-    // body (a 407 is often text/plain) reaches our hook and is retried through another proxy.
+    // status as blocked. Our blocked codes and the proxy's own refusal (407) are the session
+    // pool's too, so a refusal with any body (a 407 is often text/plain) reaches our hook and is
+    // retried through another proxy.
     const sessionPool = rest.useSessionPool === false ? {} : {
       sessionPoolOptions: {
         ...rest.sessionPoolOptions,
-        blockedStatusCodes: [...new Set([...(rest.sessionPoolOptions?.blockedStatusCodes ?? CRAWLEE_BLOCKED), ...this.#s.blockedStatusCodes])],
+        blockedStatusCodes: [...new Set([...(rest.sessionPoolOptions?.blockedStatusCodes ?? CRAWLEE_BLOCKED), ...this.#s.blockedStatusCodes, PROXY_AUTH_REQUIRED])],
       },
     };
     return {
@@ -211,16 +212,17 @@ export class CrawlerBinding {
     if (!attempt || attempt.settled || !ctx.response) return;
     this.#attempts.answered(attempt, browserLegMs(ctx.response));
     const v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#s.blockedStatusCodes });
+    if (v.proxy) {
+      // Not a page: the proxy (or the relay in front of it) refused or failed. Crawlee rotates
+      // the session on its own SessionError and retries, through another lease; refused
+      // credentials are loaded again.
+      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
+      if (v.credentials) this.#s.proxyUrl.invalidate?.(attempt.lease);
+      throw crawlerError(ctx.request, "SessionError", `repute: ${v.reason} for ${JSON.stringify(attempt.context)} through ${JSON.stringify(this.#attempts.name(attempt.lease))}; reported ${v.report}, the request is retried through another proxy`);
+    }
     if (v.report === "BLOCKED") {
       await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
-      if (v.status === 407 || v.credentials) this.#s.proxyUrl.invalidate?.(attempt.lease);
-      throw this.#blocked(attempt, v.status, v.credentials);
-    }
-    if (v.relayed) {
-      // Not a page: the relay in front of the proxy says the proxy failed. Crawlee rotates the
-      // session on its own SessionError and retries, through another lease.
-      await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
-      throw crawlerError(ctx.request, "SessionError", `repute: ${v.reason} for ${JSON.stringify(attempt.context)} through ${JSON.stringify(this.#attempts.name(attempt.lease))}; reported ${v.report}, the request is retried through another proxy`);
+      throw this.#blocked(attempt, v.status);
     }
     if (willSkip(ctx)) {
       // Crawlee drops this request once the body is read, calling neither the request handler
@@ -243,7 +245,7 @@ export class CrawlerBinding {
       if (attempt && !attempt.settled && attempt.answer) {
         if (this.#s.isBlocked && (await this.#s.isBlocked(ctx))) {
           await this.#attempts.settle(attempt, "BLOCKED", this.#attempts.latency(attempt));
-          throw this.#blocked(attempt, attempt.answer.status, false, "a block page");
+          throw this.#blocked(attempt, attempt.answer.status, "a block page");
         }
         const latency = this.#attempts.latency(attempt);
         await this.#attempts.settle(attempt, latency >= this.#s.slowThresholdMs ? "SLOW" : "ok", latency);
@@ -262,17 +264,15 @@ export class CrawlerBinding {
       // failed it before ours saw it: a type it does not parse) is judged by its head.
       let v = classifyCrawleeError(error);
       if (v.report === null && ctx.response) v = await classifyAnswer(ctx.response, { blockedStatusCodes: this.#s.blockedStatusCodes });
-      if (v.report === "BLOCKED" && (v.status === 407 || v.credentials)) this.#s.proxyUrl.invalidate?.(attempt.lease);
+      if (v.credentials) this.#s.proxyUrl.invalidate?.(attempt.lease);
       await this.#attempts.settle(attempt, v.report, this.#attempts.latency(attempt));
     }
     await this.#attempts.close(attempt);
   }
 
-  #blocked(attempt, status, credentials = false, what = `${status}`) {
+  #blocked(attempt, status, what = `${status}`) {
     const resource = this.#attempts.name(attempt.lease);
-    const who = status === 407 || credentials
-      ? `the proxy ${JSON.stringify(resource)} refused our credentials (${status}) for ${JSON.stringify(attempt.context)}`
-      : `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
+    const who = `${JSON.stringify(attempt.context)} refused the proxy ${JSON.stringify(resource)} (${what})`;
     return requestBlockedError(attempt.request, `repute: ${who}; reported BLOCKED, the request is retried through another proxy`, { status, resource, context: attempt.context });
   }
 }

@@ -1,15 +1,19 @@
 // What a Crawlee request's outcome says about the proxy it went through (README "Crawlee"): the
-// resilient-call layer's classification (lib/call/classify.js) applied to what a crawler's
+// one classification (lib/outcome/classify.js) applied to what a crawler's
 // hooks see — the answer's head in a postNavigationHook, and the error in an
 // errorHandler / failedRequestHandler, where Crawlee has often rewrapped the transport's error
 // into a message (a `SessionError` for proxy errors and blocked status codes, a plain `Error`
 // for a timed-out request). Pure: no I/O, no clock, no Crawlee import. crawler-binding.js
 // reports the verdicts.
 
-import { classifyError, classifyResult } from "../call/classify.js";
+import { BLOCKED_STATUSES, classifyError, classifyResult, proxyRefused } from "../outcome/classify.js";
 
-/** Answers that mean "the destination refused this proxy" (SPEC §7, the call layer's table). */
-export const BLOCKED_STATUS_CODES = Object.freeze([401, 403, 407, 429]);
+/** Answers that mean "the destination refused this proxy": the classification's BLOCKED
+ * statuses (401, 403, 429, 451). */
+export const BLOCKED_STATUS_CODES = BLOCKED_STATUSES;
+
+/** The proxy's own refusal of our credentials: an answer from the proxy, not the destination. */
+export const PROXY_AUTH_REQUIRED = 407;
 
 /** What a proxy-chain relay answers when its upstream proxy failed (proxy-chain's
  * badGatewayStatusCodes): the browser crawlers give each page's proxy to Chromium through one,
@@ -49,19 +53,20 @@ export function browserLegMs(response) {
 }
 
 /**
- * The verdict on an answer's head (`ctx.response` of a crawler: headOf). A relay's failure
- * status (RELAY_FAILURES) is the proxy's failure, `relayed: true`. A status in
- * `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
- * is an answer like a 404 (nothing reported); the rest as the call layer classifies it. A 2xx
+ * The verdict on an answer's head (`ctx.response` of a crawler: headOf). An answer from the proxy
+ * itself — its 407, or a relay's failure status (RELAY_FAILURES) — is the proxy's failure
+ * (`proxy: true`, CONNECTION_RESET; `credentials` when ours were refused: 407, a relay's 597).
+ * A status in `blockedStatusCodes` is BLOCKED; a default blocked code that the list leaves out
+ * is an answer like a 404 (nothing reported); the rest as the classification reads it. A 2xx
  * or 3xx is `"ok"` here; whether it was SLOW or a soft ban is judged when the body has been read.
  */
 export async function classifyAnswer(response, { blockedStatusCodes = BLOCKED_STATUS_CODES, wallNow = Date.now() } = {}) {
   const { status, headers } = headOf(response);
   const relay = RELAY_FAILURES[status];
   if (relay !== undefined) {
-    const report = status === 597 ? "BLOCKED" : "CONNECTION_RESET";
-    return { report, deliver: false, retryable: true, reached: false, phase: "connect", status, relayed: true, credentials: status === 597, reason: `the proxy ${relay} (${status} from the relay)` };
+    return { ...proxyRefused(status, { credentials: status === 597 }), proxy: true, reason: `the proxy ${relay} (${status} from the relay)` };
   }
+  if (status === PROXY_AUTH_REQUIRED) return { ...proxyRefused(status), proxy: true };
   const head = { statusCode: status, headers };
   const v = await classifyResult(head, { latencyMs: 0, slowThresholdMs: Infinity, wallNow });
   if (blockedStatusCodes.includes(status)) {
@@ -93,12 +98,7 @@ export function classifyCrawleeError(error) {
   const message = text(error);
   // The proxy refused us: HTTP proxies answer CONNECT / forwarded requests with a status.
   const proxy = /Proxy responded with (\d{3})/.exec(message);
-  if (proxy) {
-    const status = Number(proxy[1]);
-    return status === 407
-      ? verdict("BLOCKED", "the proxy refused our credentials (407)", { phase: "connect", status, reached: false })
-      : verdict("CONNECTION_RESET", `the proxy refused the request (${status})`, { phase: "connect", status, reached: false });
-  }
+  if (proxy) return proxyRefused(Number(proxy[1]));
   // Crawlee's own block detection (session pool status codes, retryOnBlocked's selectors).
   const refused = /Request blocked - received (\d{3}) status code|Blocked by status code (\d{3})/.exec(message);
   if (refused) return verdict("BLOCKED", `the destination refused this resource (${refused[1] ?? refused[2]})`, { phase: "receive", status: Number(refused[1] ?? refused[2]) });

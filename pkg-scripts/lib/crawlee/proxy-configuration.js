@@ -40,7 +40,7 @@ export class ReputeProxyConfiguration extends ProxyConfiguration {
    * @param {(lease, options?) => string | Promise<string>} [options.proxyUrl] a lease's proxy URL
    *   (default: the resource's value is the URL); `proxyUrls(…)` from "repute" makes one
    * @param {(ctx) => boolean | Promise<boolean>} [options.isBlocked] soft-ban predicate on the read answer
-   * @param {number[]} [options.blockedStatusCodes=[401, 403, 407, 429]]
+   * @param {number[]} [options.blockedStatusCodes=[401, 403, 429, 451]] the destination refusing this proxy (a 407 is the proxy refusing us: always CONNECTION_RESET)
    * @param {number} [options.slowThresholdMs=2000] a success whose proxy leg (request sent to
    *   answer head) took longer is reported SLOW
    * @param {boolean} [options.sessionLeases=true] one lease per Crawlee session and destination,

@@ -11,6 +11,8 @@ import { Buffer } from "node:buffer";
 import { performance } from "node:perf_hooks";
 import { ProxyAgent, request } from "undici";
 import { isKind } from "../vocabulary.js";
+import { classifyError, classifyResult } from "../outcome/classify.js";
+import { redactCredentials } from "../outcome/redact.js";
 
 /**
  * @typedef {import("../../pool.d.ts").Kind} Kind
@@ -404,68 +406,12 @@ export function startProber(pool, options) {
 // ---------------------------------------------------------------------------------------------
 // httpProbe
 
-/**
- * Removes credentials from text that may hold a URL: `scheme://user:pass@host` becomes
- * `scheme://***@host`. Use it before logging a proxy resource's value.
- * @param {string} text
- * @returns {string}
- */
-export function redactCredentials(text) {
-  // Up to the authority's last '@' (as URL parsers read it): a password may hold a raw '@'.
-  return String(text).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s"'<>{}]*@/gi, "$1***@");
-}
-
-/** Status codes and what they say about the proxy (see httpProbe). */
-function statusOutcome(status, latencyMs, slowMs) {
-  if (status >= 200 && status < 400) {
-    return latencyMs >= slowMs ? { ok: false, failure: "SLOW", latencyMs } : { ok: true, latencyMs };
-  }
-  switch (status) {
-    case 403:
-    case 429:
-    case 451:
-      return { ok: false, failure: "BLOCKED", latencyMs };
-    case 408:
-    case 504:
-      return { ok: false, failure: "TIMEOUT", latencyMs };
-    case 407:
-    case 502:
-      return { ok: false, failure: "CONNECTION_RESET", latencyMs };
-    default:
-      return null; // inconclusive
-  }
-}
-
-/** undici codes for a wrong use of the client: bugs, not network failures. */
-const USAGE_CODES = new Set(["UND_ERR_INVALID_ARG", "UND_ERR_INVALID_RETURN_VALUE", "UND_ERR_NOT_SUPPORTED"]);
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT", "ESOCKETTIMEDOUT"]);
-
-/** The failure type of a transport error, or null when it is not a network failure. */
-function errorFailure(error) {
-  const codes = [];
-  const messages = [];
-  for (let e = error, depth = 0; e && depth < 8; e = e.cause, depth++) {
-    if (typeof e.code === "string") codes.push(e.code);
-    if (typeof e.message === "string") messages.push(e.message);
-    if (Array.isArray(e.errors)) {
-      // AggregateError (happy eyeballs): the codes of the attempts.
-      for (const x of e.errors) if (typeof x?.code === "string") codes.push(x.code);
-    }
-  }
-  const text = messages.join("\n");
-  if (codes.some((c) => TIMEOUT_CODES.has(c))) return "TIMEOUT";
-  if (
-    codes.some((c) => /^(ERR_TLS_|ERR_SSL_|CERT_|UND_ERR_PRX_TLS)/.test(c) || /CERT/.test(c)) ||
-    /certificate|ssl routines|tls handshake|secure tls connection/i.test(text)
-  ) {
-    return "TLS_HANDSHAKE";
-  }
-  // The proxy refused us: 407 on a forwarded request, or any non-200 answer to CONNECT.
-  if (/Proxy Authentication Required \(407\)|Proxy response \(\d+\) !== 200/.test(text)) return "CONNECTION_RESET";
-  if (codes.some((c) => /^E[A-Z0-9_]+$/.test(c) || (c.startsWith("UND_ERR_") && !USAGE_CODES.has(c)))) {
-    return "CONNECTION_RESET";
-  }
-  return null;
+/** A probe's outcome from the classification's verdict (lib/outcome/classify.js): `null` when
+ * it says nothing about the proxy (an inconclusive probe). */
+function probeOutcome(v, latencyMs) {
+  if (v.report === null) return null;
+  const withLatency = latencyMs === undefined ? {} : { latencyMs };
+  return v.report === "ok" ? { ok: true, ...withLatency } : { ok: false, failure: v.report, ...withLatency };
 }
 
 /**
@@ -479,21 +425,16 @@ function errorFailure(error) {
  * A context missing from `targets` resolves to `null`: the prober reports nothing and the cell
  * stays due (configure a target for every context whose proxies should be probed).
  *
- * Classification (latency is measured from the request to the end of the body):
- * | what happened | outcome |
- * |---|---|
- * | 2xx, 3xx | `{ok: true, latencyMs}`, or `SLOW` when `latencyMs >= slowMs` |
- * | 403, 429, 451 | `BLOCKED` — the destination refused this exit (with a half-open `BLOCKED`, real traffic then judges it) |
- * | 407 | `CONNECTION_RESET` — the proxy refused our credentials: unusable, but not a site block |
- * | 502 | `CONNECTION_RESET` — the proxy could not reach or talk to the destination |
- * | 408, 504 | `TIMEOUT` — the proxy or the destination did not answer in time |
- * | any other 4xx/5xx (404, 500, 503 …) | nothing is reported: the probe throws a `ProbeError` with code `PROBE_INCONCLUSIVE` and `status`. The answer came through the proxy, so it speaks about the target, not the proxy; penalising every proxy for a misconfigured or sick health URL would cool the whole fleet, while an unreported cell simply stays cooling. The prober hands the error to `onError`, so the misconfiguration is seen. |
- * | no answer within `timeoutMs` (connect, headers or body) | `TIMEOUT` |
- * | TLS errors (codes `ERR_TLS_*`, `ERR_SSL_*`, `CERT_*`, certificate errors) | `TLS_HANDSHAKE` |
- * | CONNECT answered with a status other than 200 | `CONNECTION_RESET` |
- * | connection refused or reset, DNS failure, other socket errors | `CONNECTION_RESET` |
- * | the caller's `signal` aborted | throws (an `AbortError`): nothing to report |
- * | anything else (not a network failure) | throws a `ProbeError` `PROBE_FAILED` |
+ * Classification: the one table of lib/outcome/classify.js (README "What an outcome says about
+ * a resource"), as for real traffic — latency measured from the request to the end of the body,
+ * a success at least `slowMs` slow is `SLOW`. Where that table reports nothing (404, 500, 503 …)
+ * the probe throws a `ProbeError` with code `PROBE_INCONCLUSIVE` and `status`: the answer came
+ * through the proxy, so it speaks about the target, not the proxy; penalising every proxy for a
+ * misconfigured or sick health URL would cool the whole fleet, while an unreported cell simply
+ * stays cooling. The prober hands the error to `onError`, so the misconfiguration is seen.
+ * No answer within `timeoutMs` is `TIMEOUT`; the caller's `signal` aborting throws an
+ * `AbortError` (nothing to report); an error that is not a network failure throws a
+ * `ProbeError` `PROBE_FAILED`.
  *
  * No error this probe throws carries the proxy's credentials (`user:pass@` is redacted, and no
  * `cause` is attached).
@@ -576,7 +517,7 @@ export function httpProbe({ targets, timeoutMs = 10000, slowMs = Infinity, now =
       });
       await res.body.dump({ limit: 65536, signal: both });
       const latencyMs = Math.max(0, now() - start);
-      const outcome = statusOutcome(res.statusCode, latencyMs, slowMs);
+      const outcome = probeOutcome(await classifyResult({ statusCode: res.statusCode }, { latencyMs, slowThresholdMs: slowMs }), latencyMs);
       if (outcome) return outcome;
       throw new ProbeError(
         `the probe target ${redact(target)} answered ${res.statusCode} through the proxy ${where}: ` +
@@ -593,8 +534,8 @@ export function httpProbe({ targets, timeoutMs = 10000, slowMs = Infinity, now =
         throw e;
       }
       if (timeout.aborted) return { ok: false, failure: "TIMEOUT" };
-      const failure = errorFailure(error);
-      if (failure) return { ok: false, failure };
+      const failure = probeOutcome(classifyError(error));
+      if (failure) return failure;
       throw new ProbeError(`the probe through ${where} failed: ${redact(error?.message ?? error)}`, "PROBE_FAILED");
     } finally {
       await agent.destroy().catch(() => {});

@@ -1,7 +1,11 @@
-// Classification of one attempt (README "Resilient calls", the table): what the pool is told
-// (a success, one of the five failure types, or nothing), whether the caller gets the result,
-// whether another resource may be tried, and the phase the attempt had reached. Pure: no I/O,
-// no clock (latency and the wall clock come in as arguments). call.js applies the verdict.
+// The one classification of an outcome (README "What an outcome says about a resource", the
+// contract): status codes, error codes and phases → what the pool is told (a success, one of
+// the five failure types, or nothing), whether the caller gets the result, whether another
+// resource may be tried, and the phase the attempt had reached. Its three users read it here
+// and nowhere else: the resilient-call layer (lib/call/attempt.js), the prober
+// (lib/host/prober.js: a `null` report is an inconclusive probe) and the Crawlee drop-in
+// (lib/crawlee/outcome.js). Pure: no I/O, no clock (latency and the wall clock come in as
+// arguments).
 //
 // A verdict: { report: "ok" | FailureType | null, deliver: boolean, retryable: boolean,
 //              phase, reason, reached, status?, code?, retryAfterMs? }
@@ -84,13 +88,10 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
     // Certificates and TLS set-up are configuration: trying again does not fix them.
     return verdict("TLS_HANDSHAKE", { phase: "tls", code, reason: "TLS handshake failed", retryable: false, reached: false });
   }
-  // The proxy refused us: 407 to a forwarded request, or any non-200 answer to CONNECT. A 407
-  // (our credentials refused) is BLOCKED like every refusal; another status CONNECTION_RESET.
+  // The proxy refused us: 407 to a forwarded request, or any non-200 answer to CONNECT. Not the
+  // destination's answer: CONNECTION_RESET whatever the status (407: our credentials refused).
   const refused = /Proxy Authentication Required \((407)\)|Proxy response \((\d+)\) !== 200/.exec(text);
-  if (refused) {
-    const status = Number(refused[1] ?? refused[2]);
-    return verdict(status === 407 ? "BLOCKED" : "CONNECTION_RESET", { phase: "connect", code, status, reason: `the proxy refused the request (${status})`, reached: false });
-  }
+  if (refused) return proxyRefused(Number(refused[1] ?? refused[2]), { code });
   // An answer that is not HTTP (undici's HTTPParserError, often without a code): a broken
   // proxy, or a port that speaks something else. The resource is to blame; another may work.
   if (names.includes("HTTPParserError") || codes.some((c) => c.startsWith("HPE_"))) {
@@ -103,6 +104,47 @@ export function classifyError(error, { phase = null, timedOut = false } = {}) {
   // Not a network failure: a decode error or a bug of the attempt. The resource is not to blame
   // and the same attempt would fail the same way.
   return { report: null, deliver: false, retryable: false, reached: true, phase: at, code, reason: "the attempt threw" };
+}
+
+/**
+ * What an answer's status says about the resource it went through, for the statuses that say
+ * something (2xx and 3xx are successes; a status not listed speaks about the request or the
+ * server, not the resource: nothing is reported and the answer is the caller's).
+ * - `report`: the failure type, or null (nothing reported);
+ * - `retryable`: another resource may be tried (the answer is not delivered).
+ * 407 is the proxy refusing us (our credentials), not the destination refusing this exit:
+ * CONNECTION_RESET, as any proxy that cannot carry the request — never a site block.
+ */
+export const STATUS_TABLE = Object.freeze({
+  401: Object.freeze({ report: "BLOCKED", retryable: true, reason: "the destination refused this resource (401)" }),
+  403: Object.freeze({ report: "BLOCKED", retryable: true, reason: "the destination refused this resource (403)" }),
+  407: Object.freeze({ report: "CONNECTION_RESET", retryable: true, reason: "the proxy refused our credentials (407)" }),
+  // The server gave up waiting for the request (RFC 9110 §15.5.9): the request's way there,
+  // through this resource, was too slow.
+  408: Object.freeze({ report: "TIMEOUT", retryable: true, reason: "request timeout (408)" }),
+  429: Object.freeze({ report: "BLOCKED", retryable: true, reason: "the destination refused this resource (429)" }),
+  // Unavailable for legal reasons: a geo-block, the destination refusing this exit's location.
+  451: Object.freeze({ report: "BLOCKED", retryable: true, reason: "the destination refused this resource (451)" }),
+  500: Object.freeze({ report: null, retryable: true, reason: "the server failed (500)" }),
+  502: Object.freeze({ report: "CONNECTION_RESET", retryable: true, reason: "bad gateway (502)" }),
+  503: Object.freeze({ report: null, retryable: true, reason: "the server failed (503)" }),
+  504: Object.freeze({ report: "TIMEOUT", retryable: true, reason: "gateway timeout (504)" }),
+});
+
+/** The statuses that mean "the destination refused this resource": BLOCKED in the table. */
+export const BLOCKED_STATUSES = Object.freeze(
+  Object.keys(STATUS_TABLE).map(Number).filter((s) => STATUS_TABLE[s].report === "BLOCKED"),
+);
+
+/**
+ * The proxy refused to carry the request (its own answer to CONNECT or to a forwarded request,
+ * or a relay's): CONNECTION_RESET before reaching the server; `credentials` when it refused ours
+ * (407), so a caller can load them again.
+ */
+export function proxyRefused(status, fields = {}) {
+  const credentials = status === 407;
+  const reason = credentials ? "the proxy refused our credentials (407)" : `the proxy refused the request (${status})`;
+  return verdict("CONNECTION_RESET", { phase: "connect", status, reason, reached: false, credentials, ...fields });
 }
 
 /** The status of an HTTP-response-like result (`status` of fetch, `statusCode` of undici.request). */
@@ -141,25 +183,8 @@ export async function classifyResult(result, { latencyMs, slowThresholdMs = 2000
     const slow = latencyMs >= slowThresholdMs;
     return { report: slow ? "SLOW" : "ok", deliver: true, retryable: false, reached: true, ...extra, reason: slow ? "slow success" : "success" };
   }
-  switch (status) {
-    case 401:
-    case 403:
-    case 407:
-    case 429:
-      return verdict("BLOCKED", { ...extra, reason: `the destination refused this resource (${status})` });
-    case 502:
-      return verdict("CONNECTION_RESET", { ...extra, reason: "bad gateway (502)" });
-    case 504:
-      return verdict("TIMEOUT", { ...extra, reason: "gateway timeout (504)" });
-    case 408:
-      // The server gave up waiting for the request (RFC 9110 §15.5.9): the request's way there,
-      // through this resource, was too slow. As the prober reads it (host/prober.js): TIMEOUT.
-      return verdict("TIMEOUT", { ...extra, reason: "request timeout (408)" });
-    case 500:
-    case 503:
-      return verdict(null, { ...extra, reason: `the server failed (${status})` });
-    default:
-      // Other 4xx/5xx speak about the request or the server, not the resource.
-      return { report: null, deliver: true, retryable: false, reached: true, ...extra, reason: `answered ${status}` };
-  }
+  const row = STATUS_TABLE[status];
+  if (row) return verdict(row.report, { ...extra, retryable: row.retryable, reason: row.reason });
+  // Other 4xx/5xx speak about the request or the server, not the resource.
+  return { report: null, deliver: true, retryable: false, reached: true, ...extra, reason: `answered ${status}` };
 }
