@@ -129,13 +129,33 @@ fn path_where(text: &str, at: usize, shown: &dyn Fn(&str) -> bool) -> String {
 
 /// `path: message` for a read error in `text`.
 pub fn describe(text: &str, e: &JsonError) -> String {
-    join(&path_at(text, e.at), &e.msg)
+    join(&path_at(text, value_at(text, e)), &e.msg)
+}
+
+/// Where the refused value is, for naming its path. `json_in::Exact` refuses a scalar (a string,
+/// `null`, a boolean, a number out of range) after reading it whole, and serde_json places such
+/// an error only once it has closed the object or array around it: when the value was the
+/// last in its container, `e.at` is past the closing bracket, whose path is the container's
+/// parent (`{"penalties":{"SLOW":"1"}}` would name `penalties`, and a top-level last field
+/// nothing at all). A scalar cannot end in a bracket, so a bracket just before `e.at` is the
+/// container's: step back inside it. Every other error keeps its position (a missing field is
+/// named on the object that lacks it, which is where it is).
+fn value_at(text: &str, e: &JsonError) -> usize {
+    const SCALARS: [&str; 4] = ["string", "null", "boolean", "a number out of range"];
+    let exact_scalar = e.category == Category::Data
+        && e.msg.ends_with(", expected a finite number")
+        && e.msg.strip_prefix("invalid type: ").is_some_and(|t| SCALARS.iter().any(|s| t.starts_with(s)));
+    let bytes = &text.as_bytes()[..e.at.min(text.len())];
+    match bytes.iter().rposition(|b| !b.is_ascii_whitespace()) {
+        Some(i) if exact_scalar && matches!(bytes[i], b'}' | b']') => i,
+        _ => e.at,
+    }
 }
 
 /// `describe` for text that may hold secrets: only keys for which `known` holds appear in the
 /// path, and nothing the reader quotes from the text appears in the message.
 pub fn describe_private(text: &str, e: &JsonError, known: &dyn Fn(&str) -> bool) -> String {
-    let path = path_where(text, e.at, known);
+    let path = path_where(text, value_at(text, e), known);
     // Syntax and end-of-input messages never quote the input; data errors may.
     let msg = if e.category == Category::Data { scrub(&e.msg, known) } else { e.msg.clone() };
     join(&path, &msg)
@@ -267,6 +287,49 @@ mod tests {
         }
         // The same errors in a config (the operator's own text) quote it.
         assert!(err(r#"{"cells":[],"n":1,"tagz":1}"#).contains("tagz"));
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Exactly {
+        #[serde(deserialize_with = "crate::json_in::exact")]
+        a: f64,
+        inner: Inner,
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        #[serde(deserialize_with = "crate::json_in::exact")]
+        x: f64,
+        #[serde(deserialize_with = "crate::json_in::exact")]
+        y: f64,
+    }
+
+    fn exact_err(text: &str) -> String {
+        let e = JsonError::of(text, &serde_json::from_str::<Exactly>(text).unwrap_err());
+        describe(text, &e)
+    }
+
+    #[test]
+    fn an_exact_number_refused_last_in_its_object_is_named_by_its_own_key() {
+        // Last in the inner object, last at the top level, in the middle; with spaces.
+        let cases = [
+            (r#"{"a":1,"inner":{"x":1,"y":"2"}}"#, "inner.y: invalid type: string"),
+            (r#"{"a":1,"inner":{"x":1,"y":null} }"#, "inner.y: invalid type: null"),
+            (r#"{"a":1,"inner":{"y":true,"x":1}}"#, "inner.y: invalid type: boolean"),
+            (r#"{"inner":{"x":1,"y":2},"a":"1"}"#, "a: invalid type: string"),
+            (r#"{"inner":{"x":1,"y":2},"a":1e999 }"#, "a: invalid type: a number out of range"),
+            (r#"{"a":"1","inner":{"x":1,"y":2}}"#, "a: invalid type: string"),
+        ];
+        for (text, want) in cases {
+            assert!(exact_err(text).starts_with(want), "{text}: {}", exact_err(text));
+        }
+        // A missing field is still named on the object that lacks it.
+        let missing = r#"{"a":1,"inner":{"x":1}}"#;
+        assert!(exact_err(missing).starts_with("inner: missing field `y`"), "{}", exact_err(missing));
     }
 
     #[test]

@@ -41,10 +41,12 @@ Options of serve (each also read from the environment variable in brackets):
   --snapshot-limit BYTES  largest PUT /api/snapshot, refused as soon as it is seen to be larger
                         [REPUTE_SNAPSHOT_LIMIT] default 1 MiB + maxCells × (640 + 40 × windowSize)
                         of the pool's config (496 MiB for the defaults)
-  --config FILE         JSON file of a partial pool config (SPEC §3: {"leaseTtlMs": 60000,
-                        "penalties": {"SLOW": 1}, ...}) [REPUTE_CONFIG holds the same JSON
-                        inline]; checked by the engine before the server starts; on a restart
-                        it overrides those fields of the snapshot's config
+  --config FILE         JSON file of a partial pool config ({"leaseTtlMs": 60000, "penalties":
+                        {"SLOW": 1}, ...}: every field, default and range in the README's
+                        "Configuration" and in repute.config.schema.json; repute.config.json is
+                        an example) [REPUTE_CONFIG holds the same JSON inline]; checked by the
+                        engine before the server starts; on a restart it overrides those fields
+                        of the snapshot's config
   --from-backup         start from the previous good snapshot (after a damaged one)
   --record-outcomes     also record every reported outcome (credentials masked) in DATA/outcomes/,
                         served by GET /api/outcomes, for the console's Replay

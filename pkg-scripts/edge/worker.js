@@ -8,28 +8,21 @@
 // Bindings: `POOL` (the Durable Object namespace of `PoolObject`, SQLite-backed),
 // `REPUTE_REGIONS` (optional: the region names served, comma-separated; any other region is a
 // 404 before an object is made, so a stranger cannot create stored regions by naming them),
-// and the object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
+// `REPUTE_LOCATION_HINTS` (optional: region name → Durable Objects location hint, an object or
+// its JSON text; a region's object is created near that place — the hint counts only when the
+// object is first made; a region not listed is placed where its first request came from), and
+// the object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
 
 import { problemReply, HttpProblem } from "../lib/http/problems.js";
+import { REGION_NAME, allowedRegions, locationHints } from "./regions.js";
 
 export { PoolObject } from "./pool-object.js";
 
 const REGION = /^\/regions\/([^/?]*)(\/.*)?$/;
-const REGION_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 function problem(status, name, detail) {
   const { headers, body } = problemReply(new HttpProblem(status, name, detail));
   return new Response(body, { status, headers });
-}
-
-/** `REPUTE_REGIONS` as a set of names, `null` when unset (every region), or a string saying
- * what is wrong with it. */
-function allowedRegions(value) {
-  if (value === undefined || value === null || value === "") return null;
-  const names = String(value).split(",").map((n) => n.trim());
-  const bad = names.findIndex((n) => !REGION_NAME.test(n));
-  if (bad >= 0) return `REPUTE_REGIONS: entry ${bad + 1} is not a region name (1 to 63 characters of a-z, 0-9 and -)`;
-  return new Set(names);
 }
 
 export default {
@@ -42,7 +35,10 @@ export default {
     const allowed = allowedRegions(env.REPUTE_REGIONS);
     if (typeof allowed === "string") return problem(500, "misconfigured", allowed);
     if (allowed && !allowed.has(m[1])) return problem(404, "no-such-region", "this worker does not serve that region (REPUTE_REGIONS)");
-    const stub = env.POOL.get(env.POOL.idFromName(m[1]));
+    const hints = locationHints(env.REPUTE_LOCATION_HINTS);
+    if (typeof hints === "string") return problem(500, "misconfigured", hints);
+    const hint = hints?.get(m[1]);
+    const stub = env.POOL.get(env.POOL.idFromName(m[1]), hint ? { locationHint: hint } : undefined);
     return stub.fetch(request);
   },
 };

@@ -12,7 +12,8 @@ import { connectPool } from "repute/client";
 import { startServer } from "../server/_http-support.mjs";
 
 const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-const section = readme.slice(readme.indexOf("## Fleet workers"), readme.indexOf("\n## ", readme.indexOf("## Fleet workers") + 1));
+const start = readme.indexOf("\n### Fleet workers\n");
+const section = readme.slice(start, readme.indexOf("\n## ", start + 1)); // to the next section
 const [example, workerLoop] = [...section.matchAll(/```javascript\n([\s\S]*?)```/g)].map((m) => m[1]);
 
 test("the Fleet workers example runs against a real server and leaves the pool as it says", async () => {

@@ -2,7 +2,8 @@
 // real pool server on 127.0.0.1 (in-process `openPool` + `serve`, serving www/, on a fixed
 // clock the test moves), Debian's Chromium through playwright-core (never downloaded), a page
 // watcher that collects console errors, page errors, failed requests and HTTP statuses ≥ 400
-// that the test did not announce, and screenshots into tests/console/artifacts/ (git-ignored).
+// that the test did not announce, and screenshots into tests/console/artifacts/ (git-ignored),
+// and the README's one (docs/console-live.png, kept in the repository).
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -117,6 +118,15 @@ export async function openConsole(page, url, token) {
 export async function screenshot(page, name) {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** The README's picture of the console: docs/console-live.png, the page as it is in the viewport. */
+export const README_SCREENSHOT = path.join(ROOT, "docs/console-live.png");
+
+/** Saves the viewport of `page` as the README's screenshot (README_SCREENSHOT). */
+export async function readmeScreenshot(page) {
+  await mkdir(path.dirname(README_SCREENSHOT), { recursive: true });
+  await page.screenshot({ path: README_SCREENSHOT });
 }
 
 /** Waits until `fn()` (async) is truthy, polling; fails with `what` after `ms`. */

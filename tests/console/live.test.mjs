@@ -9,11 +9,12 @@
 // capacity (`maxLeases`); Download snapshot gives the server's snapshot byte for
 // byte; events pause, resume, filter and page back; the CSP stops inline script. Every test
 // fails on a console error, a page error, a failed request or an HTTP status ≥ 400 it did not
-// provoke, and saves screenshots of its screens to tests/console/artifacts/.
+// provoke, and saves screenshots of its screens to tests/console/artifacts/ — and the README's
+// picture of the console, docs/console-live.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startPoolServer, launchChromium, watchedPage, openConsole, screenshot, until, TOKENS, T0 } from "./_support.mjs";
+import { startPoolServer, launchChromium, watchedPage, openConsole, screenshot, readmeScreenshot, README_SCREENSHOT, until, TOKENS, T0 } from "./_support.mjs";
 
 const CONTEXTS = ["checkout-us", "search-eu"];
 const value = (i) => `proxy-${i}.example:8080`;
@@ -77,6 +78,18 @@ async function openDetail(page, k, v) {
   await detail.getByRole("table").or(detail.getByText("contexts: 0")).first().waitFor();
   return detail;
 }
+
+liveTest("the README's screenshot: the grid with cooling cells and one resource's detail, written to docs/console-live.png", "operator", async (page) => {
+  await page.setViewportSize({ width: 1600, height: 900 });
+  const detail = await openDetail(page, kind(4), value(4)); // cooling in checkout-us
+  await detail.getByText("COOLING").first().waitFor();
+  await page.getByLabel("Search", { exact: true }).fill("");
+  await until(async () => (await grid(page).locator(".grid-body [role=row]:not([hidden])").count()) > 10, "the whole grid again");
+  await readmeScreenshot(page);
+  const png = await readFile(README_SCREENSHOT);
+  assert.equal(png.subarray(1, 4).toString("latin1"), "PNG", "a PNG file");
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1600, 900], "the viewport's size");
+});
 
 liveTest("operator: Block for 1 h, a chosen time and permanently reaches the server and the event list; Unblock lifts it", "operator", async (page, w) => {
   await screenshot(page, "live-connected");

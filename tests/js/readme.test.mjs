@@ -52,7 +52,9 @@ test("the resilient-call example gets its page through the working proxy", () =>
   assert.equal(out, "200 200 for http://shop.example/item/7\n");
 });
 
-// ----- the layout table -----------------------------------------------------------------------
+// ----- the layout table (CONTRIBUTING.md) ------------------------------------------------------
+
+const contributing = readFileSync(new URL("../../CONTRIBUTING.md", import.meta.url), "utf8");
 
 const repo = new URL("../../", import.meta.url).pathname;
 const tracked = execFileSync("git", ["ls-files"], { cwd: repo, encoding: "utf8" }).split("\n").filter(Boolean);
@@ -61,7 +63,7 @@ const folders = new Set(tracked.flatMap((f) => f.split("/").slice(0, -1).map((_,
 
 /** The table's rows: the paths of the first column, and the names in backticks of the second. */
 function layoutRows() {
-  const section = readme.slice(readme.indexOf("## Layout"));
+  const section = contributing.slice(contributing.indexOf("## Layout"));
   const rows = [...section.matchAll(/^\| (.+?) \| (.+) \|$/gm)].slice(1); // the header (the rule has no spaces)
   const ticks = (cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
   return rows.map(([, paths, text]) => ({ paths: ticks(paths), names: ticks(text) }));
@@ -74,7 +76,7 @@ function exists(path) {
   return tracked.some((f) => re.test(f));
 }
 
-test("the README's layout table names only paths that exist", () => {
+test("CONTRIBUTING.md's layout table names only paths that exist", () => {
   const rows = layoutRows();
   assert.ok(rows.length >= 5, "the table has its rows");
   for (const { paths, names } of rows) {
@@ -87,7 +89,7 @@ test("the README's layout table names only paths that exist", () => {
   }
 });
 
-test("the README's layout table names every folder at the top and under src/, tests/, pkg-scripts/", () => {
+test("CONTRIBUTING.md's layout table names every folder at the top and under src/, tests/, pkg-scripts/", () => {
   const rows = layoutRows();
   const named = new Set();
   const name = (path) => {

@@ -1,9 +1,10 @@
 // The package as users get it (issue 23): `npm pack` in pkg-scripts/ (its prepack builds the
-// engine and brings in LICENSE, README.md and the console), the tarball installed into an empty
-// project from the registry, and then, from that project only: `npx repute serve` answering the
-// API and serving the console page with every file it loads; every subpath resolved and loaded
-// (`repute/edge` resolved: it loads in workerd, not in Node); the installed types checked by tsc
-// against a usage file; the repository's own tooling absent from the package.
+// engine and brings in LICENSE, README.md, the config schema and example, and the console), the
+// tarball installed into an empty project from the registry, and then, from that project only:
+// `npx repute serve --config` (the packaged example) answering the API and serving the console
+// page with every file it loads; every subpath resolved and loaded (`repute/edge` resolved: it
+// loads in workerd, not in Node); the installed types checked by tsc against a usage file; the
+// repository's own tooling absent from the package.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -43,7 +44,7 @@ after(() => {
 
 test("the tarball holds the engine, the console, README, LICENSE and types, and none of the repository's tooling", () => {
   const files = run("tar", ["tzf", tarball], work).split("\n").filter(Boolean).map((f) => f.replace(/^package\//, ""));
-  for (const f of ["LICENSE", "README.md", "package.json", "pkg/repute_bg.wasm", "pkg/repute.js", "www/index.html", "www/vendor/repute/pkg/repute_bg.wasm", "bin/repute.js", "edge/worker.js", "edge/wrangler.toml"]) {
+  for (const f of ["LICENSE", "README.md", "repute.config.schema.json", "repute.config.json", "package.json", "pkg/repute_bg.wasm", "pkg/repute.js", "www/index.html", "www/vendor/repute/pkg/repute_bg.wasm", "bin/repute.js", "edge/worker.js", "edge/wrangler.toml"]) {
     assert.ok(files.includes(f), `${f} is in the package`);
   }
   for (const f of Object.values(manifest.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e).flatMap((v) => (typeof v === "string" ? [v] : Object.values(v)))))) {
@@ -58,7 +59,8 @@ test("the tarball holds the engine, the console, README, LICENSE and types, and 
 test("npx repute serve, in the empty project, answers the API and serves the console with every file it loads", async () => {
   // Its own process group: npx runs repute serve as a child of its own, and the whole group is
   // stopped at the end (stopping npx alone left the server running, holding the test's pipes).
-  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", "data"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" }, detached: true });
+  // With the package's example config, as the README shows it.
+  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", "data", "--config", "node_modules/repute/repute.config.json"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" }, detached: true });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -70,6 +72,11 @@ test("npx repute serve, in the empty project, answers the API and serves the con
       });
       child.on("exit", (code) => reject(new Error(`repute serve exited ${code}:\n${out}`)));
     });
+    const example = JSON.parse(readFileSync(join(project, "node_modules/repute/repute.config.json"), "utf8"));
+    const config = await (await fetch(url + "/api/config")).json();
+    for (const [k, v] of Object.entries(example)) {
+      if (typeof v !== "object" || Array.isArray(v)) assert.deepEqual(config[k], v, `the example's ${k} is in force`);
+    }
     const post = (path, body) => fetch(url + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     assert.equal((await post("/api/resources", { kind: "PROXY", value: "proxy-1" })).status, 201);
     const lease = await post("/api/leases", { context: "shop.example" });
@@ -111,10 +118,13 @@ test("every subpath resolves and loads from the installed package (repute/edge r
     import * as server from "repute/server";
     import * as handler from "repute/handler";
     import pkg from "repute/package.json" with { type: "json" };
+    import schema from "repute/config.schema.json" with { type: "json" };
+    import example from "repute/config.example.json" with { type: "json" };
     const edge = import.meta.resolve("repute/edge");
     console.log(JSON.stringify({
       repute: Object.keys(repute).sort(), client: Object.keys(client).sort(), crawlee: Object.keys(crawlee).sort(),
       server: Object.keys(server).sort(), handler: Object.keys(handler).sort(), version: pkg.version, edge,
+      schema: schema.title, example: Object.keys(example).length,
     }));
   `);
   const got = JSON.parse(run(process.execPath, ["check.mjs"], project));
@@ -125,6 +135,8 @@ test("every subpath resolves and loads from the installed package (repute/edge r
   assert.deepEqual(got.handler, ["MemoryHost", "createHandler"]);
   assert.equal(got.version, manifest.version);
   assert.match(got.edge, /node_modules\/repute\/edge\/worker\.js$/);
+  assert.equal(got.schema, "repute pool config", "repute/config.schema.json is the config's schema");
+  assert.ok(got.example > 0, "repute/config.example.json is the example config");
 });
 
 test("the installed types: a usage file of every subpath type-checks, and a misuse does not", () => {

@@ -1,14 +1,15 @@
 // `repute serve` options beyond the basics, as a child process on 127.0.0.1: the pool's config
 // (`--config FILE` / `REPUTE_CONFIG`), checked by the engine at start, overriding a restored
-// snapshot's config, shown by `GET /api/config`; and the recovery prober (`--probe-targets` /
+// snapshot's config, shown by `GET /api/config`; the example repute.config.json accepted as the
+// README says; and the recovery prober (`--probe-targets` /
 // `REPUTE_PROBE_TARGETS`) probing a cooled proxy through a real forward proxy until it is
 // healthy again.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { writeFile, rm } from "node:fs/promises";
+import { writeFile, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { call, assertProblem, spawnServe, runServeToExit, tempDir, CLI } from "./_http-support.mjs";
+import { call, assertProblem, spawnServe, runServeToExit, tempDir, CLI, ROOT } from "./_http-support.mjs";
 import { execFileSync } from "node:child_process";
 
 const DEFAULT_CONFIG = JSON.parse(
@@ -51,6 +52,20 @@ test("--config FILE: a partial config fills the rest from defaults; GET /api/con
   await call(url, "POST", "/api/resources", { body: { kind: "PROXY", value: "p1" } });
   const lease = (await call(url, "POST", "/api/leases", { body: { context: "c" } })).json;
   assert.equal(lease.expiresAt - lease.leasedAt, 60000);
+});
+
+test("the example repute.config.json: `repute serve --config repute.config.json` from the top of the repository serves it over the defaults", async (t) => {
+  const dir = await folder(t);
+  const example = JSON.parse(await readFile(path.join(ROOT, "repute.config.json"), "utf8"));
+  const { url } = await serving(t, ["--data", path.join(dir, "data"), "--port", "0", "--config", "repute.config.json"]);
+  const config = (await call(url, "GET", "/api/config")).json;
+  // Nested tables change only the keys given; everything else (a list, a map) is replaced whole.
+  const tables = ["penalties", "cooldownBaseMs"];
+  const expected = { ...DEFAULT_CONFIG, ...example };
+  for (const k of tables) if (example[k]) expected[k] = { ...DEFAULT_CONFIG[k], ...example[k] };
+  assert.deepEqual(config, expected);
+  assert.ok(Object.keys(example).length >= 5, "the example sets several fields");
+  assert.notDeepEqual(config, DEFAULT_CONFIG);
 });
 
 test("REPUTE_CONFIG holds the same JSON inline; --config wins over it", async (t) => {

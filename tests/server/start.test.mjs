@@ -1,6 +1,8 @@
 // The README's "Start it" section, as a newcomer runs it: `pkg-scripts/start` (here on a free
-// port and a temporary data folder), wait for /readyz, the README's two curl commands exactly
-// as written (only the port changed), then SIGTERM and the final snapshot on disk.
+// port and a temporary data folder), wait for /readyz, then the curl commands of "One step over
+// HTTP" exactly as written (only the port changed, and LEASE_ID put in as the text says):
+// register, acquire, report, release, acquire again and finish with the next lease; then
+// SIGTERM and the final snapshot on disk.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -12,15 +14,24 @@ import { ROOT, tempDir } from "./_http-support.mjs";
 const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
 const shellBlocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
 
-/** The README's curl commands, one string each (continuation lines joined). */
-function curlCommands() {
-  const block = shellBlocks.find((b) => b.includes("curl"));
-  assert.ok(block, "the README has a block of curl examples");
-  return block.replace(/\\\n\s*/g, "").split("\n").filter((l) => l.startsWith("curl "));
+/** The text of the README's section under the heading `title` (up to the next heading of its level or above). */
+function section(title) {
+  const at = readme.indexOf(`\n${title}\n`);
+  assert.ok(at >= 0, `the README has a section "${title}"`);
+  const level = title.split(" ")[0];
+  const end = readme.slice(at + 1).search(new RegExp(`\n#{1,${level.length}} `));
+  return end < 0 ? readme.slice(at) : readme.slice(at, at + 1 + end);
+}
+
+/** The curl commands of each sh block of `text`, one string each (continuation lines joined). */
+function curlBlocks(text) {
+  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+  return blocks.map((b) => b.replace(/\\\n\s*/g, "").split("\n").filter((l) => l.startsWith("curl ")));
 }
 
 test("the README's start command is `pkg-scripts/start` and the test command `pkg-scripts/test`", () => {
-  assert.equal(shellBlocks[0].trim(), "pkg-scripts/start");
+  const start = [...section("## Start it").matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.deepEqual(start.map((b) => b.trim()), ["pkg-scripts/start"]);
   assert.ok(shellBlocks.some((b) => b.trim() === "pkg-scripts/test"));
   assert.equal(readFileSync(path.join(ROOT, ".ci/run"), "utf8").match(/pkg-scripts\/test/g)?.length, 1, ".ci/run runs the README's test command");
 });
@@ -68,9 +79,12 @@ test("pkg-scripts/start serves; the README's curl examples answer as shown; SIGT
   assert.match(await page.text(), /<title>repute console<\/title>/);
   assert.match(page.headers.get("content-security-policy") ?? "", /script-src 'self'/);
 
-  const [register, acquire] = curlCommands().map((c) =>
-    JSON.parse(execFileSync("bash", ["-c", c.replaceAll("localhost:8787", `localhost:${port}`)], { encoding: "utf8" })),
-  );
+  const blocks = curlBlocks(section("## One step over HTTP"));
+  assert.deepEqual(blocks.map((b) => b.length), [2, 2, 1], "register + acquire; report + release; finish");
+  /** Runs a README curl command against this server, with `leaseId` for LEASE_ID. */
+  const curl = (command, leaseId) =>
+    execFileSync("bash", ["-c", command.replaceAll("localhost:8787", `localhost:${port}`).replaceAll("LEASE_ID", leaseId ?? "LEASE_ID")], { encoding: "utf8" });
+  const [register, acquire] = blocks[0].map((c) => JSON.parse(curl(c)));
   assert.equal(register.kind, "PROXY");
   assert.equal(register.created, true);
   assert.equal(acquire.kind, "PROXY");
@@ -79,6 +93,27 @@ test("pkg-scripts/start serves; the README's curl examples answer as shown; SIGT
   assert.equal(typeof acquire.leaseId, "string");
   assert.ok(acquire.expiresAt > acquire.leasedAt);
 
+  // Report and release: each answers 204 (curl prints the status).
+  assert.deepEqual(blocks[1].map((c) => curl(c, acquire.leaseId)), ["204\n", "204\n"]);
+  const viewer = async (p) => (await (await fetch(`${url}${p}`)).json()).resources;
+  const [view] = await viewer("/api/resources");
+  assert.equal(view.lease, null, "the lease was released");
+  assert.deepEqual(view.cells.map((c) => [c.context, c.consecutiveSuccesses, c.p50LatencyMs]), [["checkout-us", 1, 120]]);
+
+  // Acquire again, then finish it with the failure shown and the next lease in the same request.
+  const again = JSON.parse(curl(blocks[0][1]));
+  assert.equal(again.token, 2);
+  const finished = JSON.parse(curl(blocks[2][0], again.leaseId));
+  assert.equal(finished.next?.value, "http://user:pass@proxy-1.example.net:8080", "the next lease, on the one proxy");
+  assert.equal(finished.next.token, 3);
+  const [after] = await viewer("/api/resources");
+  assert.equal(after.cells[0].consecutiveFailures, 1, "the BLOCKED outcome was reported");
+  assert.equal(after.lease?.token, 3, "the finished lease was released, the next one is held");
+  // A repeat of the same finish is refused, reporting nothing twice.
+  const repeat = JSON.parse(curl(blocks[2][0], again.leaseId));
+  assert.match(repeat.type, /lease-finished/);
+  assert.equal((await viewer("/api/resources"))[0].cells[0].consecutiveFailures, 1);
+
   child.kill("SIGTERM");
   const { code } = await exited;
   assert.equal(code, 0, `${stdout}\n${stderr}`);
@@ -86,5 +121,5 @@ test("pkg-scripts/start serves; the README's curl examples answer as shown; SIGT
   const snapshot = JSON.parse(readFileSync(path.join(dir, "snapshot.json"), "utf8"));
   assert.deepEqual(snapshot.registered.map((r) => r.kind), ["PROXY"]);
   assert.equal(snapshot.registered[0].value, "http://user:pass@proxy-1.example.net:8080", "the snapshot keeps the raw value");
-  assert.equal(snapshot.fencingHighWater, 1, "the lease's token is in the final snapshot");
+  assert.equal(snapshot.fencingHighWater, 3, "the last lease's token is in the final snapshot");
 });

@@ -118,7 +118,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
   for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js", "lib/waiters.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
   // What prepack brings into the package besides the build's output.
-  for (const [f, text] of [["LICENSE", "MIT (stand-in)\n"], ["README.md", "# repute (stand-in)\n"], ["www/index.html", "<!doctype html>\n"]]) {
+  for (const [f, text] of [["LICENSE", "MIT (stand-in)\n"], ["README.md", "# repute (stand-in)\n"], ["repute.config.schema.json", "{}\n"], ["repute.config.json", "{}\n"], ["www/index.html", "<!doctype html>\n"]]) {
     mkdirSync(join(root, f, ".."), { recursive: true });
     writeFileSync(join(root, f), text);
   }
@@ -350,7 +350,7 @@ for (const [script, args, then, made = []] of [
   ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
   ["profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
   ["prepack", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"],
-    ["pkg-scripts/pkg/repute_bg.wasm", "pkg-scripts/LICENSE", "pkg-scripts/README.md", "pkg-scripts/www/index.html", "pkg-scripts/www/vendor/repute/pkg/repute_bg.wasm"]],
+    ["pkg-scripts/pkg/repute_bg.wasm", "pkg-scripts/LICENSE", "pkg-scripts/README.md", "pkg-scripts/repute.config.schema.json", "pkg-scripts/repute.config.json", "pkg-scripts/www/index.html", "pkg-scripts/www/vendor/repute/pkg/repute_bg.wasm"]],
 ]) {
   test(`pkg-scripts/${script} on a bare machine installs what it needs, then does its job`, (t) => {
     const m = machine(t);
@@ -397,7 +397,7 @@ test("pkg-scripts/prepack: a build that cannot install what it needs → no pack
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /setup: wasm-bindgen-cli .+ failed\nsetup: fix: cargo install wasm-bindgen-cli/);
   assert.match(r.stderr, /prepack: the engine could not be built \(see above\); no package was made/);
-  for (const f of ["LICENSE", "README.md", "www"]) assert.ok(!existsSync(join(m.root, "pkg-scripts", f)), `${f} not copied`);
+  for (const f of ["LICENSE", "README.md", "repute.config.schema.json", "repute.config.json", "www"]) assert.ok(!existsSync(join(m.root, "pkg-scripts", f)), `${f} not copied`);
   assert.equal(m.script("prepack", ["--clean"]).status, 0, "postpack on nothing is fine");
 });
 
