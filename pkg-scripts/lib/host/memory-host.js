@@ -18,6 +18,7 @@
 
 import { ResourceIds } from "../resource-id.js";
 import { TextMetrics } from "./text-metrics.js";
+import { ContextHealth, contextsOf } from "./context-health.js";
 import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 
@@ -28,6 +29,7 @@ export class MemoryHost {
   #overrides;
   #ids;
   #metrics = new TextMetrics(this);
+  #sites = new ContextHealth(() => this.now());
   #subscribers = new Set();
   /** The highest token handed out. */
   #fencing = 0;
@@ -162,6 +164,7 @@ export class MemoryHost {
     this._admitToken();
     const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
+    this.#sites.acquired(context, lease);
     if (lease && lease.token > this.#fencing) this.#fencing = lease.token;
     this.#after();
     return lease;
@@ -173,6 +176,7 @@ export class MemoryHost {
     const lease = this.#pool.acquireQuiet(context, options);
     if (lease) {
       this.#metrics.acquired(context, lease);
+      this.#sites.acquired(context, lease);
       if (lease.token > this.#fencing) this.#fencing = lease.token;
       this.#after();
     }
@@ -213,13 +217,16 @@ export class MemoryHost {
       this._admitToken();
       const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
       this._touched(lease.kind, lease.value);
+      this.#sites.reported(lease.context, outcome);
       this.#metrics.acquired(next.context ?? lease.context, got);
+      this.#sites.acquired(next.context ?? lease.context, got);
       if (got && got.token > this.#fencing) this.#fencing = got.token;
       this.#after();
       return got;
     }
     this.#pool.finish(lease, outcome);
     this._touched(lease.kind, lease.value);
+    this.#sites.reported(lease.context, outcome);
     this.#after();
     this._kick();
     if (next === undefined) return null;
@@ -232,6 +239,7 @@ export class MemoryHost {
   report(kind, value, context, outcome) {
     this.#pool.report(kind, value, context, outcome);
     this._touched(kind, value);
+    this.#sites.reported(context, outcome);
     this.#after();
     this._kick(); // a probe's success ends a cooldown
   }
@@ -353,6 +361,11 @@ export class MemoryHost {
 
   resourceId(kind, value) {
     return this.#ids.of(kind, value);
+  }
+
+  /** Per-context health (`GET /api/contexts`, context-health.js). */
+  contexts() {
+    return contextsOf(this, this.#sites);
   }
 
   resourceById(id) {

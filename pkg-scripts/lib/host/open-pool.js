@@ -59,6 +59,7 @@ import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { HostMetrics } from "./metrics.js";
+import { ContextHealth, contextsOf } from "./context-health.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
@@ -110,6 +111,8 @@ export class PoolHost extends EventTarget {
   #outcomes = null;
   #prober = null;
   #metrics;
+  /** Per-context rolling counters (context-health.js). */
+  #sites = new ContextHealth(() => this.now());
   #onError;
   #checkpointMs;
   #burst;
@@ -332,6 +335,7 @@ export class PoolHost extends EventTarget {
     this.#admitHot(true);
     const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
+    this.#sites.acquired(context, lease);
     this.#mutated();
     return this.#leased(lease);
   }
@@ -342,6 +346,7 @@ export class PoolHost extends EventTarget {
     const lease = this.#pool.acquireQuiet(context, options);
     if (lease) {
       this.#metrics.acquired(context, lease);
+      this.#sites.acquired(context, lease);
       this.#mutated();
     }
     return this.#leased(lease);
@@ -382,13 +387,16 @@ export class PoolHost extends EventTarget {
       const to = next.context ?? lease.context;
       const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
       this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+      this.#sites.reported(lease.context, outcome);
       this.#metrics.acquired(to, got);
+      this.#sites.acquired(to, got);
       this.#mutated();
       return this.#leased(got);
     }
     this.#admitHot(false);
     this.#pool.finish(lease, outcome);
     this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+    this.#sites.reported(lease.context, outcome);
     this.#mutated();
     this.#kick();
     if (next === undefined) return null;
@@ -409,6 +417,7 @@ export class PoolHost extends EventTarget {
     this.#admitHot(false);
     this.#pool.report(kind, value, context, outcome);
     this.#outcomes?.record(kind, value, context, outcome, this.now());
+    this.#sites.reported(context, outcome);
     this.#mutated();
     this.#kick(); // a probe's success ends a cooldown
   }
@@ -652,6 +661,11 @@ export class PoolHost extends EventTarget {
    * lately (whether it is still registered is for the call that uses it to say). */
   resourceById(id) {
     return this.#ids.find(id, () => this.#pool.resources());
+  }
+
+  /** Per-context health (`GET /api/contexts`, context-health.js). */
+  contexts() {
+    return contextsOf(this, this.#sites);
   }
 
   /** The value as events show it (`Pool.maskValue`). */

@@ -17,7 +17,7 @@
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
-// streamCut(), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
+// streamCut(), contexts() (per-context health, host/context-health.js), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
 // of it), maskValue(kind, value) }.
 //
 // A path names a resource by `{kind}/{value}` or by its opaque id (`resource-views.js`): a
@@ -503,6 +503,10 @@ export async function createHandler(
       return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))));
     }],
     ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
+    ["GET", ["api", "contexts"], VIEWER, "contexts", (req, url) => {
+      query(url, []);
+      return json(200, host.contexts());
+    }],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
