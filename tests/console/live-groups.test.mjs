@@ -103,7 +103,7 @@ liveTest("the group filter (a group, or no group) and the paced / held filter na
   await page.getByText("5 of 18 resources").waitFor();
   await group.selectOption({ label: "any" });
 
-  const flag = page.getByLabel("Paced / held", { exact: true });
+  const flag = page.getByLabel("Paced / held / failing", { exact: true });
   await flag.selectOption({ label: "held cells" });
   await page.getByText("2 of 18 resources").waitFor();
   assert.deepEqual(await valuesShown(page), ["dc-02", "dc-03"]);

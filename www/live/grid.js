@@ -1,14 +1,15 @@
 // The resource × context grid: one row per resource (its group in a column of its own), one
 // column per context; each cell shows its state as a colour *and* a text label, its score, its
-// cooldown countdown, "paced until hh:mm:ss" while pacing keeps it out of acquire, and "held"
-// while the cooling cap keeps it in rotation; a resource nobody has reported on reads
+// cooldown countdown, "paced until hh:mm:ss" while pacing keeps it out of acquire, "held"
+// while the cooling cap keeps it in rotation, and "failing · CAUSE" while its last outcome
+// failed or its score is below zero, whatever its state; a resource nobody has reported on reads
 // `contexts: 0`. Rows are virtualised: only the rows in view (plus
 // a margin) exist, recycled as the list scrolls, so 10,000 resources stay fluid. A WAI-ARIA
 // grid with one tab stop: arrows, Page Up/Down, Home/End and Ctrl+Home/End move between cells,
 // Enter or Space opens the row's resource.
 
 import { h } from "./dom.js";
-import { clockTime, countdown, groupText, isPaced, scoreText } from "./model.js";
+import { clockTime, countdown, groupText, isFailing, isPaced, scoreText } from "./model.js";
 
 const ROW_HEIGHT = 32;
 const OVERSCAN = 8;
@@ -185,7 +186,10 @@ export class ResourceGrid {
       state.textContent = cell.state;
       const paced = isPaced(cell, now);
       if (paced) slot.counting = true;
-      this.#flags(el, cell.held === true || paced ? [
+      const failing = isFailing(cell);
+      const cause = row.causes?.get(this.#contexts[i]) ?? null;
+      this.#flags(el, cell.held === true || paced || failing ? [
+        failing ? h("span", { class: "flag failing", title: `failing: ${cause ? `last failure ${cause}` : "the last outcome failed"}, score ${scoreText(cell.score)}` }, cause ? `failing · ${cause}` : "failing") : null,
         cell.held === true ? h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held") : null,
         paced ? h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`) : null,
       ] : null);

@@ -1,5 +1,6 @@
 // Live mode: watch and steer a pool server. Connect (server URL and token: the token stays in
-// sessionStorage, never in a URL), then tiles (stats), the resource × context grid with its
+// sessionStorage, never in a URL), then tiles (stats), the per-site health strip (sites.js,
+// `GET /api/contexts`; a site filters the grid), the resource × context grid with its
 // filters (group, paced / held among them), one resource in detail with Block / Unblock, live
 // events, and Download snapshot.
 // What changes the pool arrives as events; the grid and tiles reload shortly after and every
@@ -14,6 +15,7 @@ import { Filters } from "./filters.js";
 import { ResourceGrid } from "./grid.js";
 import { ResourceDetail } from "./detail.js";
 import { EventsPanel } from "./events-panel.js";
+import { SiteStrip } from "./sites.js";
 
 const RELOAD_MS = 1000;
 const POLL_MS = 30000;
@@ -33,6 +35,7 @@ class LiveView {
   #status = h("p", { class: "status", role: "status" });
   #main;
   #tiles = new Tiles();
+  #sites;
   #filters;
   #grid;
   #detail;
@@ -46,6 +49,7 @@ class LiveView {
     this.#connection = connection;
     const now = this.#now;
     this.#filters = new Filters({ onChange: () => this.#apply() });
+    this.#sites = new SiteStrip({ onPick: (context) => this.#filters.setContext(context) });
     this.#grid = new ResourceGrid({ now, onOpen: (row) => row && this.#detail.show(row.resource) });
     this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus() });
     this.#events = new EventsPanel(connection, { onChange: () => this.#soon() });
@@ -56,6 +60,7 @@ class LiveView {
         h("button", { type: "button", onclick: () => this.#download() }, "Download snapshot"),
         h("button", { type: "button", onclick: () => this.#reload() }, "Refresh")),
       this.#tiles.element,
+      this.#sites.element,
       h("section", { class: "panel resources", "aria-labelledby": "resources-title" },
         h("h2", { id: "resources-title" }, "Resources"),
         this.#filters.element,
@@ -140,14 +145,16 @@ class LiveView {
     this.#loading = (async () => {
       try {
         const sent = Date.now();
-        const [stats, list] = await Promise.all([
+        const [stats, list, sites] = await Promise.all([
           this.#connection.request("GET", "/api/stats"),
           this.#connection.request("GET", "/api/resources"),
+          this.#connection.request("GET", "/api/contexts"),
         ]);
         this.#offset = stats.now - (sent + Date.now()) / 2;
         this.#tiles.show(stats);
+        this.#sites.show(sites);
         const before = this.#table;
-        this.#table = table(list.resources);
+        this.#table = table(list.resources, sites.failingCells);
         if (before.contexts.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
         if (before.groups.join("\n") !== this.#table.groups.join("\n") || before.ungrouped !== this.#table.ungrouped) {
           this.#filters.groups(this.#table.groups, this.#table.ungrouped);
@@ -172,6 +179,7 @@ class LiveView {
 
   #apply() {
     const filter = this.#filters.value();
+    this.#sites.choose(filter.context);
     const rows = visibleRows(this.#table.rows, filter, this.#now());
     this.#grid.show(rows, filter.context ? [filter.context] : this.#table.contexts);
     this.#count.textContent = `${rows.length} of ${this.#table.rows.length} resources`;

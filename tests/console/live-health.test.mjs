@@ -1,0 +1,94 @@
+// Live mode's answer to "which sites are burning which resources, and why", in headless
+// Chromium against a real pool server: the per-site strip shows exactly what `GET /api/contexts`
+// says (and its failing counts equal the API's cells with a failed last outcome or a negative
+// score); a cell left HEALTHY by one BLOCKED shows a "failing · BLOCKED" badge and is counted;
+// the grid is sorted by severity by default; a site filters the grid. It writes the live view's
+// screenshot to docs/console-live.png (the README shows it).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { startPoolServer, launchChromium, watchedPage, openConsole, until, TOKENS, ROOT } from "./_support.mjs";
+
+export const SITES = ["checkout-us", "search-eu", "news-de"];
+export const value = (i) => `gate-${String(i).padStart(2, "0")}.customer-zone.resi.example.com:7000`;
+
+/** 12 proxies; on checkout-us four are blocked once (HEALTHY at a negative score: failing) and one
+ * twice (COOLING); search-eu is fine; news-de: 12 acquires granted, 1 rejected. */
+export async function burningPool(pool) {
+  for (let i = 0; i < 12; i++) await pool.register("PROXY", value(i), { group: i < 6 ? "dc" : "residential" });
+  for (let i = 0; i < 12; i++) {
+    pool.report("PROXY", value(i), "search-eu", { ok: true, latencyMs: 80 + i });
+    pool.report("PROXY", value(i), "checkout-us", i < 5 ? { ok: false, failure: "BLOCKED", latencyMs: 300 } : { ok: true, latencyMs: 150 + i });
+  }
+  pool.report("PROXY", value(4), "checkout-us", { ok: false, failure: "BLOCKED", latencyMs: 310 });
+  for (let i = 0; i < 13; i++) pool.acquire("news-de");
+}
+
+let s;
+let browser;
+
+before(async () => {
+  s = await startPoolServer({ setup: burningPool });
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+const api = async (p, role = "viewer") => (await fetch(s.url + p, { headers: { authorization: `Bearer ${TOKENS[role]}` } })).json();
+const grid = (page) => page.getByRole("grid", { name: "Resources by context" });
+const strip = (page) => page.getByRole("region", { name: "Sites" });
+
+test("the site strip equals GET /api/contexts; a failing-but-HEALTHY cell has its badge and is counted; a site filters the grid", async () => {
+  const w = await watchedPage(browser, { viewport: { width: 1440, height: 900 } });
+  try {
+    const { page } = w;
+    await openConsole(page, s.url, TOKENS.viewer);
+    const answer = await api("/api/contexts");
+    await strip(page).getByRole("button", { name: /checkout-us/ }).waitFor();
+    const shown = await strip(page).locator("button.site").evaluateAll((buttons) => buttons.map((b) => {
+      const f = (name) => b.querySelector(`[data-field="${name}"]`)?.textContent ?? null;
+      return { context: b.dataset.context, successRate: f("successRate"), failing: f("failing"), cause: f("cause"), cooling: f("cooling"), held: f("held"), p95LatencyMs: f("p95LatencyMs"), rejected: f("rejected") };
+    }));
+    const pct = (r) => (r === null ? "–" : `${(r * 100).toFixed(r === 1 ? 0 : 1)} %`);
+    const expected = (c) => ({
+      context: c.context, successRate: pct(c.successRate), failing: String(c.failing), cause: c.cause, cooling: String(c.states.COOLING),
+      held: String(c.held), p95LatencyMs: c.p95LatencyMs === null ? "–" : `${Math.round(c.p95LatencyMs)} ms`, rejected: String(c.rejected),
+    });
+    // Worst first: checkout-us (5 failing), then news-de (1 rejected), then search-eu.
+    assert.deepEqual(shown.map((x) => x.context), ["checkout-us", "news-de", "search-eu"]);
+    for (const x of shown) assert.deepEqual(x, expected(answer.contexts.find((c) => c.context === x.context)));
+    const checkout = shown[0];
+    assert.deepEqual([checkout.failing, checkout.cause, checkout.cooling, checkout.rejected], ["5", "BLOCKED", "1", "0"]);
+    assert.equal(shown[1].rejected, "1");
+    // The failing count is the API's cells with a failed last outcome or a score below zero.
+    const resources = (await api("/api/resources")).resources;
+    const failingInApi = resources.flatMap((r) => r.cells.filter((c) => c.context === "checkout-us" && (c.consecutiveFailures > 0 || c.score < 0)));
+    assert.equal(failingInApi.length, 5);
+    assert.equal(failingInApi.filter((c) => c.state === "HEALTHY").length, 4, "four of them are HEALTHY");
+
+    // The grid: severity first by default (the cooling one, then the four failing), each failing cell badged.
+    assert.equal(await page.getByLabel("Sort by", { exact: true }).inputValue(), "severity");
+    const rowText = (n) => grid(page).locator(`.grid-body [role=row][aria-rowindex="${n + 2}"]`).innerText();
+    assert.match(await rowText(0), /gate-04[\s\S]*COOLING/);
+    const healthyFailing = grid(page).locator(".grid-body [role=row]").filter({ hasText: "gate-01." }).locator(".ctx.s-healthy").filter({ hasText: "failing · BLOCKED" });
+    await healthyFailing.waitFor();
+    assert.match(await healthyFailing.innerText(), /HEALTHY[\s\S]*failing · BLOCKED[\s\S]*-30/);
+    assert.equal(await grid(page).locator(".flag.failing").count(), 5);
+
+    await page.screenshot({ path: path.join(ROOT, "docs/console-live.png") });
+
+    // A site filters the grid to its context; pressing it again shows all.
+    await strip(page).getByRole("button", { name: /search-eu/ }).click();
+    assert.equal(await page.getByLabel("Context", { exact: true }).inputValue(), "search-eu");
+    await until(async () => (await grid(page).getByRole("columnheader").allInnerTexts()).at(-1) === "search-eu", "the search-eu column alone");
+    assert.deepEqual((await grid(page).getByRole("columnheader").allInnerTexts()).slice(3), ["search-eu"]);
+    assert.equal(await strip(page).getByRole("button", { name: /search-eu/ }).getAttribute("aria-pressed"), "true");
+    await strip(page).getByRole("button", { name: /search-eu/ }).click();
+    assert.equal(await page.getByLabel("Context", { exact: true }).inputValue(), "");
+    w.assertClean("site strip");
+  } finally {
+    await w.context.close();
+  }
+});
