@@ -12,7 +12,7 @@
 // A cell is *failing* when its last outcome failed (`consecutiveFailures > 0`) or its score is
 // below zero, whatever its state: one BLOCKED leaves a cell HEALTHY at −30, rarely picked again,
 // and it would look fine. Its cause is its cooldown's while it cools or recovers, else the
-// newest failure in its window.
+// newest failure in its window (the engine keeps `cooldownCause` after a cooldown ends).
 
 import { FAILURE_TYPES } from "../vocabulary.js";
 
@@ -116,7 +116,9 @@ export class ContextHealth {
         if (c.held) e.held++;
         if (!(c.consecutiveFailures > 0 || c.score < 0)) continue;
         e.failing++;
-        const cause = c.cooldownCause ?? lastFailure(windowOf(r.kind, r.value, c.context)) ?? "UNKNOWN";
+        // A cooldown's cause stays on the cell after it ends: it is the cause only while cooling.
+        const cooling = c.state === "COOLING" || c.state === "RECOVERING";
+        const cause = (cooling ? c.cooldownCause : lastFailure(windowOf(r.kind, r.value, c.context)) ?? c.cooldownCause) ?? "UNKNOWN";
         e.causes[cause] = (e.causes[cause] ?? 0) + 1;
         failingTotal++;
         if (failingCells.length < MAX_FAILING_LISTED) failingCells.push({ id: idOf(r.kind, r.value), context: c.context, cause });

@@ -31,6 +31,7 @@ import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
 import { duplicateKeyPath } from "./strict-json.js";
 import { showResources } from "./resource-views.js";
+import { eventFilterOf, readFiltered } from "./event-query.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
 const JSON_TYPE = "application/json";
@@ -467,11 +468,12 @@ export async function createHandler(
       return json(204);
     }],
     ["GET", ["api", "events"], VIEWER, "events", async (req, url) => {
-      const q = query(url, ["after", "limit"]);
+      const q = query(url, ["after", "limit", "type", "context", "resource", "before"]);
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
-      return json(200, await host.readEvents({ after, limit }));
+      const filter = eventFilterOf(q);
+      return json(200, filter ? await readFiltered(host, { after, limit, filter }) : await host.readEvents({ after, limit }));
     }],
     ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
       const q = query(url, ["after", "limit"]);
