@@ -19,6 +19,7 @@
 import { ResourceIds } from "../resource-id.js";
 import { TextMetrics } from "./text-metrics.js";
 import { ContextHealth, contextsOf } from "./context-health.js";
+import { annotate, configChanges } from "./operator-note.js";
 import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 
@@ -111,9 +112,10 @@ export class MemoryHost {
 
   // --- events ------------------------------------------------------------------------------
 
-  /** Delivers the pool's new events: the log first, then metrics and subscribers. */
-  _drain() {
-    const events = this.#pool.drainEvents({ resourceId: this.#resourceId });
+  /** Delivers the pool's new events: the log first, then metrics and subscribers. `note`: an
+   * operator action's actor, reason and changes (operator-note.js), for the events it caused. */
+  _drain(note = null) {
+    const events = annotate(this.#pool.drainEvents({ resourceId: this.#resourceId }), note);
     if (events.length === 0) return;
     this._logged(events);
     this.#metrics.events(events);
@@ -128,8 +130,8 @@ export class MemoryHost {
     }
   }
 
-  #after() {
-    this._drain();
+  #after(note = null) {
+    this._drain(note);
     this._mutated();
   }
 
@@ -259,44 +261,53 @@ export class MemoryHost {
 
   // --- operator actions: applied, then `_persist`ed before they resolve --------------------
 
+  // `note` (each optional): `{actor, reason}` of the caller, added to the events the action
+  // causes (operator-note.js).
+
   /** `options`: `{ group }` moves a known resource (SPEC §3, groups), or none. */
-  async register(kind, value, options) {
+  async register(kind, value, options, note) {
+    this._drain(); // earlier events are not this action's
     const added = this.#pool.register(kind, value, options);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     this._kick(); // a new resource, or a raised maxLeases
     await this._persist();
     return added;
   }
 
-  async deregister(kind, value) {
+  async deregister(kind, value, note) {
+    this._drain();
     const removed = this.#pool.deregister(kind, value);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     await this._persist();
     return removed;
   }
 
-  async block(kind, value, how) {
+  async block(kind, value, how, note) {
+    this._drain();
     this.#pool.block(kind, value, how);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     await this._persist();
   }
 
-  async unblock(kind, value) {
+  async unblock(kind, value, note) {
+    this._drain();
     const unblocked = this.#pool.unblock(kind, value);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     if (unblocked) this._kick();
     await this._persist();
     return unblocked;
   }
 
-  async setConfig(patch) {
+  async setConfig(patch, note) {
+    this._drain();
+    const before = this.#pool.config();
     this.#pool.setConfig(patch);
     this._touchedAll();
-    this.#after();
+    this.#after({ ...note, changes: configChanges(before, this.#pool.config()) });
     this._kick();
     await this._persist();
     return this.#pool.config();

@@ -32,6 +32,7 @@ import { originGuard } from "./origin-guard.js";
 import { duplicateKeyPath } from "./strict-json.js";
 import { showResources } from "./resource-views.js";
 import { eventFilterOf, readFiltered } from "./event-query.js";
+import { MAX_REASON } from "../host/operator-note.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
 const JSON_TYPE = "application/json";
@@ -39,6 +40,8 @@ const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
 const OPEN = null;
+/** The actor of an operator event on a server without tokens (loopback only, every route open). */
+const ANONYMOUS = "anonymous (no tokens)";
 /** A route pattern segment: a resource id (any segment but a kind). */
 const ID = ":id";
 
@@ -303,12 +306,14 @@ export async function createHandler(
     query(url, []);
     return json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
   };
-  const deregister = async (url, { kind, value }) => {
+  const deregister = async (url, { kind, value }, note) => {
     query(url, []);
-    if (!(await host.deregister(kind, value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
+    if (!(await host.deregister(kind, value, note))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
     return json(204);
   };
-  const block = async (url, { kind, value }) => {
+  /** `POST …/block`: how long from the query; an optional JSON body `{reason}` (a reason
+   * without a body is none). */
+  const block = async (req, url, { kind, value }, note) => {
     const q = query(url, ["seconds", "permanent"]);
     let how;
     if (q.has("permanent") && !q.has("seconds")) {
@@ -321,8 +326,20 @@ export async function createHandler(
     } else {
       throw bad("give exactly one of ?seconds=N or ?permanent=true");
     }
-    await host.block(kind, value, how);
+    await host.block(kind, value, how, { ...note, ...(await reasonOf(req)) });
     return json(204);
+  };
+  /** `{reason}` of an optional JSON body `{reason}` (none: `{}`): a string of 1 to MAX_REASON
+   * characters with no control characters. */
+  const reasonOf = async (req) => {
+    const declared = req.headers.get("content-length");
+    if (!req.body || declared === "0" || (declared === null && !req.headers.get("content-type"))) return {};
+    const b = await body(req, bodyLimit, [], ["reason"]);
+    if (!("reason" in b)) return {};
+    if (typeof b.reason !== "string" || b.reason.length === 0 || b.reason.length > MAX_REASON || /[\u0000-\u001f\u007f]/.test(b.reason)) {
+      throw bad(`reason must be a string of 1 to ${MAX_REASON} characters, without control characters`);
+    }
+    return { reason: b.reason };
   };
   /** The group and capacity a just-registered resource has: those asked for; else (the key
    * absent) none and 1 for a new resource, those it kept for a known one. */
@@ -340,9 +357,9 @@ export async function createHandler(
     }
     return { group, maxLeases };
   };
-  const unblock = async (url, { kind, value }) => {
+  const unblock = async (req, url, { kind, value }, note) => {
     query(url, []);
-    return json(200, { unblocked: await host.unblock(kind, value) });
+    return json(200, { unblocked: await host.unblock(kind, value, { ...note, ...(await reasonOf(req)) }) });
   };
 
   // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything, ID any but
@@ -356,7 +373,7 @@ export async function createHandler(
     }],
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
-    ["POST", ["api", "resources"], WORKER, "register", async (req) => {
+    ["POST", ["api", "resources"], WORKER, "register", async (req, url, parts, role, note) => {
       // `group` absent: a known resource keeps its group; given (a name or null): it moves.
       // `maxLeases` absent: a known resource keeps its capacity, a new one gets 1.
       const b = await body(req, bodyLimit, ["kind", "value"], ["group", "maxLeases"]);
@@ -365,7 +382,7 @@ export async function createHandler(
       let options;
       if ("group" in b) options = { group: groupOf("group", b.group) };
       if ("maxLeases" in b) options = { ...options, maxLeases: maxLeasesOf(b.maxLeases) };
-      const created = await host.register(kind, value, options);
+      const created = await host.register(kind, value, options, note);
       const now = current(kind, value, b, created);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
@@ -379,13 +396,13 @@ export async function createHandler(
       return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
-    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id]) => deregister(url, await byId(id))],
-    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id]) => block(url, await byId(id))],
-    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id]) => unblock(url, await byId(id))],
+    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id], role, note) => deregister(url, await byId(id), note)],
+    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id], role, note) => block(req, url, await byId(id), note)],
+    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id], role, note) => unblock(req, url, await byId(id), note)],
     ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value], role) => resource(url, { kind: kindOf(kind), value }, role)],
-    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value]) => deregister(url, { kind: kindOf(kind), value })],
-    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
-    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value], role, note) => deregister(url, { kind: kindOf(kind), value }, note)],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value], role, note) => block(req, url, { kind: kindOf(kind), value }, note)],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value], role, note) => unblock(req, url, { kind: kindOf(kind), value }, note)],
     ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
       const b = await body(req, bodyLimit, ["context"], ["groups", "waitMs"]);
       const context = text("context", b.context);
@@ -500,9 +517,9 @@ export async function createHandler(
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal, maxMs: streamMaxMs });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
-    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
+    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url, parts, role, note) => {
       query(url, []);
-      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))));
+      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT)), note));
     }],
     ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
     ["GET", ["api", "contexts"], VIEWER, "contexts", (req, url) => {
@@ -573,13 +590,16 @@ export async function createHandler(
       const [, , roles, routeName, run] = route;
       name = routeName;
       let role = null; // null: no tokens, every route open
+      let actor = ANONYMOUS;
       if (roles !== OPEN && auth.enabled) {
-        role = await auth.roleOf(request);
-        if (role === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
-        if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
+        const who = await auth.identify(request);
+        if (who === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
+        if (!roles.has(who.role)) throw new HttpProblem(403, "forbidden", `the ${who.role} role may not do this`);
+        role = who.role;
+        actor = who.name;
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      out = await run(request, url, parts, role);
+      out = await run(request, url, parts, role, { actor });
     } catch (error) {
       out = problemReply(problemOf(error));
     }
