@@ -155,7 +155,10 @@ class LiveView {
         this.#sites.show(sites);
         const before = this.#table;
         this.#table = table(list.resources, sites.failingCells);
-        if (before.contexts.join("\n") !== this.#table.contexts.join("\n")) this.#filters.contexts(this.#table.contexts);
+        if (before.contexts.join("\n") !== this.#table.contexts.join("\n")) {
+          this.#filters.contexts(this.#table.contexts);
+          this.#events.contexts(this.#table.contexts);
+        }
         if (before.groups.join("\n") !== this.#table.groups.join("\n") || before.ungrouped !== this.#table.ungrouped) {
           this.#filters.groups(this.#table.groups, this.#table.ungrouped);
         }
