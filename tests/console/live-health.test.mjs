@@ -92,3 +92,49 @@ test("the site strip equals GET /api/contexts; a failing-but-HEALTHY cell has it
     await w.context.close();
   }
 });
+
+test("events: filtered by the server (type=), lease churn hidden until asked for, '0 of N match', a block's actor and reason", async () => {
+  const w = await watchedPage(browser, { viewport: { width: 1440, height: 900 } });
+  try {
+    const { page } = w;
+    const asked = [];
+    page.on("request", (r) => r.url().includes("/api/events?") && asked.push(new URL(r.url()).searchParams));
+    await openConsole(page, s.url, TOKENS.operator);
+    const log = page.getByRole("log", { name: "Pool events" });
+    const items = log.locator("li");
+    await items.first().waitFor();
+    assert.ok(asked.length > 0 && asked.every((q) => q.has("type")), "the type filter goes to the server");
+    assert.ok(!asked[0].get("type").split(",").includes("RESOURCE_LEASED"), "lease churn is not asked for");
+    const leasedInLog = (await api("/api/events?type=RESOURCE_LEASED&limit=1000")).events.length;
+    assert.equal(leasedInLog, 12);
+    assert.equal(await items.filter({ hasText: "RESOURCE_LEASED" }).count(), 0, "hidden by default");
+
+    const events = page.getByRole("region", { name: "Events" });
+    await events.getByLabel("Show lease churn").check();
+    await until(async () => (await items.filter({ hasText: "RESOURCE_LEASED" }).count()) === 12, "the 12 leases");
+    assert.ok(asked.some((q) => !q.has("type")), "with churn shown, no type filter");
+
+    await events.getByLabel("Event type", { exact: true }).selectOption("RESOURCE_UNBLOCKED");
+    await events.getByText(/^0 of \d+ events match/).waitFor();
+    assert.ok(asked.some((q) => q.get("type") === "RESOURCE_UNBLOCKED"));
+    assert.equal(await items.count(), 0);
+    await events.getByLabel("Event type", { exact: true }).selectOption("");
+    await events.getByLabel("Show lease churn").uncheck();
+
+    // A block from the console, with a reason: the event says who and why.
+    await page.getByLabel("Search", { exact: true }).fill("gate-05.");
+    await grid(page).locator(".grid-body [role=row]:not([hidden])").first().getByRole("gridcell").first().click();
+    await page.getByRole("button", { name: "Block", exact: true }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Reason").fill("checkout bans it: ticket 42");
+    await dialog.getByRole("button", { name: "Block" }).click();
+    const line = items.filter({ hasText: "RESOURCE_BLOCKLISTED" }).first();
+    await line.waitFor();
+    assert.match(await line.innerText(), /by operator-1 · reason: “checkout bans it: ticket 42”/);
+    const stored = (await api("/api/events?type=RESOURCE_BLOCKLISTED")).events.at(-1);
+    assert.deepEqual([stored.actor, stored.reason], ["operator-1", "checkout bans it: ticket 42"]);
+    w.assertClean("events");
+  } finally {
+    await w.context.close();
+  }
+});

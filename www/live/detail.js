@@ -4,7 +4,7 @@
 // first). Block (1 h, a chosen time, permanently)
 // and Unblock, each confirmed in a dialog (confirm.js); `onChanged()` after either succeeds.
 
-import { h, fill, when } from "./dom.js";
+import { h, fill, labelled, when } from "./dom.js";
 import { blockText, clockTime, countdown, isPaced, nameOf, resourcePath, scoreText } from "./model.js";
 import { confirmAction } from "./confirm.js";
 
@@ -30,6 +30,18 @@ function blockFields() {
     h("span", { class: "choice" }, radio("chosen", "a chosen time:"), amount, unit),
     radio("permanent", "permanently"),
   );
+}
+
+/** An optional reason, kept with the event in the audit log (at most 500 characters). */
+function reasonField() {
+  const input = h("input", { type: "text", name: "reason", maxlength: "500", placeholder: "optional: why (kept in the audit log)" });
+  return labelled("Reason", input);
+}
+
+/** The request options that send the form's reason, if one was given. */
+function reasonBody(form) {
+  const reason = form.elements.reason?.value.trim();
+  return reason ? { body: { reason } } : {};
 }
 
 /** The block query for the form's choice: `?seconds=N` or `?permanent=true`. */
@@ -144,10 +156,10 @@ export class ResourceDetail {
   #block(r) {
     confirmAction({
       title: `Block ${nameOf(r)}?`,
-      fields: [h("p", {}, "A block takes the resource out of rotation in every context."), blockFields()],
+      fields: [h("p", {}, "A block takes the resource out of rotation in every context."), blockFields(), reasonField()],
       confirm: "Block",
       pending: "Blocking…",
-      run: (form) => this.#connection.request("POST", resourcePath(r, `/block${blockQuery(form)}`)),
+      run: (form) => this.#connection.request("POST", resourcePath(r, `/block${blockQuery(form)}`), reasonBody(form)),
       done: () => this.#changed(),
     });
   }
@@ -155,10 +167,10 @@ export class ResourceDetail {
   #unblock(r) {
     confirmAction({
       title: `Unblock ${nameOf(r)}?`,
-      fields: [h("p", {}, "The resource goes back into rotation; its cells keep their states.")],
+      fields: [h("p", {}, "The resource goes back into rotation; its cells keep their states."), reasonField()],
       confirm: "Unblock",
       pending: "Unblocking…",
-      run: () => this.#connection.request("DELETE", resourcePath(r, "/block")),
+      run: (form) => this.#connection.request("DELETE", resourcePath(r, "/block"), reasonBody(form)),
       done: () => this.#changed(),
     });
   }
