@@ -22,7 +22,11 @@ export async function burningPool(pool) {
   }
   pool.report("PROXY", value(4), "checkout-us", { ok: false, failure: "BLOCKED", latencyMs: 310 });
   for (let i = 0; i < 13; i++) pool.acquire("news-de");
+  await pool.register("PROXY", SECRET_VALUE);
 }
+
+/** A value with a password: masked on screen unless an operator asks to see it. */
+export const SECRET_VALUE = "http://zone-a:hunter2-secret@gate-99.example.com:7000";
 
 let s;
 let browser;
@@ -134,6 +138,29 @@ test("events: filtered by the server (type=), lease churn hidden until asked for
     const stored = (await api("/api/events?type=RESOURCE_BLOCKLISTED")).events.at(-1);
     assert.deepEqual([stored.actor, stored.reason], ["operator-1", "checkout bans it: ticket 42"]);
     w.assertClean("events");
+  } finally {
+    await w.context.close();
+  }
+});
+
+test("roles: values are masked for everyone by default; an operator's Show credentials reveals them for the session; a viewer has no such switch", async () => {
+  const w = await watchedPage(browser, { viewport: { width: 1440, height: 900 } });
+  try {
+    const { page } = w;
+    const everything = () => page.evaluate(() => document.body.innerText + [...document.querySelectorAll("[title]")].map((e) => e.title).join(" "));
+    await openConsole(page, s.url, TOKENS.operator);
+    await page.getByRole("status").filter({ hasText: "as operator-1 (operator: may change the pool)" }).waitFor();
+    await grid(page).getByText("gate-99.example.com:7000").waitFor();
+    assert.ok(!(await everything()).includes("hunter2"), "masked by default, for an operator too");
+    await page.getByLabel("Show credentials").check();
+    await grid(page).getByText(SECRET_VALUE).waitFor();
+    // Per session: a reload keeps it; a new session (another context) starts masked again.
+    await page.reload();
+    await page.getByRole("button", { name: "Connect", exact: true }).click();
+    await grid(page).getByText(SECRET_VALUE).waitFor();
+    await page.getByLabel("Show credentials").uncheck();
+    await until(async () => !(await everything()).includes("hunter2"), "masked again");
+    w.assertClean("show credentials");
   } finally {
     await w.context.close();
   }

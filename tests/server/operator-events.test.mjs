@@ -83,3 +83,21 @@ test("a bad reason is a 400 naming it, and the resource stays as it was", async 
   const view = (await as(ALICE, "GET", `/api/resources/${id}`)).json;
   assert.equal(view.blocked, null);
 });
+
+test("GET /api/session names the token's role and name; ?masked=true masks values for an operator too", async () => {
+  const viewer = { token: "vwr-evt-6666-carol-777777", role: "viewer", name: "carol" };
+  const me = async (token) => (await call(s.url, "GET", "/api/session", { token })).json;
+  assert.deepEqual(await me(ALICE), { role: "operator", name: "alice", tokens: true });
+  assert.deepEqual(await me(UNNAMED), { role: "operator", name: "operator-1", tokens: true });
+  assert.deepEqual(await me(BOT), { role: "worker", name: "deploy-bot", tokens: true });
+  assertProblem(await call(s.url, "GET", "/api/session", { token: viewer.token }), 401, "unauthorized");
+  const secret = "http://user:hunter2-pass@proxy-9.example:8080";
+  const id = (await as(ALICE, "POST", "/api/resources", { body: { kind: "PROXY", value: secret } })).json.id;
+  const plain = (await as(ALICE, "GET", `/api/resources/${id}`)).json.value;
+  const masked = (await as(ALICE, "GET", `/api/resources/${id}?masked=true`)).json.value;
+  assert.equal(plain, secret);
+  assert.ok(!masked.includes("hunter2"), masked);
+  const list = (await as(ALICE, "GET", "/api/resources?masked=true")).json.resources;
+  assert.ok(!JSON.stringify(list).includes("hunter2"));
+  assertProblem(await as(ALICE, "GET", "/api/resources?masked=yes"), 400, "bad-request");
+});

@@ -59,14 +59,17 @@ export class ResourceDetail {
   #now;
   #onChanged;
   #onClose;
+  #masked;
   #resource = null;
   #title = h("h2", { id: "detail-title", tabindex: "-1" });
   #body = h("div", { class: "detail-body" });
   element;
 
-  /** `now()`: the server's clock; `onChanged()` after a block or unblock; `onClose()`. */
-  constructor(connection, { now, onChanged, onClose }) {
+  /** `now()`: the server's clock; `onChanged()` after a block or unblock; `onClose()`;
+   * `masked()`: whether values are shown masked. */
+  constructor(connection, { now, onChanged, onClose, masked = () => false }) {
     this.#connection = connection;
+    this.#masked = masked;
     this.#now = now;
     this.#onChanged = onChanged;
     this.#onClose = onClose;
@@ -107,7 +110,7 @@ export class ResourceDetail {
     if (!r) return;
     let d;
     try {
-      d = await this.#connection.request("GET", resourcePath(r));
+      d = await this.#connection.request("GET", resourcePath(r) + (this.#masked() ? "?masked=true" : ""));
     } catch (e) {
       if (this.#resource === r) fill(this.#body, h("p", { class: "error", role: "alert" }, e.message));
       return;
@@ -120,12 +123,15 @@ export class ResourceDetail {
   #render(d) {
     const now = this.#now();
     const lease = leaseText(d);
-    const actions = h(
-      "div",
-      { class: "buttons" },
-      h("button", { type: "button", onclick: () => this.#block(d) }, "Block"),
-      d.blocked ? h("button", { type: "button", onclick: () => this.#unblock(d) }, "Unblock") : null,
-    );
+    // Only an operator may block: other roles are not offered what the server would refuse.
+    const actions = this.#connection.operator
+      ? h(
+          "div",
+          { class: "buttons" },
+          h("button", { type: "button", onclick: () => this.#block(d) }, "Block"),
+          d.blocked ? h("button", { type: "button", onclick: () => this.#unblock(d) }, "Unblock") : null,
+        )
+      : null;
     const cells = d.cells.length === 0
       ? h("p", {}, "contexts: 0 — nobody has reported on this resource yet (it counts as fresh everywhere).")
       : h(

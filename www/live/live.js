@@ -18,6 +18,9 @@ import { EventsPanel } from "./events-panel.js";
 import { SiteStrip } from "./sites.js";
 
 const RELOAD_MS = 1000;
+/** sessionStorage key of an operator's "Show credentials" choice (off by default). */
+const SHOW_KEY = "repute.showCredentials";
+const ROLE_TEXT = { operator: "operator: may change the pool", viewer: "viewer: may watch, not change", worker: "worker" };
 const POLL_MS = 30000;
 const LOAD_SHARE = 10;
 
@@ -41,6 +44,10 @@ class LiveView {
   #detail;
   #events;
   #count = h("p", { class: "muted", "aria-live": "polite" });
+  #downloadButton = h("button", { type: "button", onclick: () => this.#download() }, "Download snapshot");
+  #show = h("input", { type: "checkbox", name: "show-credentials" });
+  #showLabel = h("label", { class: "choice", title: "Values carry proxy passwords: shown only while this is on, in this tab" }, this.#show, "Show credentials");
+  #actionStatus = h("span", { class: "status", role: "status" });
 
   /** The server's clock (ms), as far as the last stats tell. */
   #now = () => Date.now() + this.#offset;
@@ -51,14 +58,21 @@ class LiveView {
     this.#filters = new Filters({ onChange: () => this.#apply() });
     this.#sites = new SiteStrip({ onPick: (context) => this.#filters.setContext(context) });
     this.#grid = new ResourceGrid({ now, onOpen: (row) => row && this.#detail.show(row.resource) });
-    this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus() });
+    this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus(), masked: () => this.#masked() });
+    this.#show.checked = sessionStorage.getItem(SHOW_KEY) === "true";
+    this.#show.addEventListener("change", () => {
+      sessionStorage.setItem(SHOW_KEY, String(this.#show.checked));
+      this.#reload();
+    });
     this.#events = new EventsPanel(connection, { onChange: () => this.#soon() });
     this.#main = h(
       "div",
       { class: "live-main", hidden: true },
       h("div", { class: "toolbar" },
-        h("button", { type: "button", onclick: () => this.#download() }, "Download snapshot"),
-        h("button", { type: "button", onclick: () => this.#reload() }, "Refresh")),
+        this.#downloadButton,
+        h("button", { type: "button", onclick: () => this.#reload() }, "Refresh"),
+        this.#showLabel,
+        this.#actionStatus),
       this.#tiles.element,
       this.#sites.element,
       h("section", { class: "panel resources", "aria-labelledby": "resources-title" },
@@ -98,14 +112,30 @@ class LiveView {
     return form;
   }
 
+  /** A toolbar action's outcome, next to its button. */
+  #sayAction(text, error = false) {
+    this.#actionStatus.textContent = text;
+    this.#actionStatus.classList.toggle("error", error);
+  }
+
   #say(text, error = false) {
     this.#status.textContent = text;
     this.#status.classList.toggle("error", error);
   }
 
+  /** Whether values are fetched masked: unless an operator turned "Show credentials" on. */
+  #masked() {
+    return !(this.#connection.operator && this.#show.checked);
+  }
+
   async #start() {
     this.#stop();
-    this.#say(`Connected to ${this.#connection.url}.`);
+    const c = this.#connection;
+    const who = c.role ? ` as ${c.name} (${ROLE_TEXT[c.role] ?? c.role})` : "";
+    this.#say(`Connected to ${c.url}${who}.`);
+    // Offer only what the role may do.
+    this.#downloadButton.hidden = !c.operator;
+    this.#showLabel.hidden = !c.operator;
     this.#main.hidden = false;
     const stats = await this.#reload();
     if (!stats) return;
@@ -147,7 +177,7 @@ class LiveView {
         const sent = Date.now();
         const [stats, list, sites] = await Promise.all([
           this.#connection.request("GET", "/api/stats"),
-          this.#connection.request("GET", "/api/resources"),
+          this.#connection.request("GET", this.#masked() ? "/api/resources?masked=true" : "/api/resources"),
           this.#connection.request("GET", "/api/contexts"),
         ]);
         this.#offset = stats.now - (sent + Date.now()) / 2;
@@ -198,9 +228,9 @@ class LiveView {
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(href), 60000);
-      this.#say(`Snapshot downloaded (revision ${revision}).`);
+      this.#sayAction(`Snapshot downloaded (revision ${revision}).`);
     } catch (err) {
-      this.#say(`Download refused: ${err.message}`, true);
+      this.#sayAction(`Download refused: ${err.message}`, true);
     }
   }
 }

@@ -39,6 +39,7 @@ const JSON_TYPE = "application/json";
 const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
+const ANY_ROLE = new Set(["worker", "viewer", "operator"]);
 const OPEN = null;
 /** The actor of an operator event on a server without tokens (loopback only, every route open). */
 const ANONYMOUS = "anonymous (no tokens)";
@@ -206,6 +207,14 @@ function query(url, allowed) {
   return url.searchParams;
 }
 
+/** Whether values are shown masked: always for a viewer; for others when `?masked=true`. */
+function maskedFor(role, q) {
+  if (!q.has("masked")) return role === "viewer";
+  const raw = q.get("masked");
+  if (raw !== "true" && raw !== "false") throw bad("masked must be true or false");
+  return role === "viewer" || raw === "true";
+}
+
 function nonNegativeInt(name, raw, fallback) {
   if (raw === null) return fallback;
   if (!/^\d{1,16}$/.test(raw)) throw bad(`${name} must be a non-negative integer`);
@@ -303,8 +312,8 @@ export async function createHandler(
   /** One resource with its cells' windows (the console's detail), shown as the dashboard shows
    * it (its id; masked for a viewer). */
   const resource = (url, { kind, value }, role) => {
-    query(url, []);
-    return json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
+    const q = query(url, ["masked"]);
+    return json(200, showResources(host, [host.resource(kind, value)], { masked: maskedFor(role, q) })[0]);
   };
   const deregister = async (url, { kind, value }, note) => {
     query(url, []);
@@ -367,6 +376,11 @@ export async function createHandler(
   // forms they overlap).
   const routes = [
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
+    // Who the token is: its role and name (the console offers only what the role may do).
+    ["GET", ["api", "session"], ANY_ROLE, "session", (req, url, parts, role, note) => {
+      query(url, []);
+      return json(200, { role: role ?? "operator", name: note.actor, tokens: auth.enabled });
+    }],
     ["GET", ["readyz"], OPEN, "readyz", () => {
       const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
       return json(r.ready ? 200 : 503, r);
@@ -387,13 +401,13 @@ export async function createHandler(
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
     ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
-      const q = query(url, ["context", "state", "group"]);
+      const q = query(url, ["context", "state", "group", "masked"]);
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
       // `?group=` (empty) asks for the resources with no group: a group name is never blank.
       if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
-      return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
+      return json(200, { resources: showResources(host, host.resources(filter), { masked: maskedFor(role, q) }) });
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
     ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id], role, note) => deregister(url, await byId(id), note)],
