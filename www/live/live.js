@@ -88,12 +88,19 @@ class LiveView {
 
   #connectForm() {
     const c = this.#connection;
-    const url = h("input", { type: "url", name: "url", required: true, value: c.url, autocomplete: "url" });
+    // Served by a pool (http or https), the page may talk only to that pool (the CSP's
+    // connect-src 'self'): no Server field to get wrong, the pool is named instead.
+    const served = location.protocol === "http:" || location.protocol === "https:";
+    const url = served
+      ? { value: location.origin }
+      : h("input", { type: "url", name: "url", required: true, value: c.url, autocomplete: "url" });
     const token = h("input", { type: "password", name: "token", value: c.token, autocomplete: "off", spellcheck: "false" });
     const form = h(
       "form",
       { class: "toolbar connect", "aria-label": "Pool server" },
-      labelled("Server", url),
+      served
+        ? h("span", { class: "field" }, h("span", { class: "label" }, "Server"), h("span", { class: "pool-origin", title: "This page talks only to the pool that served it" }, `Pool: ${location.origin}`))
+        : labelled("Server", url),
       labelled("Token", token),
       h("button", { type: "submit", class: "primary" }, "Connect"),
       h("button", { type: "button", onclick: () => c.disconnect() }, "Disconnect"),
