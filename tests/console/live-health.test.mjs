@@ -147,3 +147,30 @@ test("roles: values are masked for everyone by default; an operator's Show crede
     await w.context.close();
   }
 });
+
+test("the live chart draws success rate and rejected acquires per site, equal to GET /api/contexts's series", async () => {
+  const w = await watchedPage(browser, { viewport: { width: 1440, height: 900 } });
+  try {
+    const { page } = w;
+    await openConsole(page, s.url, TOKENS.viewer);
+    const chart = (id) => page.locator(`.site-charts [data-chart="${id}"]`);
+    await chart("rejected").locator("canvas").waitFor();
+    const answer = await api("/api/contexts");
+    const drawn = await page.evaluate(() => ["success", "rejected"].map((id) => {
+      const plot = document.querySelector(`.site-charts [data-chart="${id}"]`).plot;
+      return { labels: plot.series.slice(1).map((x) => x.label), data: plot.data.map((d) => [...d]) };
+    }));
+    const [success, rejected] = drawn;
+    assert.deepEqual(success.labels, ["checkout-us", "news-de", "search-eu"]);
+    assert.deepEqual(rejected.labels, success.labels);
+    for (const [i, name] of success.labels.entries()) {
+      const c = answer.contexts.find((x) => x.context === name);
+      assert.deepEqual(rejected.data[i + 1], c.series.map((b) => b.rejected), name);
+      assert.deepEqual(success.data[i + 1], c.series.map((b) => (b.succeeded + b.failed ? (100 * b.succeeded) / (b.succeeded + b.failed) : null)), name);
+    }
+    assert.deepEqual(rejected.data[0], answer.contexts[0].series.map((b) => b.at / 1000));
+    w.assertClean("chart");
+  } finally {
+    await w.context.close();
+  }
+});

@@ -244,6 +244,7 @@ class LiveView {
 
 /** Mounts live mode into `element` (see app.js). */
 export function mount(element, { connection }) {
+  document.head.append(h("link", { rel: "stylesheet", href: new URL("../vendor/uplot/uPlot.min.css", import.meta.url).href }));
   document.head.append(h("link", { rel: "stylesheet", href: new URL("./live.css", import.meta.url).href }));
   new LiveView(element, connection);
 }

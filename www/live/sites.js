@@ -3,9 +3,11 @@
 // failed last outcome or a score below zero, whatever the state) with the dominant cause,
 // cooling and held cells, p95 latency and rejected acquires. A tile is a toggle button: pressed,
 // it filters the grid to its context (`onPick(context)`; "" clears). Every number is in an
-// element of its own with a `data-field` naming the API field it shows.
+// element of its own with a `data-field` naming the API field it shows. Below, a live chart of
+// success rate and rejected acquires per site over the window (site-chart.js).
 
 import { h } from "./dom.js";
+import { SiteChart } from "./site-chart.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const SPARK = { width: 120, height: 24 };
@@ -49,6 +51,7 @@ export class SiteStrip {
   #list = h("ul", { class: "site-list" });
   #note = h("p", { class: "muted" });
   #onPick;
+  #chart = new SiteChart();
   #chosen = "";
   element;
 
@@ -61,6 +64,7 @@ export class SiteStrip {
       h("h2", { id: "sites-title" }, "Sites"),
       this.#note,
       this.#list,
+      this.#chart.element,
     );
   }
 
@@ -76,8 +80,9 @@ export class SiteStrip {
     this.#note.textContent = answer.contexts.length === 0
       ? "No site yet: contexts appear once workers acquire or report in them."
       : `Last ${minutes} min, worst first. Failing: the last outcome failed or the score is below zero. Select a site to filter the grid.`;
-    const tiles = [...answer.contexts].sort(bySeverity).map((c) => h("li", {}, this.#tile(c)));
-    this.#list.replaceChildren(...tiles);
+    const sorted = [...answer.contexts].sort(bySeverity);
+    this.#list.replaceChildren(...sorted.map((c) => h("li", {}, this.#tile(c))));
+    this.#chart.show(sorted);
   }
 
   #tile(c) {
