@@ -60,7 +60,7 @@ test("the site strip equals GET /api/contexts; a failing-but-HEALTHY cell has it
     assert.match(await rowText(0), /gate-04[\s\S]*COOLING/);
     const healthyFailing = grid(page).locator(".grid-body [role=row]").filter({ hasText: "gate-01." }).locator(".ctx.s-healthy").filter({ hasText: "failing · BLOCKED" });
     await healthyFailing.waitFor();
-    assert.match(await healthyFailing.innerText(), /HEALTHY[\s\S]*failing · BLOCKED[\s\S]*-30/);
+    assert.match(await healthyFailing.innerText(), /HEALTHY[\s\S]*failing ·\s*BLOCKED[\s\S]*-30/);
     assert.equal(await grid(page).locator(".flag.failing").count(), 5);
 
     await page.screenshot({ path: path.join(ROOT, "docs/console-live.png") });

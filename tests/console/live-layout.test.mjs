@@ -117,7 +117,7 @@ test("names are cut in the middle: the end that tells rows apart stays visible",
     const { page } = w;
     const tails = await grid(page).locator(".grid-body [role=row]:not([hidden]) .res .value .tail").allInnerTexts();
     assert.ok(tails.length > 5);
-    assert.ok(tails.every((t) => /example\.com:7000$/.test(t)), tails.join(" | "));
+    assert.ok(tails.every((t) => /\.com:7000$/.test(t)), tails.join(" | "));
     const heads = await grid(page).locator(".grid-body [role=row]:not([hidden]) .res .value .head").allInnerTexts();
     assert.ok(heads.some((t) => /^gate-\d\d\./.test(t)), "the start that tells rows apart is kept");
     w.assertClean("names");

@@ -22,7 +22,7 @@ const COLUMN = { resource: 300, group: 130, count: 110, context: 240 };
 const NARROW = "(max-width: 640px)";
 const NARROW_RESOURCE = 150;
 /** Characters of a name kept whole at its end: the middle is what an ellipsis cuts. */
-const TAIL = 18;
+const TAIL = 12;
 /** Columns before the first context's. */
 const FIXED = 3;
 
@@ -205,7 +205,9 @@ export class ResourceGrid {
       const failing = isFailing(cell);
       const cause = row.causes?.get(this.#contexts[i]) ?? null;
       this.#flags(el, cell.held === true || paced || failing ? [
-        failing ? h("span", { class: "flag failing", title: `failing: ${cause ? `last failure ${cause}` : "the last outcome failed"}, score ${scoreText(cell.score)}` }, cause ? `failing · ${cause}` : "failing") : null,
+        // The cause is what shows; "failing" is said to screen readers (and in the title).
+        failing ? h("span", { class: "flag failing", title: `failing: ${cause ? `last failure ${cause}` : "the last outcome failed"}, score ${scoreText(cell.score)}` },
+          cause ? [h("span", { class: "sr-only" }, "failing · "), cause] : "failing") : null,
         cell.held === true ? h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held") : null,
         paced ? h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`) : null,
       ] : null);
