@@ -538,6 +538,7 @@ export async function createHandler(
     ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
     ["GET", ["api", "contexts"], VIEWER, "contexts", (req, url) => {
       query(url, []);
+      if (!host.contexts) throw new HttpProblem(404, "contexts-not-kept", "this host keeps no per-context health");
       return json(200, host.contexts());
     }],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
