@@ -77,7 +77,10 @@ export class ResourceGrid {
       this.#onOpen(this.#rows[at.row]);
     });
     new ResizeObserver(() => this.#render(true)).observe(this.#scroller);
-    matchMedia(NARROW).addEventListener("change", () => this.#columns());
+    matchMedia(NARROW).addEventListener("change", () => {
+      this.#columns();
+      this.#render(true);
+    });
     this.element = h("div", { class: "grid-box" }, this.#focusLine, this.#scroller);
   }
 
