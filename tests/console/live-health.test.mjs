@@ -119,6 +119,15 @@ test("events: filtered by the server (type=), lease churn hidden until asked for
     assert.match(await line.innerText(), /by operator-1 · reason: “checkout bans it: ticket 42”/);
     const stored = (await api("/api/events?type=RESOURCE_BLOCKLISTED")).events.at(-1);
     assert.deepEqual([stored.actor, stored.reason], ["operator-1", "checkout bans it: ticket 42"]);
+
+    // One resource's events, filtered by the server.
+    await page.getByRole("button", { name: "Events of this resource" }).click();
+    await until(() => asked.some((q) => q.get("resource") === stored.id), "a request with resource=");
+    const own = (await api(`/api/events?resource=${stored.id}&limit=1000`)).events.filter((e) => !["RESOURCE_LEASED", "LEASE_RELEASED", "ACQUISITION_REJECTED"].includes(e.type));
+    await until(async () => (await items.count()) === own.length, `the ${own.length} events of gate-05`);
+    assert.deepEqual(await items.evaluateAll((li) => li.map((x) => Number(x.dataset.seq))), own.map((e) => e.seq).reverse());
+    await page.getByRole("button", { name: /^Show the events of every resource/ }).click();
+    await until(async () => (await items.count()) > own.length, "every resource again");
     w.assertClean("events");
   } finally {
     await w.context.close();

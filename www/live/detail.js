@@ -60,6 +60,7 @@ export class ResourceDetail {
   #onChanged;
   #onClose;
   #masked;
+  #onEvents;
   #resource = null;
   #title = h("h2", { id: "detail-title", tabindex: "-1" });
   #body = h("div", { class: "detail-body" });
@@ -67,8 +68,9 @@ export class ResourceDetail {
 
   /** `now()`: the server's clock; `onChanged()` after a block or unblock; `onClose()`;
    * `masked()`: whether values are shown masked. */
-  constructor(connection, { now, onChanged, onClose, masked = () => false }) {
+  constructor(connection, { now, onChanged, onClose, masked = () => false, onEvents = null }) {
     this.#connection = connection;
+    this.#onEvents = onEvents;
     this.#masked = masked;
     this.#now = now;
     this.#onChanged = onChanged;
@@ -132,6 +134,9 @@ export class ResourceDetail {
           d.blocked ? h("button", { type: "button", onclick: () => this.#unblock(d) }, "Unblock") : null,
         )
       : null;
+    const events = this.#onEvents && d.id
+      ? h("button", { type: "button", onclick: () => this.#onEvents({ id: d.id, name: nameOf(d) }) }, "Events of this resource")
+      : null;
     const cells = d.cells.length === 0
       ? h("p", {}, "contexts: 0 — nobody has reported on this resource yet (it counts as fresh everywhere).")
       : h(
@@ -156,7 +161,7 @@ export class ResourceDetail {
           ))),
         );
     const group = typeof d.group === "string" ? `group: ${d.group}` : "group: none";
-    fill(this.#body, h("p", { class: "group" }, group), h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, cells);
+    fill(this.#body, h("p", { class: "group" }, group), h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, events, cells);
   }
 
   #block(r) {

@@ -1,7 +1,8 @@
 // Live mode's event list: the latest events from the audit log (`GET /api/events`), then live
 // ones from the stream (event-feed.js), newest first; Pause holds new events back (counted)
-// until Resume. The type and context filters are applied by the server (`?type=&context=`):
-// loading pages back through the log window by window (`after`/`before`) until a page of
+// until Resume. The type and context filters
+// and one resource ("Events of this resource" in the detail) are applied by the server
+// (`?type=&context=&resource=`), loading pages back through the log window by window (`after`/`before`) until a page of
 // matches is found, so a filter finds what is in the log, not only what is loaded. Lease churn
 // (leases, releases, rejected acquires: most of a busy pool's log) is hidden unless "Show lease
 // churn" is on. "N of M events match" says how much of the log was searched; a search box
@@ -43,6 +44,9 @@ export class EventsPanel {
   #type = h("select", { name: "event-type" });
   #context = h("select", { name: "event-context" });
   #churn = h("input", { type: "checkbox", name: "churn" });
+  /** The resource the list is narrowed to (`{id, name}`), or null. */
+  #resource = null;
+  #resourceChip = h("button", { type: "button", class: "chip", hidden: true, onclick: () => this.showResource(null) });
   element;
 
   constructor(connection, { onChange }) {
@@ -69,6 +73,7 @@ export class EventsPanel {
         labelled("Event type", this.#type),
         labelled("Event context", this.#context),
         h("label", { class: "choice" }, this.#churn, "Show lease churn"),
+        this.#resourceChip,
         labelled("Filter events", search),
         this.#status),
       this.#count,
@@ -84,18 +89,29 @@ export class EventsPanel {
     this.#context.value = list.includes(chosen) ? chosen : "";
   }
 
+  /** Narrows the list to one resource (`{id, name}`; null: every resource), filtered by the server. */
+  showResource(resource) {
+    this.#resource = resource?.id ? resource : null;
+    this.#resourceChip.hidden = !this.#resource;
+    this.#resourceChip.textContent = this.#resource ? `Resource: ${this.#resource.name} ✕` : "";
+    this.#resourceChip.setAttribute("aria-label", this.#resource ? `Show the events of every resource (now ${this.#resource.name})` : "");
+    this.#reopen();
+  }
+
   /** The server-side filter as a query string (without `after`/`limit`). */
   #query() {
     const q = new URLSearchParams();
     if (this.#type.value) q.set("type", this.#type.value);
     else if (!this.#churn.checked) q.set("type", EVENT_TYPES.filter((t) => !LEASE_CHURN.includes(t)).join(","));
     if (this.#context.value) q.set("context", this.#context.value);
+    if (this.#resource) q.set("resource", this.#resource.id);
     return q;
   }
 
   /** Whether a live event passes the server-side filter (the same rule, applied here). */
   #matches(e) {
     if (this.#type.value ? e.type !== this.#type.value : !this.#churn.checked && LEASE_CHURN.includes(e.type)) return false;
+    if (this.#resource && e.id !== this.#resource.id) return false;
     return !this.#context.value || e.context === this.#context.value;
   }
 

@@ -58,7 +58,11 @@ class LiveView {
     this.#filters = new Filters({ onChange: () => this.#apply() });
     this.#sites = new SiteStrip({ onPick: (context) => this.#filters.setContext(context) });
     this.#grid = new ResourceGrid({ now, onOpen: (row) => row && this.#detail.show(row.resource) });
-    this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus(), masked: () => this.#masked() });
+    this.#detail = new ResourceDetail(connection, { now, onChanged: () => this.#reload(), onClose: () => this.#grid.focus(), masked: () => this.#masked(),
+      onEvents: (resource) => {
+        this.#events.showResource(resource);
+        this.#events.element.scrollIntoView({ block: "nearest" });
+      } });
     this.#show.checked = sessionStorage.getItem(SHOW_KEY) === "true";
     this.#show.addEventListener("change", () => {
       sessionStorage.setItem(SHOW_KEY, String(this.#show.checked));

@@ -44,6 +44,16 @@ function sparkline(series) {
     svg.append(tick);
   }
   svg.append(line);
+  // The newest point as a dot: a lone bucket draws no line.
+  const last = points.at(-1);
+  if (last) {
+    const [cx, cy] = last.split(",");
+    const dot = document.createElementNS(SVG, "circle");
+    dot.setAttribute("cx", cx);
+    dot.setAttribute("cy", cy);
+    dot.setAttribute("r", "2");
+    svg.append(dot);
+  }
   return svg;
 }
 
