@@ -61,9 +61,13 @@ export class ContextHealth {
   #of(context) {
     let s = this.#series.get(context);
     if (s) return s;
-    if (this.#series.size >= MAX_CONTEXTS) return this.#of(OTHER);
-    s = new Series();
-    this.#series.set(context, s);
+    // Past the cap a new context counts as OTHER (which is made once, beyond the cap).
+    const name = this.#series.size >= MAX_CONTEXTS ? OTHER : context;
+    s = this.#series.get(name);
+    if (!s) {
+      s = new Series();
+      this.#series.set(name, s);
+    }
     return s;
   }
 
