@@ -211,7 +211,11 @@ liveTest("Download snapshot saves the server's snapshot byte for byte", "operato
   const saved = await readFile(await download.path(), "utf8");
   assert.equal(saved, s.pool.snapshot(), "the same bytes as the pool's snapshot (the clock does not move)");
   assert.match(download.suggestedFilename(), /^repute-snapshot-revision-\d+\.json$/);
-  await page.getByRole("status").filter({ hasText: "Snapshot downloaded" }).waitFor();
+  const said = page.getByRole("status").filter({ hasText: "Snapshot downloaded" });
+  await said.waitFor();
+  // Said next to the button pressed: on its row, within a few hundred px of it.
+  const [button, status] = [await page.getByRole("button", { name: "Download snapshot" }).boundingBox(), await said.boundingBox()];
+  assert.ok(Math.abs(status.y - button.y) < 40 && status.x - (button.x + button.width) < 400, `next to the button: ${JSON.stringify({ button, status })}`);
 });
 
 /** The last seq before the events test opens its page (after `moreEvents`). */
