@@ -31,6 +31,45 @@ export interface OutcomePage {
   next: number | null;
 }
 
+/** Who made an operator change and why; the hosts add it to the events the change causes. */
+export interface OperatorNote {
+  /** The name of the token that made the call. */
+  actor?: string;
+  /** The caller's reason (1–500 characters). */
+  reason?: string;
+}
+
+/** One context's health (`GET /api/contexts`, lib/host/context-health.js). */
+export interface ContextHealth {
+  context: string;
+  cells: number;
+  states: Record<State, number>;
+  held: number;
+  /** Cells whose last outcome failed or whose score is below zero, whatever their state. */
+  failing: number;
+  /** Failing cells by cause (a failure type, or UNKNOWN). */
+  causes: Record<string, number>;
+  /** The commonest cause, or null. */
+  cause: string | null;
+  succeeded: number;
+  failed: number;
+  /** succeeded / (succeeded + failed) over the window; null with no report. */
+  successRate: number | null;
+  granted: number;
+  rejected: number;
+  p95LatencyMs: number | null;
+  series: { at: number; succeeded: number; failed: number; granted: number; rejected: number }[];
+}
+
+export interface ContextsAnswer {
+  now: number;
+  windowMs: number;
+  bucketMs: number;
+  contexts: ContextHealth[];
+  failingCells: { id: string; context: string; cause: string }[];
+  failingCellsTruncated: boolean;
+}
+
 export type BlockHow = { seconds: number; permanent?: never } | { permanent: true; seconds?: never };
 
 export interface Host {
@@ -46,11 +85,13 @@ export interface Host {
   // Operator actions: resolve once the change is durable (for a durable host).
   /** `group` (a name or null) moves a known resource; absent, its group is unchanged;
    * `maxLeases` (1..=1024) likewise. */
-  register(kind: Kind, value: string, options?: { group?: string | null; maxLeases?: number }): Promise<boolean>;
-  deregister(kind: Kind, value: string): Promise<boolean>;
-  block(kind: Kind, value: string, how: BlockHow): Promise<void>;
-  unblock(kind: Kind, value: string): Promise<boolean>;
-  setConfig(patch: ConfigPatch): Promise<Config>;
+  // `note`: who and why, added to the events the action causes (CONFIG_CHANGED also gets
+  // `changes`).
+  register(kind: Kind, value: string, options?: { group?: string | null; maxLeases?: number }, note?: OperatorNote): Promise<boolean>;
+  deregister(kind: Kind, value: string, note?: OperatorNote): Promise<boolean>;
+  block(kind: Kind, value: string, how: BlockHow, note?: OperatorNote): Promise<void>;
+  unblock(kind: Kind, value: string, note?: OperatorNote): Promise<boolean>;
+  setConfig(patch: ConfigPatch, note?: OperatorNote): Promise<Config>;
   importSnapshot(snapshotJson: string): Promise<void>;
 
   // The hot path: synchronous.
@@ -77,6 +118,8 @@ export interface Host {
   nextChangeAt(context: string, options?: { groups?: (string | null)[] }): number | null;
   /** The canonical snapshot of the live pool. */
   snapshot(): string;
+  /** Per-context health (`GET /api/contexts`); a host without it answers that route 404. */
+  contexts?(): ContextsAnswer;
   /** The audit log, by seq. */
   readEvents(options: { after: number; limit: number }): Promise<EventPage>;
   /** The reported outcomes, when recorded; null (or absent) when not. */
@@ -128,6 +171,7 @@ export interface MemoryHostOptions {
  * `Host` (declared once, there), made definite, plus what only this host has. */
 export interface MemoryHost extends Host {
   readiness(): Readiness;
+  contexts(): ContextsAnswer;
   stats(): Stats & { auditDropped: number; deliveryDropped: number; checkpointAgeMs: number | null };
   readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
   metrics(): string;

@@ -100,6 +100,13 @@ export interface PoolEvent {
   group?: Group;
   /** `RESOURCE_RECONFIGURED`: the resource's new `maxLeases`. */
   maxLeases?: number;
+  /** Added by the hosts (never by the engine) to an operator action's events: the name of the
+   * token that made it, and the reason given. */
+  actor?: string;
+  reason?: string;
+  /** Added by the hosts to `CONFIG_CHANGED`: each changed field (nested ones as dotted paths). */
+  changes?: Record<string, { from: unknown; to: unknown }>;
+  changesTruncated?: true;
 }
 
 export interface CellView {

@@ -4,7 +4,7 @@
 // and `redactCredentials`. Part of the contract: the test suite compiles a usage file against
 // them with `tsc --noEmit`, and checks that node.js exports exactly the values declared here.
 export * from "./pool.js";
-import type { OutcomePage } from "./host.js";
+import type { ContextsAnswer, OperatorNote, OutcomePage } from "./host.js";
 import type { Config, ConfigPatch, EventType, FailureType, Kind, Lease, NextStep, Outcome, PoolEvent, ProbeDue, RegisterOptions, ResourceDetail, ResourceView, State, Stats, WaitOptions } from "./pool.js";
 
 // ----- Node runtime (the `node` condition only) ------------------------------------------------
@@ -101,10 +101,12 @@ export declare class PoolHost extends EventTarget {
   release(lease: Lease): boolean;
   /** `group` (a name or null) moves a known resource; absent, its group is unchanged;
    * `maxLeases` likewise. */
-  register(kind: Kind, value: string, options?: RegisterOptions): Promise<boolean>;
-  deregister(kind: Kind, value: string): Promise<boolean>;
-  block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
-  unblock(kind: Kind, value: string): Promise<boolean>;
+  /** `note` (each operator action): who and why, added to the events it causes (`actor`,
+   * `reason`; CONFIG_CHANGED also gets `changes`). */
+  register(kind: Kind, value: string, options?: RegisterOptions, note?: OperatorNote): Promise<boolean>;
+  deregister(kind: Kind, value: string, note?: OperatorNote): Promise<boolean>;
+  block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }, note?: OperatorNote): Promise<void>;
+  unblock(kind: Kind, value: string, note?: OperatorNote): Promise<boolean>;
   importSnapshot(snapshotJson: string): Promise<void>;
   snapshot(): string;
   /** `group: null` keeps the resources with no group. */
@@ -119,7 +121,9 @@ export declare class PoolHost extends EventTarget {
   stats(): HostStats;
   config(): Config;
   /** Changes the config in force (see `Pool.setConfig`); resolves to it once it is on disk. */
-  setConfig(patch: ConfigPatch): Promise<Config>;
+  setConfig(patch: ConfigPatch, note?: OperatorNote): Promise<Config>;
+  /** Per-context health (`GET /api/contexts`). */
+  contexts(): ContextsAnswer;
   /** The resource's opaque id: 22 URL-safe characters, stable for this data folder (its
    * `resource-id.key`), revealing nothing of the value. Events this host delivers carry it. */
   resourceId(kind: Kind, value: string): string;

@@ -25,6 +25,7 @@ Options of serve (each also read from the environment variable in brackets):
   --port PORT           TCP port (0 picks a free one)              [REPUTE_PORT] default 8787
   --data DIR            folder of the snapshot, backup, audit log  [REPUTE_DATA] default ./data
   --tokens FILE         JSON file {"tokens":[{"token":"...","role":"worker|operator|viewer"}]}
+                        (each may add "name": who holds it, the actor of its operator events)
                         [REPUTE_TOKENS holds the same JSON inline]; without tokens the server
                         refuses any address but loopback, serves only a loopback Host
                         (localhost, 127.0.0.0/8, [::1]) and no page of another origin, and every

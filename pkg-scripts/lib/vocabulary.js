@@ -9,6 +9,15 @@ export const FAILURE_TYPES = Object.freeze(["BLOCKED", "TLS_HANDSHAKE", "CONNECT
 /** `BLOCKLISTED` is a view: the stored state shows again after unblock. */
 export const VIEW_STATES = Object.freeze(["HEALTHY", "COOLING", "RECOVERING", "BLOCKLISTED"]);
 
+/** Every event type (SPEC §4), in the engine's order (src/events.rs). */
+export const EVENT_TYPES = Object.freeze([
+  "RESOURCE_REGISTERED", "RESOURCE_DEREGISTERED", "RESOURCE_LEASED", "LEASE_RELEASED", "LEASE_EXPIRED",
+  "RESOURCE_COOLED", "RESOURCE_RECOVERED", "RESOURCE_BLOCKLISTED", "RESOURCE_UNBLOCKED", "BLOCK_EXPIRED",
+  "ACQUISITION_REJECTED", "CONFIG_CHANGED", "RESOURCE_REGROUPED", "COOLDOWN_SUPPRESSED", "RESOURCE_RECONFIGURED",
+]);
+/** Lease churn: the events of every acquire and release, most of a busy pool's log. */
+export const LEASE_CHURN = Object.freeze(["RESOURCE_LEASED", "LEASE_RELEASED", "ACQUISITION_REJECTED"]);
+
 // Maps, not object literals: "toString" or "__proto__" must not pass for a kind.
 /** Kind → the facade's code. */
 export const KIND_CODE = new Map(KINDS.map((k, i) => [k, i]));

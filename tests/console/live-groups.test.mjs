@@ -72,10 +72,10 @@ liveTest("the grid shows each resource's group, and paced and held cells", async
 
   const [, dc2Group, , dc2Checkout, dc2Search] = await cellsOf(page, "dc-02");
   assert.equal(dc2Group, "dc");
-  assert.match(dc2Checkout, /^HEALTHY held -60$/, "held by the cap: its stored state kept, marked held");
+  assert.match(dc2Checkout, /^HEALTHY failing · BLOCKED held -60$/, "held by the cap: its stored state kept, marked held (and failing: its score is below zero)");
   assert.equal(dc2Search, "no cell");
   const [, , , dc1Checkout] = await cellsOf(page, "dc-01");
-  assert.match(dc1Checkout, /^COOLING -60 · \d:\d\d:\d\d$/, "the one cell the cap lets cool");
+  assert.match(dc1Checkout, /^COOLING failing · BLOCKED -60 · \d:\d\d:\d\d$/, "the one cell the cap lets cool");
   const [, resGroup, , , resSearch] = await cellsOf(page, "res-1");
   assert.equal(resGroup, "residential");
   assert.equal(resSearch, `HEALTHY paced until ${pacedEnd} 5`);
@@ -103,7 +103,7 @@ liveTest("the group filter (a group, or no group) and the paced / held filter na
   await page.getByText("5 of 18 resources").waitFor();
   await group.selectOption({ label: "any" });
 
-  const flag = page.getByLabel("Paced / held", { exact: true });
+  const flag = page.getByLabel("Paced / held / failing", { exact: true });
   await flag.selectOption({ label: "held cells" });
   await page.getByText("2 of 18 resources").waitFor();
   assert.deepEqual(await valuesShown(page), ["dc-02", "dc-03"]);

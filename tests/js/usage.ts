@@ -454,6 +454,12 @@ export async function hostUsage(): Promise<void> {
   const served: Host = host;
   const inMemory: Host = null as unknown as MemoryHost;
   void served, inMemory;
+  // Who and why (operator-note.js), and per-site health (GET /api/contexts).
+  await host.block("PROXY", "proxy-9", { seconds: 60 }, { actor: "alice", reason: "banned on shop" });
+  const health = host.contexts();
+  const rate: number | null = health.contexts.map((c) => c.successRate)[0] ?? null;
+  const failing: number = health.contexts.reduce((n, c) => n + c.failing, 0);
+  void rate, failing;
   // @ts-expect-error operator actions are asynchronous
   const sync: boolean = host.unblock("PROXY", "proxy-9");
   void sync;

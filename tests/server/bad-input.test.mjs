@@ -182,7 +182,7 @@ const CORPUS = [
   ["after=-1", get("/api/events?after=-1"), 400, "bad-request"],
   ["after=abc", get("/api/events?after=abc"), 400, "bad-request"],
   ["after of 17 digits", get("/api/events?after=12345678901234567"), 400, "bad-request"],
-  ["unknown events parameter", get("/api/events?before=3"), 400, "bad-request"],
+  ["unknown events parameter", get("/api/events?since=3"), 400, "bad-request"],
   ["after given twice", get("/api/events?after=1&after=2"), 400, "bad-request"],
   ["stream after given twice", get("/api/events/stream?after=1&after=1"), 400, "bad-request"],
   ["context filter given twice", get("/api/resources?context=a&context=b"), 400, "bad-request"],

@@ -4,7 +4,7 @@
 // first). Block (1 h, a chosen time, permanently)
 // and Unblock, each confirmed in a dialog (confirm.js); `onChanged()` after either succeeds.
 
-import { h, fill, when } from "./dom.js";
+import { h, fill, labelled, when } from "./dom.js";
 import { blockText, clockTime, countdown, isPaced, nameOf, resourcePath, scoreText } from "./model.js";
 import { confirmAction } from "./confirm.js";
 
@@ -32,6 +32,18 @@ function blockFields() {
   );
 }
 
+/** An optional reason, kept with the event in the audit log (at most 500 characters). */
+function reasonField() {
+  const input = h("input", { type: "text", name: "reason", maxlength: "500", placeholder: "optional: why (kept in the audit log)" });
+  return labelled("Reason", input);
+}
+
+/** The request options that send the form's reason, if one was given. */
+function reasonBody(form) {
+  const reason = form.elements.reason?.value.trim();
+  return reason ? { body: { reason } } : {};
+}
+
 /** The block query for the form's choice: `?seconds=N` or `?permanent=true`. */
 function blockQuery(form) {
   const how = form.elements.how.value;
@@ -47,14 +59,19 @@ export class ResourceDetail {
   #now;
   #onChanged;
   #onClose;
+  #masked;
+  #onEvents;
   #resource = null;
   #title = h("h2", { id: "detail-title", tabindex: "-1" });
   #body = h("div", { class: "detail-body" });
   element;
 
-  /** `now()`: the server's clock; `onChanged()` after a block or unblock; `onClose()`. */
-  constructor(connection, { now, onChanged, onClose }) {
+  /** `now()`: the server's clock; `onChanged()` after a block or unblock; `onClose()`;
+   * `masked()`: whether values are shown masked. */
+  constructor(connection, { now, onChanged, onClose, masked = () => false, onEvents = null }) {
     this.#connection = connection;
+    this.#onEvents = onEvents;
+    this.#masked = masked;
     this.#now = now;
     this.#onChanged = onChanged;
     this.#onClose = onClose;
@@ -95,7 +112,7 @@ export class ResourceDetail {
     if (!r) return;
     let d;
     try {
-      d = await this.#connection.request("GET", resourcePath(r));
+      d = await this.#connection.request("GET", resourcePath(r) + (this.#masked() ? "?masked=true" : ""));
     } catch (e) {
       if (this.#resource === r) fill(this.#body, h("p", { class: "error", role: "alert" }, e.message));
       return;
@@ -108,12 +125,18 @@ export class ResourceDetail {
   #render(d) {
     const now = this.#now();
     const lease = leaseText(d);
-    const actions = h(
-      "div",
-      { class: "buttons" },
-      h("button", { type: "button", onclick: () => this.#block(d) }, "Block"),
-      d.blocked ? h("button", { type: "button", onclick: () => this.#unblock(d) }, "Unblock") : null,
-    );
+    // Only an operator may block: other roles are not offered what the server would refuse.
+    const actions = this.#connection.operator
+      ? h(
+          "div",
+          { class: "buttons" },
+          h("button", { type: "button", onclick: () => this.#block(d) }, "Block"),
+          d.blocked ? h("button", { type: "button", onclick: () => this.#unblock(d) }, "Unblock") : null,
+        )
+      : null;
+    const events = this.#onEvents && d.id
+      ? h("button", { type: "button", onclick: () => this.#onEvents({ id: d.id, name: nameOf(d) }) }, "Events of this resource")
+      : null;
     const cells = d.cells.length === 0
       ? h("p", {}, "contexts: 0 — nobody has reported on this resource yet (it counts as fresh everywhere).")
       : h(
@@ -138,16 +161,16 @@ export class ResourceDetail {
           ))),
         );
     const group = typeof d.group === "string" ? `group: ${d.group}` : "group: none";
-    fill(this.#body, h("p", { class: "group" }, group), h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, cells);
+    fill(this.#body, h("p", { class: "group" }, group), h("p", {}, blockText(d.blocked, now)), h("p", {}, lease), actions, events, cells);
   }
 
   #block(r) {
     confirmAction({
       title: `Block ${nameOf(r)}?`,
-      fields: [h("p", {}, "A block takes the resource out of rotation in every context."), blockFields()],
+      fields: [h("p", {}, "A block takes the resource out of rotation in every context."), blockFields(), reasonField()],
       confirm: "Block",
       pending: "Blocking…",
-      run: (form) => this.#connection.request("POST", resourcePath(r, `/block${blockQuery(form)}`)),
+      run: (form) => this.#connection.request("POST", resourcePath(r, `/block${blockQuery(form)}`), reasonBody(form)),
       done: () => this.#changed(),
     });
   }
@@ -155,10 +178,10 @@ export class ResourceDetail {
   #unblock(r) {
     confirmAction({
       title: `Unblock ${nameOf(r)}?`,
-      fields: [h("p", {}, "The resource goes back into rotation; its cells keep their states.")],
+      fields: [h("p", {}, "The resource goes back into rotation; its cells keep their states."), reasonField()],
       confirm: "Unblock",
       pending: "Unblocking…",
-      run: () => this.#connection.request("DELETE", resourcePath(r, "/block")),
+      run: (form) => this.#connection.request("DELETE", resourcePath(r, "/block"), reasonBody(form)),
       done: () => this.#changed(),
     });
   }

@@ -1,4 +1,4 @@
-// The grid's filter bar: context, state, kind, group (or "no group") and paced / held cells, a
+// The grid's filter bar: context, state, kind, group (or "no group") and paced / held / failing cells, a
 // search on the value, and the sort order. Each control has a visible label; a change calls
 // `onChange(filter)` with `{context, state, kind, group, flag, search, sort}` (empty strings
 // mean "any").
@@ -19,7 +19,10 @@ export class Filters {
   #sort = h("select", { name: "sort" });
   element;
 
+  #onChange;
+
   constructor({ onChange }) {
+    this.#onChange = onChange;
     options(this.#state, [["", "any"], ...STATES.map((s) => [s, s])]);
     options(this.#kind, [["", "any"], ...KINDS.map((k) => [k, k])]);
     options(this.#flag, [["", "any"], ...Object.entries(FLAGS).map(([value, text]) => [value, `${text} cells`])]);
@@ -37,7 +40,7 @@ export class Filters {
       labelled("State", this.#state),
       labelled("Kind", this.#kind),
       labelled("Group", this.#group),
-      labelled("Paced / held", this.#flag),
+      labelled("Paced / held / failing", this.#flag),
       labelled("Search", this.#search),
       labelled("Sort by", this.#sort),
     );
@@ -48,6 +51,15 @@ export class Filters {
     const chosen = this.#context.value;
     options(this.#context, [["", "all"], ...list.map((c) => [c, c])]);
     this.#context.value = list.includes(chosen) ? chosen : "";
+  }
+
+  /** Chooses `context` ("" for all), as if picked in its select, and tells `onChange`. */
+  setContext(context) {
+    if (context && ![...this.#context.options].some((o) => o.value === context)) {
+      this.#context.append(h("option", { value: context }, context)); // a site with no cell yet
+    }
+    this.#context.value = context;
+    this.#onChange(this.value());
   }
 
   /** Offers these groups, and "no group" when `ungrouped` (keeping the one chosen, if still there). */

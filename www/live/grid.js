@@ -1,20 +1,28 @@
 // The resource × context grid: one row per resource (its group in a column of its own), one
 // column per context; each cell shows its state as a colour *and* a text label, its score, its
-// cooldown countdown, "paced until hh:mm:ss" while pacing keeps it out of acquire, and "held"
-// while the cooling cap keeps it in rotation; a resource nobody has reported on reads
+// cooldown countdown, "paced until hh:mm:ss" while pacing keeps it out of acquire, "held"
+// while the cooling cap keeps it in rotation, and "failing · CAUSE" while its last outcome
+// failed or its score is below zero, whatever its state; a resource nobody has reported on reads
 // `contexts: 0`. Rows are virtualised: only the rows in view (plus
 // a margin) exist, recycled as the list scrolls, so 10,000 resources stay fluid. A WAI-ARIA
 // grid with one tab stop: arrows, Page Up/Down, Home/End and Ctrl+Home/End move between cells,
-// Enter or Space opens the row's resource.
+// Enter or Space opens the row's resource. The focused cell is always scrolled into view, across
+// too (the name column is sticky, so a cell is revealed right of it), and its resource and
+// context are said in full above the grid (names in the grid keep their start and end and cut
+// the middle).
 
 import { h } from "./dom.js";
-import { clockTime, countdown, groupText, isPaced, scoreText } from "./model.js";
+import { clockTime, countdown, groupText, isFailing, isPaced, scoreText } from "./model.js";
 
 const ROW_HEIGHT = 32;
 const OVERSCAN = 8;
 /** Column widths in px; live.css gives the cells the same (flex rows of fixed cells lay out
- * faster than a CSS grid per row). */
+ * faster than a CSS grid per row). On a narrow screen (NARROW) the name column is narrower. */
 const COLUMN = { resource: 300, group: 130, count: 110, context: 240 };
+const NARROW = "(max-width: 640px)";
+const NARROW_RESOURCE = 150;
+/** Characters of a name kept whole at its end: the middle is what an ellipsis cuts. */
+const TAIL = 12;
 /** Columns before the first context's. */
 const FIXED = 3;
 
@@ -31,6 +39,8 @@ export class ResourceGrid {
   #stop = null;
   #scheduled = false;
   #scroller;
+  /** The focused cell's resource and context in full (names in the grid are cut). */
+  #focusLine;
   #grid;
   #head;
   #body;
@@ -49,11 +59,15 @@ export class ResourceGrid {
       this.#body,
     );
     this.#scroller = h("div", { class: "grid-scroll" }, this.#grid);
+    this.#focusLine = h("p", { class: "grid-focus muted", "aria-hidden": "true" });
     this.#scroller.addEventListener("scroll", () => this.#schedule());
     this.#grid.addEventListener("keydown", (e) => this.#key(e));
     this.#grid.addEventListener("focusin", (e) => {
       const at = this.#cellAt(e.target);
-      if (at) this.#active = at;
+      if (at) {
+        this.#active = at;
+        this.#showFocused();
+      }
     });
     this.#grid.addEventListener("click", (e) => {
       const at = this.#cellAt(e.target);
@@ -63,7 +77,11 @@ export class ResourceGrid {
       this.#onOpen(this.#rows[at.row]);
     });
     new ResizeObserver(() => this.#render(true)).observe(this.#scroller);
-    this.element = this.#scroller;
+    matchMedia(NARROW).addEventListener("change", () => {
+      this.#columns();
+      this.#render(true);
+    });
+    this.element = h("div", { class: "grid-box" }, this.#focusLine, this.#scroller);
   }
 
   /** Shows `rows` (from model.visibleRows) with a column per context of `contexts`. */
@@ -91,7 +109,7 @@ export class ResourceGrid {
 
   #columns() {
     const n = this.#contexts.length;
-    this.#grid.style.width = `${COLUMN.resource + COLUMN.group + COLUMN.count + n * COLUMN.context}px`;
+    this.#grid.style.width = `${this.#resourceWidth() + COLUMN.group + COLUMN.count + n * COLUMN.context}px`;
     this.#grid.setAttribute("aria-colcount", String(n + FIXED));
     const header = (text, i, cls = "") => h("div", { role: "columnheader", "aria-colindex": i + 1, class: `grid-cell ${cls}`.trim() }, text);
     this.#head.replaceChildren(header("Resource", 0, "res"), header("Group", 1, "grp"), header("Contexts", 2, "count"),
@@ -106,7 +124,7 @@ export class ResourceGrid {
     const cells = [];
     const el = h("div", { role: "row", class: "grid-row", hidden: true });
     const resource = h("div", { role: "gridcell", "aria-colindex": "1", class: "grid-cell res", tabindex: "-1" },
-      h("span", { class: "kind" }), h("span", { class: "value" }), h("span", { class: "badges" }));
+      h("span", { class: "kind" }), h("span", { class: "value" }, h("span", { class: "head" }), h("span", { class: "tail" })), h("span", { class: "badges" }));
     const group = h("div", { role: "gridcell", "aria-colindex": "2", class: "grid-cell grp", tabindex: "-1" });
     const count = h("div", { role: "gridcell", "aria-colindex": "3", class: "grid-cell count", tabindex: "-1" });
     cells.push(resource, group, count);
@@ -162,7 +180,9 @@ export class ResourceGrid {
     slot.el.setAttribute("aria-rowindex", String(index + 2));
     const [res, group, count, ...ctx] = slot.cells;
     res.children[0].textContent = r.kind;
-    res.children[1].textContent = r.value;
+    const cut = Math.max(0, r.value.length - TAIL);
+    res.children[1].firstChild.textContent = r.value.slice(0, cut);
+    res.children[1].lastChild.textContent = r.value.slice(cut);
     res.children[1].title = r.value;
     res.children[2].textContent = [r.blocked ? "blocked" : "", leasedText(r)].filter(Boolean).join(" ");
     group.textContent = groupText(r.group);
@@ -185,7 +205,12 @@ export class ResourceGrid {
       state.textContent = cell.state;
       const paced = isPaced(cell, now);
       if (paced) slot.counting = true;
-      this.#flags(el, cell.held === true || paced ? [
+      const failing = isFailing(cell);
+      const cause = row.causes?.get(this.#contexts[i]) ?? null;
+      this.#flags(el, cell.held === true || paced || failing ? [
+        // The cause is what shows; "failing" is said to screen readers (and in the title).
+        failing ? h("span", { class: "flag failing", title: `failing: ${cause ? `last failure ${cause}` : "the last outcome failed"}, score ${scoreText(cell.score)}` },
+          cause ? [h("span", { class: "sr-only" }, "failing · "), cause] : "failing") : null,
         cell.held === true ? h("span", { class: "flag held", title: "held: the cooling cap keeps it in rotation" }, "held") : null,
         paced ? h("span", { class: "flag paced", title: `paced until ${new Date(cell.pacedUntil).toLocaleString()}` }, `paced until ${clockTime(cell.pacedUntil)}`) : null,
       ] : null);
@@ -263,9 +288,39 @@ export class ResourceGrid {
     e.preventDefault();
     this.#active = { row: Math.max(0, Math.min(rows - 1, row)), col: Math.max(0, Math.min(cols - 1, col)) };
     this.#reveal(this.#active.row);
+    this.#revealColumn(this.#active.col);
     this.#render(false);
     this.#roving();
     this.#pool.find((s) => s.index === this.#active.row)?.cells[this.#active.col].focus({ preventScroll: true });
+  }
+
+  #resourceWidth() {
+    return matchMedia(NARROW).matches ? NARROW_RESOURCE : COLUMN.resource;
+  }
+
+  /** Says the focused cell's resource (and context) in full above the grid. */
+  #showFocused() {
+    const row = this.#rows[this.#active.row];
+    if (!row) return;
+    const col = this.#active.col;
+    const context = col >= FIXED ? this.#contexts[col - FIXED] : null;
+    const cell = context ? row.cells.get(context) : null;
+    const where = context ? ` · ${context}: ${cell ? `${cell.state}, score ${scoreText(cell.score)}` : "no cell"}` : "";
+    this.#focusLine.textContent = `${row.resource.kind} ${row.resource.value}${where}`;
+  }
+
+  /** Scrolls so that column `col` is in view right of the sticky name column. */
+  #revealColumn(col) {
+    const widths = [this.#resourceWidth(), COLUMN.group, COLUMN.count];
+    const width = (i) => (i < FIXED ? widths[i] : COLUMN.context);
+    if (col === 0) return; // the name column is always in view
+    let left = 0;
+    for (let i = 0; i < col; i++) left += width(i);
+    const right = left + width(col);
+    const sticky = widths[0];
+    const view = this.#scroller.clientWidth;
+    if (left - sticky < this.#scroller.scrollLeft) this.#scroller.scrollLeft = left - sticky;
+    else if (right > this.#scroller.scrollLeft + view) this.#scroller.scrollLeft = right - view;
   }
 
   /** Scrolls so that row `index` is in view below the sticky header. */

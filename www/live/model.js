@@ -1,17 +1,24 @@
 // Live mode's data, without the DOM: the resource × context table built from `GET
 // /api/resources`, its filters (context, state, kind, group, paced / held, search) and sort
 // orders (the server's canonical order, severity, score), a cell's label, cooldown countdown and
-// pacing, and the API path of a resource. Pure functions over plain objects, so they are cheap
+// pacing, whether it is failing, and the API path of a resource. Pure functions over plain objects, so they are cheap
 // to run on every refresh.
 
-/** Worst first. A resource's severity is its worst cell's (or BLOCKLISTED when blocked). */
+/** Worst first. A resource's severity is its worst cell's (or BLOCKLISTED when blocked); a
+ * failing cell (`isFailing`) ranks above a healthy one whatever its state. */
 export const SEVERITY = { BLOCKLISTED: 4, COOLING: 3, RECOVERING: 2, HEALTHY: 1 };
+const FAILING_SEVERITY = 1.5;
 export { VIEW_STATES as STATES, KINDS } from "../vendor/repute/lib/vocabulary.js";
 /** The group filter's value for "resources without a group": a blank name, which no group has. */
 export const NO_GROUP = " ";
-/** The paced / held filter's choices. */
-export const FLAGS = { paced: "paced", held: "held" };
-export const SORTS = { canonical: "server order", severity: "severity (worst first)", "score-asc": "score (lowest first)", "score-desc": "score (highest first)" };
+/** The paced / held / failing filter's choices. */
+export const FLAGS = { paced: "paced", held: "held", failing: "failing" };
+/** The sort orders; the first is the default. */
+export const SORTS = { severity: "severity (worst first)", canonical: "server order", "score-asc": "score (lowest first)", "score-desc": "score (highest first)" };
+
+/** A cell is failing when its last outcome failed or its score is below zero, whatever its
+ * state (one BLOCKED leaves a cell HEALTHY at a negative score; `GET /api/contexts` counts the same). */
+export const isFailing = (cell) => cell.consecutiveFailures > 0 || cell.score < 0;
 
 /**
  * The API path of a resource: by its opaque `id` when the server gives one (values may be
@@ -36,23 +43,28 @@ export const clockTime = (ms) => new Date(ms).toLocaleTimeString("en-GB", { hour
 
 /**
  * A table of the resources: `rows` (one per resource, in server order) each with `cells` as a
- * Map context → CellView; `contexts`, every context that has a cell, sorted; `groups`, every
- * group a resource is in, sorted, and `ungrouped`, whether some resource has none.
+ * Map context → CellView and `causes` as a Map context → the cause of a failing cell (from
+ * `failingCells` of `GET /api/contexts`, `[{id, context, cause}]`); `contexts`, every context
+ * that has a cell, sorted; `groups`, every group a resource is in, sorted, and `ungrouped`,
+ * whether some resource has none.
  */
-export function table(resources) {
+export function table(resources, failingCells = []) {
+  const causeOf = new Map(failingCells.map((f) => [`${f.id}\0${f.context}`, f.cause]));
   const contexts = new Set();
   const groups = new Set();
   let ungrouped = false;
   const rows = resources.map((r, order) => {
     const cells = new Map();
+    const causes = new Map();
     for (const c of r.cells) {
       cells.set(c.context, c);
       contexts.add(c.context);
+      if (isFailing(c)) causes.set(c.context, causeOf.get(`${r.id}\0${c.context}`) ?? (c.state === "COOLING" ? c.cooldownCause : null));
     }
     // A server before groups sends no `group`: every resource is then ungrouped.
     if (typeof r.group === "string") groups.add(r.group);
     else ungrouped = true;
-    return { resource: r, cells, order };
+    return { resource: r, cells, causes, order };
   });
   return { rows, contexts: [...contexts].sort(byCodePoint), groups: [...groups].sort(byCodePoint), ungrouped };
 }
@@ -70,7 +82,7 @@ function shown(row, context) {
 
 function severity(row, context) {
   let s = row.resource.blocked ? SEVERITY.BLOCKLISTED : 0;
-  for (const c of shown(row, context)) s = Math.max(s, SEVERITY[c.state] ?? 0);
+  for (const c of shown(row, context)) s = Math.max(s, SEVERITY[c.state] ?? 0, isFailing(c) ? FAILING_SEVERITY : 0);
   return s;
 }
 
@@ -88,7 +100,7 @@ function lowest(row, context) {
  * none); `flag` keeps resources with a shown cell that is paced at server time `now` or held;
  * `search` matches the value (case-insensitive).
  */
-export function visibleRows(rows, { context = "", state = "", kind = "", group = "", flag = "", search = "", sort = "canonical" } = {}, now = Date.now()) {
+export function visibleRows(rows, { context = "", state = "", kind = "", group = "", flag = "", search = "", sort = "severity" } = {}, now = Date.now()) {
   const needle = search.trim().toLowerCase();
   const out = rows.filter((row) => {
     const r = row.resource;
@@ -97,6 +109,7 @@ export function visibleRows(rows, { context = "", state = "", kind = "", group =
     if (needle && !r.value.toLowerCase().includes(needle)) return false;
     if (flag === FLAGS.paced && !shown(row, context).some((c) => isPaced(c, now))) return false;
     if (flag === FLAGS.held && !shown(row, context).some((c) => c.held === true)) return false;
+    if (flag === FLAGS.failing && !shown(row, context).some(isFailing)) return false;
     if (state === "BLOCKLISTED") return Boolean(r.blocked);
     if (state) return shown(row, context).some((c) => c.state === state);
     return true;

@@ -18,6 +18,10 @@ export class Connection extends EventTarget {
   url = "";
   token = "";
   connected = false;
+  /** The token's role ("operator", "viewer", "worker") and name, from `GET /api/session`;
+   * null before a connection, or from a server that does not say (then nothing is hidden). */
+  role = null;
+  name = null;
 
   constructor() {
     super();
@@ -26,14 +30,21 @@ export class Connection extends EventTarget {
     this.token = saved?.token ?? "";
   }
 
-  /** Sets the server and token, checks them with `GET /api/config`, and tells listeners ("change"). */
+  /** Sets the server and token, checks them with `GET /api/config`, learns the token's role
+   * (`GET /api/session`), and tells listeners ("change"). */
   async connect(url, token) {
     this.url = url.replace(/\/+$/, "");
     this.token = token;
     sessionStorage.setItem(KEY, JSON.stringify({ url: this.url, token: this.token }));
     this.connected = false;
+    this.role = this.name = null;
     try {
-      await this.request("GET", "/api/config");
+      const [, session] = await Promise.all([
+        this.request("GET", "/api/config"),
+        this.request("GET", "/api/session").catch((e) => (e.status === 404 ? null : Promise.reject(e))),
+      ]);
+      this.role = session?.role ?? null;
+      this.name = session?.name ?? null;
       this.connected = true;
     } finally {
       this.dispatchEvent(new Event("change"));
@@ -44,6 +55,11 @@ export class Connection extends EventTarget {
     this.connected = false;
     sessionStorage.removeItem(KEY);
     this.dispatchEvent(new Event("change"));
+  }
+
+  /** Whether the token may do what only an operator may (true when the server does not say). */
+  get operator() {
+    return this.role === null || this.role === "operator";
   }
 
   /** Headers for a call to the server (the token, when there is one). */

@@ -18,6 +18,8 @@
 
 import { ResourceIds } from "../resource-id.js";
 import { TextMetrics } from "./text-metrics.js";
+import { ContextHealth, contextsOf } from "./context-health.js";
+import { annotate, configChanges } from "./operator-note.js";
 import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 
@@ -28,6 +30,7 @@ export class MemoryHost {
   #overrides;
   #ids;
   #metrics = new TextMetrics(this);
+  #sites = new ContextHealth(() => this.now());
   #subscribers = new Set();
   /** The highest token handed out. */
   #fencing = 0;
@@ -109,9 +112,10 @@ export class MemoryHost {
 
   // --- events ------------------------------------------------------------------------------
 
-  /** Delivers the pool's new events: the log first, then metrics and subscribers. */
-  _drain() {
-    const events = this.#pool.drainEvents({ resourceId: this.#resourceId });
+  /** Delivers the pool's new events: the log first, then metrics and subscribers. `note`: an
+   * operator action's actor, reason and changes (operator-note.js), for the events it caused. */
+  _drain(note = null) {
+    const events = annotate(this.#pool.drainEvents({ resourceId: this.#resourceId }), note);
     if (events.length === 0) return;
     this._logged(events);
     this.#metrics.events(events);
@@ -126,8 +130,8 @@ export class MemoryHost {
     }
   }
 
-  #after() {
-    this._drain();
+  #after(note = null) {
+    this._drain(note);
     this._mutated();
   }
 
@@ -162,6 +166,7 @@ export class MemoryHost {
     this._admitToken();
     const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
+    this.#sites.acquired(context, lease);
     if (lease && lease.token > this.#fencing) this.#fencing = lease.token;
     this.#after();
     return lease;
@@ -173,6 +178,7 @@ export class MemoryHost {
     const lease = this.#pool.acquireQuiet(context, options);
     if (lease) {
       this.#metrics.acquired(context, lease);
+      this.#sites.acquired(context, lease);
       if (lease.token > this.#fencing) this.#fencing = lease.token;
       this.#after();
     }
@@ -213,13 +219,16 @@ export class MemoryHost {
       this._admitToken();
       const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
       this._touched(lease.kind, lease.value);
+      this.#sites.reported(lease.context, outcome);
       this.#metrics.acquired(next.context ?? lease.context, got);
+      this.#sites.acquired(next.context ?? lease.context, got);
       if (got && got.token > this.#fencing) this.#fencing = got.token;
       this.#after();
       return got;
     }
     this.#pool.finish(lease, outcome);
     this._touched(lease.kind, lease.value);
+    this.#sites.reported(lease.context, outcome);
     this.#after();
     this._kick();
     if (next === undefined) return null;
@@ -232,6 +241,7 @@ export class MemoryHost {
   report(kind, value, context, outcome) {
     this.#pool.report(kind, value, context, outcome);
     this._touched(kind, value);
+    this.#sites.reported(context, outcome);
     this.#after();
     this._kick(); // a probe's success ends a cooldown
   }
@@ -251,44 +261,53 @@ export class MemoryHost {
 
   // --- operator actions: applied, then `_persist`ed before they resolve --------------------
 
+  // `note` (each optional): `{actor, reason}` of the caller, added to the events the action
+  // causes (operator-note.js).
+
   /** `options`: `{ group }` moves a known resource (SPEC §3, groups), or none. */
-  async register(kind, value, options) {
+  async register(kind, value, options, note) {
+    this._drain(); // earlier events are not this action's
     const added = this.#pool.register(kind, value, options);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     this._kick(); // a new resource, or a raised maxLeases
     await this._persist();
     return added;
   }
 
-  async deregister(kind, value) {
+  async deregister(kind, value, note) {
+    this._drain();
     const removed = this.#pool.deregister(kind, value);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     await this._persist();
     return removed;
   }
 
-  async block(kind, value, how) {
+  async block(kind, value, how, note) {
+    this._drain();
     this.#pool.block(kind, value, how);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     await this._persist();
   }
 
-  async unblock(kind, value) {
+  async unblock(kind, value, note) {
+    this._drain();
     const unblocked = this.#pool.unblock(kind, value);
     this._touched(kind, value);
-    this.#after();
+    this.#after(note);
     if (unblocked) this._kick();
     await this._persist();
     return unblocked;
   }
 
-  async setConfig(patch) {
+  async setConfig(patch, note) {
+    this._drain();
+    const before = this.#pool.config();
     this.#pool.setConfig(patch);
     this._touchedAll();
-    this.#after();
+    this.#after({ ...note, changes: configChanges(before, this.#pool.config()) });
     this._kick();
     await this._persist();
     return this.#pool.config();
@@ -353,6 +372,11 @@ export class MemoryHost {
 
   resourceId(kind, value) {
     return this.#ids.of(kind, value);
+  }
+
+  /** Per-context health (`GET /api/contexts`, context-health.js). */
+  contexts() {
+    return contextsOf(this, this.#sites);
   }
 
   resourceById(id) {

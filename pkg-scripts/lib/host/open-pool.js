@@ -59,6 +59,8 @@ import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { HostMetrics } from "./metrics.js";
+import { ContextHealth, contextsOf } from "./context-health.js";
+import { annotate, configChanges } from "./operator-note.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
@@ -110,6 +112,8 @@ export class PoolHost extends EventTarget {
   #outcomes = null;
   #prober = null;
   #metrics;
+  /** Per-context rolling counters (context-health.js). */
+  #sites = new ContextHealth(() => this.now());
   #onError;
   #checkpointMs;
   #burst;
@@ -332,6 +336,7 @@ export class PoolHost extends EventTarget {
     this.#admitHot(true);
     const lease = this.#pool.acquire(context, options);
     this.#metrics.acquired(context, lease);
+    this.#sites.acquired(context, lease);
     this.#mutated();
     return this.#leased(lease);
   }
@@ -342,6 +347,7 @@ export class PoolHost extends EventTarget {
     const lease = this.#pool.acquireQuiet(context, options);
     if (lease) {
       this.#metrics.acquired(context, lease);
+      this.#sites.acquired(context, lease);
       this.#mutated();
     }
     return this.#leased(lease);
@@ -382,13 +388,16 @@ export class PoolHost extends EventTarget {
       const to = next.context ?? lease.context;
       const got = this.#pool.finish(lease, outcome, { next: { context: next.context, groups: next.groups } });
       this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+      this.#sites.reported(lease.context, outcome);
       this.#metrics.acquired(to, got);
+      this.#sites.acquired(to, got);
       this.#mutated();
       return this.#leased(got);
     }
     this.#admitHot(false);
     this.#pool.finish(lease, outcome);
     this.#outcomes?.record(lease.kind, lease.value, lease.context, outcome, this.now());
+    this.#sites.reported(lease.context, outcome);
     this.#mutated();
     this.#kick();
     if (next === undefined) return null;
@@ -409,6 +418,7 @@ export class PoolHost extends EventTarget {
     this.#admitHot(false);
     this.#pool.report(kind, value, context, outcome);
     this.#outcomes?.record(kind, value, context, outcome, this.now());
+    this.#sites.reported(context, outcome);
     this.#mutated();
     this.#kick(); // a probe's success ends a cooldown
   }
@@ -471,11 +481,13 @@ export class PoolHost extends EventTarget {
 
   /** `options`: `{ group }` (SPEC §3, groups). A known resource that moves to another group
    * moves back if the write fails. */
-  async register(kind, value, options) {
+  async register(kind, value, options, note) {
     this.#admit();
     const group = options?.group;
     const before = group === undefined ? undefined : this.#groupOf(kind, value);
+    this.#drain();
     const added = this.#pool.register(kind, value, options);
+    this.#drain(true, note);
     this.#kick(); // a new resource, or a raised maxLeases
     const moved = !added && before !== undefined && before !== group;
     const undo = added ? () => this.#pool.deregister(kind, value) : moved ? () => this.#pool.register(kind, value, { group: before }) : null;
@@ -495,30 +507,34 @@ export class PoolHost extends EventTarget {
 
   /** Written ahead (see the header): settles once a snapshot without the resource is stored,
    * and only then removes it from the live pool. Concurrent ones share one step. */
-  deregister(kind, value) {
+  deregister(kind, value, note) {
     try {
       this.#admit();
     } catch (e) {
       return Promise.reject(e);
     }
     return new Promise((resolve, reject) => {
-      if (this.#deregistrations.push({ kind, value, resolve, reject }) > 1) return;
+      if (this.#deregistrations.push({ kind, value, note, resolve, reject }) > 1) return;
       const run = this.#writing.then(() => this.#deregisterStep(this.#deregistrations.splice(0)));
       this.#writing = run.catch(() => {});
     });
   }
 
-  async block(kind, value, how) {
+  async block(kind, value, how, note) {
     this.#admit();
     const before = this.#blockOf(kind, value);
+    this.#drain();
     this.#pool.block(kind, value, how);
+    this.#drain(true, note);
     await this.#saved(() => this.#restoreBlock(kind, value, before));
   }
 
-  async unblock(kind, value) {
+  async unblock(kind, value, note) {
     this.#admit();
     const before = this.#blockOf(kind, value);
+    this.#drain();
     const unblocked = this.#pool.unblock(kind, value);
+    this.#drain(true, note);
     if (unblocked) this.#kick();
     await this.#saved(unblocked ? () => this.#restoreBlock(kind, value, before) : null);
     return unblocked;
@@ -542,12 +558,15 @@ export class PoolHost extends EventTarget {
    * smaller window or event buffer drops what it no longer holds, which no inverse call could
    * put back. A later restart still applies the host's `config` option over it: start-up
    * options win. */
-  async setConfig(patch) {
+  async setConfig(patch, note) {
     this.#admit();
     const run = this.#writing.then(() => this.#writeAhead((scratch) => scratch.setConfig(patch)));
     this.#writing = run.catch(() => {});
     await run;
+    this.#drain();
+    const before = this.#pool.config();
     this.#pool.setConfig(patch);
+    this.#drain(true, { ...note, changes: configChanges(before, this.#pool.config()) });
     this.#kick();
     return this.#pool.config();
   }
@@ -654,6 +673,11 @@ export class PoolHost extends EventTarget {
     return this.#ids.find(id, () => this.#pool.resources());
   }
 
+  /** Per-context health (`GET /api/contexts`, context-health.js). */
+  contexts() {
+    return contextsOf(this, this.#sites);
+  }
+
   /** The value as events show it (`Pool.maskValue`). */
   maskValue(kind, value) {
     return Pool.maskValue(kind, value);
@@ -662,11 +686,13 @@ export class PoolHost extends EventTarget {
   // --- events ----------------------------------------------------------------------------
 
   /** Delivers the pool's new events — those the reservation covers (`extend`: after extending
-   * it if needed); the rest are held back, in order, for a later drain (see the header). */
-  #drain(extend = true) {
+   * it if needed); the rest are held back, in order, for a later drain (see the header).
+   * `note`: an operator action's actor, reason and changes, for the events it caused
+   * (operator-note.js; the caller drains before the action, so these are its events). */
+  #drain(extend = true, note = null) {
     this.#drainScheduled = false;
     if (!this.#pool) return;
-    let events = this.#pool.drainEvents({ resourceId: this.#idOf });
+    let events = annotate(this.#pool.drainEvents({ resourceId: this.#idOf }), note);
     if (this.#held.length > 0) {
       events = this.#held.concat(events);
       this.#held = [];
@@ -890,7 +916,11 @@ export class PoolHost extends EventTarget {
     }
     for (const d of batch) {
       if (d.error) d.reject(d.error);
-      else d.resolve(this.#pool.deregister(d.kind, d.value));
+      else {
+        this.#drain();
+        d.resolve(this.#pool.deregister(d.kind, d.value));
+        this.#drain(true, d.note);
+      }
     }
     this.#scheduleDrain(); // RESOURCE_DEREGISTERED reaches listeners now, not at the next call
   }

@@ -1,6 +1,9 @@
 // Bearer-token authentication with roles (SPEC §8): `worker` (acquire, renew, release, report,
 // register), `operator` (everything), `viewer` (reads, except the snapshot). Tokens are compared
-// through their SHA-256 digests in constant time, and never logged or echoed.
+// through their SHA-256 digests in constant time, and never logged or echoed. Each token may
+// have a `name` (who holds it: "alice", "deploy-bot"), which operator events carry as their
+// `actor`; a token without one is named after its role and place in the file ("operator-2"),
+// so token files written before names stay valid.
 
 export const ROLES = ["worker", "operator", "viewer"];
 
@@ -14,19 +17,35 @@ function equalBytes(a, b) {
   return diff === 0;
 }
 
-/** Validates `{ tokens: [{ token, role }] }`; throws a message naming the bad entry. */
+/** A token's name: 1 to 64 printable characters (letters, digits, space, and . _ @ + -). */
+const NAME = /^[\p{L}\p{N}._@+\- ]{1,64}$/u;
+
+/** Validates `{ tokens: [{ token, role, name? }] }`; throws a message naming the bad entry.
+ * Each entry comes back with its `name` (its own, or `${role}-${n}`: the nth of its role). */
 export function parseTokens(doc) {
   if (typeof doc !== "object" || doc === null || !Array.isArray(doc.tokens) || Object.keys(doc).length !== 1) {
-    throw new Error('tokens must be {"tokens": [{"token": "...", "role": "worker|operator|viewer"}]}');
+    throw new Error('tokens must be {"tokens": [{"token": "...", "role": "worker|operator|viewer", "name": "optional"}]}');
   }
   return doc.tokens.map((t, i) => {
-    if (typeof t !== "object" || t === null || Object.keys(t).some((k) => k !== "token" && k !== "role")) {
-      throw new Error(`tokens[${i}]: expected {token, role}`);
+    if (typeof t !== "object" || t === null || Object.keys(t).some((k) => k !== "token" && k !== "role" && k !== "name")) {
+      throw new Error(`tokens[${i}]: expected {token, role, name?}`);
     }
     if (typeof t.token !== "string" || t.token.length < 16) throw new Error(`tokens[${i}].token: a string of at least 16 characters`);
     if (!ROLES.includes(t.role)) throw new Error(`tokens[${i}].role: one of ${ROLES.join(", ")}`);
+    if ("name" in t && (typeof t.name !== "string" || !NAME.test(t.name))) {
+      throw new Error(`tokens[${i}].name: 1 to 64 letters, digits, spaces or . _ @ + -`);
+    }
     return t;
-  });
+  }).map(named());
+}
+
+/** A mapper that gives a token without a name its default, `${role}-${n}` (the nth of its role). */
+function named() {
+  const seen = new Map();
+  return (t) => {
+    seen.set(t.role, (seen.get(t.role) ?? 0) + 1);
+    return { ...t, name: t.name ?? `${t.role}-${seen.get(t.role)}` };
+  };
 }
 
 export class Auth {
@@ -35,7 +54,7 @@ export class Auth {
   /** `tokens`: the parsed list (empty: no authentication, loopback-only server). */
   static async create(tokens) {
     const auth = new Auth();
-    auth.#entries = await Promise.all(tokens.map(async (t) => ({ digest: await digest(t.token), role: t.role })));
+    auth.#entries = await Promise.all(tokens.map(named()).map(async (t) => ({ digest: await digest(t.token), role: t.role, name: t.name })));
     return auth;
   }
 
@@ -46,13 +65,19 @@ export class Auth {
   /** The role of the request's bearer token, or null (missing or unknown). Checks every
    * configured token so the time taken does not depend on which one matched. */
   async roleOf(request) {
+    return (await this.identify(request))?.role ?? null;
+  }
+
+  /** `{role, name}` of the request's bearer token, or null (missing or unknown); constant time
+   * as `roleOf`. */
+  async identify(request) {
     const header = request.headers.get("authorization") ?? "";
     // The scheme is case-insensitive (RFC 9110 §11.1).
     const m = /^bearer +([\x21-\x7e]+)$/i.exec(header);
     if (!m) return null;
     const presented = await digest(m[1]);
-    let role = null;
-    for (const e of this.#entries) if (equalBytes(presented, e.digest) && role === null) role = e.role;
-    return role;
+    let found = null;
+    for (const e of this.#entries) if (equalBytes(presented, e.digest) && found === null) found = e;
+    return found && { role: found.role, name: found.name };
   }
 }

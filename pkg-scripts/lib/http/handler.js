@@ -17,7 +17,7 @@
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
-// streamCut(), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
+// streamCut(), contexts() (per-context health, host/context-health.js), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
 // of it), maskValue(kind, value) }.
 //
 // A path names a resource by `{kind}/{value}` or by its opaque id (`resource-views.js`): a
@@ -31,13 +31,18 @@ import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
 import { duplicateKeyPath } from "./strict-json.js";
 import { showResources } from "./resource-views.js";
+import { eventFilterOf, readFiltered } from "./event-query.js";
+import { MAX_REASON } from "../host/operator-note.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
 const JSON_TYPE = "application/json";
 const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
+const ANY_ROLE = new Set(["worker", "viewer", "operator"]);
 const OPEN = null;
+/** The actor of an operator event on a server without tokens (loopback only, every route open). */
+const ANONYMOUS = "anonymous (no tokens)";
 /** A route pattern segment: a resource id (any segment but a kind). */
 const ID = ":id";
 
@@ -202,6 +207,14 @@ function query(url, allowed) {
   return url.searchParams;
 }
 
+/** Whether values are shown masked: always for a viewer; for others when `?masked=true`. */
+function maskedFor(role, q) {
+  if (!q.has("masked")) return role === "viewer";
+  const raw = q.get("masked");
+  if (raw !== "true" && raw !== "false") throw bad("masked must be true or false");
+  return role === "viewer" || raw === "true";
+}
+
 function nonNegativeInt(name, raw, fallback) {
   if (raw === null) return fallback;
   if (!/^\d{1,16}$/.test(raw)) throw bad(`${name} must be a non-negative integer`);
@@ -299,15 +312,17 @@ export async function createHandler(
   /** One resource with its cells' windows (the console's detail), shown as the dashboard shows
    * it (its id; masked for a viewer). */
   const resource = (url, { kind, value }, role) => {
-    query(url, []);
-    return json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
+    const q = query(url, ["masked"]);
+    return json(200, showResources(host, [host.resource(kind, value)], { masked: maskedFor(role, q) })[0]);
   };
-  const deregister = async (url, { kind, value }) => {
+  const deregister = async (url, { kind, value }, note) => {
     query(url, []);
-    if (!(await host.deregister(kind, value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
+    if (!(await host.deregister(kind, value, note))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
     return json(204);
   };
-  const block = async (url, { kind, value }) => {
+  /** `POST …/block`: how long from the query; an optional JSON body `{reason}` (a reason
+   * without a body is none). */
+  const block = async (req, url, { kind, value }, note) => {
     const q = query(url, ["seconds", "permanent"]);
     let how;
     if (q.has("permanent") && !q.has("seconds")) {
@@ -320,8 +335,20 @@ export async function createHandler(
     } else {
       throw bad("give exactly one of ?seconds=N or ?permanent=true");
     }
-    await host.block(kind, value, how);
+    await host.block(kind, value, how, { ...note, ...(await reasonOf(req)) });
     return json(204);
+  };
+  /** `{reason}` of an optional JSON body `{reason}` (none: `{}`): a string of 1 to MAX_REASON
+   * characters with no control characters. */
+  const reasonOf = async (req) => {
+    const declared = req.headers.get("content-length");
+    if (!req.body || declared === "0" || (declared === null && !req.headers.get("content-type"))) return {};
+    const b = await body(req, bodyLimit, [], ["reason"]);
+    if (!("reason" in b)) return {};
+    if (typeof b.reason !== "string" || b.reason.length === 0 || b.reason.length > MAX_REASON || /[\u0000-\u001f\u007f]/.test(b.reason)) {
+      throw bad(`reason must be a string of 1 to ${MAX_REASON} characters, without control characters`);
+    }
+    return { reason: b.reason };
   };
   /** The group and capacity a just-registered resource has: those asked for; else (the key
    * absent) none and 1 for a new resource, those it kept for a known one. */
@@ -339,9 +366,9 @@ export async function createHandler(
     }
     return { group, maxLeases };
   };
-  const unblock = async (url, { kind, value }) => {
+  const unblock = async (req, url, { kind, value }, note) => {
     query(url, []);
-    return json(200, { unblocked: await host.unblock(kind, value) });
+    return json(200, { unblocked: await host.unblock(kind, value, { ...note, ...(await reasonOf(req)) }) });
   };
 
   // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything, ID any but
@@ -349,13 +376,18 @@ export async function createHandler(
   // forms they overlap).
   const routes = [
     ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
+    // Who the token is: its role and name (the console offers only what the role may do).
+    ["GET", ["api", "session"], ANY_ROLE, "session", (req, url, parts, role, note) => {
+      query(url, []);
+      return json(200, { role: role ?? "operator", name: note.actor, tokens: auth.enabled });
+    }],
     ["GET", ["readyz"], OPEN, "readyz", () => {
       const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
       return json(r.ready ? 200 : 503, r);
     }],
     ["GET", ["metrics"], VIEWER, "metrics", async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
-    ["POST", ["api", "resources"], WORKER, "register", async (req) => {
+    ["POST", ["api", "resources"], WORKER, "register", async (req, url, parts, role, note) => {
       // `group` absent: a known resource keeps its group; given (a name or null): it moves.
       // `maxLeases` absent: a known resource keeps its capacity, a new one gets 1.
       const b = await body(req, bodyLimit, ["kind", "value"], ["group", "maxLeases"]);
@@ -364,27 +396,27 @@ export async function createHandler(
       let options;
       if ("group" in b) options = { group: groupOf("group", b.group) };
       if ("maxLeases" in b) options = { ...options, maxLeases: maxLeasesOf(b.maxLeases) };
-      const created = await host.register(kind, value, options);
+      const created = await host.register(kind, value, options, note);
       const now = current(kind, value, b, created);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
     ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
-      const q = query(url, ["context", "state", "group"]);
+      const q = query(url, ["context", "state", "group", "masked"]);
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
       // `?group=` (empty) asks for the resources with no group: a group name is never blank.
       if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
-      return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
+      return json(200, { resources: showResources(host, host.resources(filter), { masked: maskedFor(role, q) }) });
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
-    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id]) => deregister(url, await byId(id))],
-    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id]) => block(url, await byId(id))],
-    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id]) => unblock(url, await byId(id))],
+    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id], role, note) => deregister(url, await byId(id), note)],
+    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id], role, note) => block(req, url, await byId(id), note)],
+    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id], role, note) => unblock(req, url, await byId(id), note)],
     ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value], role) => resource(url, { kind: kindOf(kind), value }, role)],
-    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value]) => deregister(url, { kind: kindOf(kind), value })],
-    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
-    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value], role, note) => deregister(url, { kind: kindOf(kind), value }, note)],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value], role, note) => block(req, url, { kind: kindOf(kind), value }, note)],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value], role, note) => unblock(req, url, { kind: kindOf(kind), value }, note)],
     ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
       const b = await body(req, bodyLimit, ["context"], ["groups", "waitMs"]);
       const context = text("context", b.context);
@@ -467,11 +499,12 @@ export async function createHandler(
       return json(204);
     }],
     ["GET", ["api", "events"], VIEWER, "events", async (req, url) => {
-      const q = query(url, ["after", "limit"]);
+      const q = query(url, ["after", "limit", "type", "context", "resource", "before"]);
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
-      return json(200, await host.readEvents({ after, limit }));
+      const filter = eventFilterOf(q);
+      return json(200, filter ? await readFiltered(host, { after, limit, filter }) : await host.readEvents({ after, limit }));
     }],
     ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
       const q = query(url, ["after", "limit"]);
@@ -498,11 +531,16 @@ export async function createHandler(
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal, maxMs: streamMaxMs });
     }],
     ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
-    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
+    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url, parts, role, note) => {
       query(url, []);
-      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))));
+      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT)), note));
     }],
     ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
+    ["GET", ["api", "contexts"], VIEWER, "contexts", (req, url) => {
+      query(url, []);
+      if (!host.contexts) throw new HttpProblem(404, "contexts-not-kept", "this host keeps no per-context health");
+      return json(200, host.contexts());
+    }],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
     ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
@@ -567,13 +605,16 @@ export async function createHandler(
       const [, , roles, routeName, run] = route;
       name = routeName;
       let role = null; // null: no tokens, every route open
+      let actor = ANONYMOUS;
       if (roles !== OPEN && auth.enabled) {
-        role = await auth.roleOf(request);
-        if (role === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
-        if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
+        const who = await auth.identify(request);
+        if (who === null) throw new HttpProblem(401, "unauthorized", "a valid bearer token is required", { "www-authenticate": "Bearer" });
+        if (!roles.has(who.role)) throw new HttpProblem(403, "forbidden", `the ${who.role} role may not do this`);
+        role = who.role;
+        actor = who.name;
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      out = await run(request, url, parts, role);
+      out = await run(request, url, parts, role, { actor });
     } catch (error) {
       out = problemReply(problemOf(error));
     }
