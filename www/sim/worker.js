@@ -52,34 +52,6 @@ async function run({ id, jobs }) {
   postMessage({ type: "result", id, runs, stopped });
 }
 
-onmessage = () => resolve();
-  channel.port2.postMessage(null);
-});
-
-async function run({ id, jobs }) {
-  const created = jobs.map((job) => createRun({ Pool, ...job }));
-  const total = created.reduce((n, r) => n + r.totalMs, 0);
-  const runs = [];
-  let before = 0;
-  let stopped = false;
-  for (const r of created) {
-    if (!stopped) {
-      for (let i = 1; !r.advance((r.totalMs * i) / SLICES); i++) {
-        postMessage({ type: "progress", id, done: before + r.doneMs, total });
-        await pause();
-        if (stops.has(id)) {
-          stopped = true;
-          break;
-        }
-      }
-    }
-    before += r.totalMs;
-    runs.push(r.finish());
-  }
-  postMessage({ type: "progress", id, done: stopped ? before : total, total });
-  postMessage({ type: "result", id, runs, stopped });
-}
-
 onmessage = async ({ data }) => {
   if (data.type === "stop") {
     stops.add(data.id);

@@ -98,7 +98,8 @@ export function errorInWords(message, path) {
     `a number between ${/^-?[\d.]+$/.test(lo) ? bound(lo) : lo} and ${/^-?[\d.]+$/.test(hi) ? bound(hi) : hi}`);
   if (path && text.startsWith(path)) {
     const label = labelOf(path).replace(/ \(e\.g\. .*\)$/, "");
-    text = `${label}${text.slice(path.length).replace(/^:\s*/, ": ")}`;
+    const rest = text.slice(path.length);
+    text = /^[.[]/.test(rest) ? `${label}: ${rest.replace(/^\./, "")}` : `${label}${rest.replace(/^:\s*/, ": ")}`;
   }
   return text;
 }
