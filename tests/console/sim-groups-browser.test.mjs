@@ -96,7 +96,7 @@ test("the outage A/B: with the cooling cap fewer cells cool and most are held; w
   // Both charts drawn, A and B on one plot each: cells by state and the held chart.
   for (const id of ["states", "held"]) {
     const legend = await figure(page, id).locator(".u-legend .u-series th").allInnerTexts();
-    assert.ok(legend.some((t) => t.endsWith("· A")) && legend.some((t) => t.endsWith("· B")), `${id}: ${legend}`);
+    assert.ok(legend.some((t) => t.endsWith("· Policy A")) && legend.some((t) => t.endsWith("· Policy B")), `${id}: ${legend}`);
   }
   await screenshot(page, "sim-outage-cooling-cap");
 });

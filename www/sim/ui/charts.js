@@ -87,7 +87,8 @@ export function drawCharts(container, runs, labels) {
       legend: { live: true },
       scales: { x: { time: false }, y: { range: [0, max > 0 ? max * 1.05 : 1] } },
       axes: [
-        { incrs: TICKS_S, space: 70, values: (u, ticks) => ticks.map(tickText) },
+        // The ticks drawn are kept on the chart's element too (data-x-ticks), for a reader of the DOM.
+        { incrs: TICKS_S, space: 70, values: (u, ticks) => { el.dataset.xTicks = ticks.join(" "); return ticks.map(tickText); } },
         { size: 56, values: (u, ticks) => ticks.map((t) => (chart.unit === "%" ? `${t} %` : t.toLocaleString("en-US"))) },
       ],
       hooks: incidents.length ? { drawClear: [shadeIncidents(incidents)] } : {},
@@ -97,7 +98,7 @@ export function drawCharts(container, runs, labels) {
     plots.push(plot);
     return h("figure", { class: "chart-row", "data-chart": chart.id }, h("figcaption", {}, chart.title), el);
   });
-  const key = pair ? h("p", { class: "chart-key" }, labels.map((l, i) => h("span", { class: `policy-key policy-${i}` }, `Policy ${l}`)),
+  const key = pair ? h("p", { class: "chart-key" }, labels.map((l, i) => h("span", { class: `policy-key policy-${i}` }, l)),
     " — the colour is the policy in every chart; the dash tells the series apart.") : null;
   fill(container, key, shaded, h("div", { class: "chart-grid" }, figures));
   const resize = () => {
