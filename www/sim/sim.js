@@ -176,7 +176,7 @@ export async function mount(element, { connection }) {
     const started = performance.now();
     current = ask({ type: "run", jobs }, (done, total) => {
       progress.value = done / total;
-      progressText.textContent = `${clockText(done / 1000)} of ${clockText(total / 1000)} simulated`;
+      progressText.textContent = `${clockText(done / 1000)} of ${clockText(total / 1000)} simulated (${labels.length === 2 ? "A and B, " : ""}${SEEDS} seeds each)`;
     });
     try {
       const { runs, stopped } = await current.done;
