@@ -1,11 +1,14 @@
 // How long one simulated hour takes: every ready-made scenario under engine defaults and plain
 // rotation, in Node (the same core modules) and in Chromium's Web Worker (www/sim/worker.js,
-// the page's real path, served with the console's CSP). Prints figures; asserts nothing.
+// the page's real path, served with the console's CSP); then what the page's Compare costs now
+// that it runs every policy on SEEDS seeds, against one seed per policy as it did before.
+// Prints figures; asserts nothing.
 // Run: pkg-scripts/bench-sim (figures in BENCHMARKS.md).
 import { Pool } from "repute";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";
 import { plainRotation } from "../../www/sim/core/policies.js";
+import { SEEDS } from "../../www/sim/core/verdict.js";
 import { launchChromium } from "./_support.mjs";
 import { serveWww } from "./_sim-support.mjs";
 
@@ -46,7 +49,8 @@ const chromium = await page.evaluate(async ({ jobs, repeat }) => {
       if (data.type === "result") ok(performance.now() - t);
       if (data.type === "error") fail(new Error(data.message));
     };
-    worker.postMessage({ type: "run", id, jobs: [{ scenario: job.scenario, config: job.config, seed: 42, snapshot: null }] });
+    const list = job.jobs ?? [job];
+    worker.postMessage({ type: "run", id, jobs: list.map((j) => ({ scenario: j.scenario, config: j.config, seed: 42, snapshot: null, seeds: j.seeds ?? 1 })) });
   });
   const out = [];
   let id = 0;
@@ -56,7 +60,11 @@ const chromium = await page.evaluate(async ({ jobs, repeat }) => {
     out.push(times.sort((a, b) => a - b)[Math.floor(times.length / 2)]);
   }
   return out;
-}, { jobs: jobs.map(({ scenario, config }) => ({ scenario, config })), repeat: REPEAT });
+}, { jobs: [
+  ...jobs.map(({ scenario, config }) => ({ scenario, config })),
+  // A Compare (defaults against plain rotation) of each scenario: one seed per policy, then SEEDS.
+  ...Object.values(SCENARIOS).flatMap((s) => [1, SEEDS].map((seeds) => ({ jobs: Object.values(policies).map((config) => ({ scenario: s.make(), config, seeds })) }))),
+], repeat: REPEAT });
 await browser.close();
 await www.close();
 
@@ -64,3 +72,10 @@ console.log(`one simulated hour, seed 42, median of ${REPEAT}:`);
 console.log("| scenario | policy | acquires | Node | Chromium worker |");
 console.log("|---|---|---:|---:|---:|");
 node.forEach((r, i) => console.log(`| ${SCENARIOS[r.id].title} | ${r.name} | ${r.requests.toLocaleString("en-US")} | ${(r.ms / 1000).toFixed(2)} s | ${(chromium[i] / 1000).toFixed(2)} s |`));
+console.log(`\nCompare in the Chromium worker (defaults against plain rotation), median of ${REPEAT}:`);
+console.log(`| scenario | 1 seed per policy | ${SEEDS} seeds per policy |`);
+console.log("|---|---:|---:|");
+Object.values(SCENARIOS).forEach((s, k) => {
+  const [one, many] = chromium.slice(node.length + 2 * k, node.length + 2 * k + 2);
+  console.log(`| ${s.title} | ${(one / 1000).toFixed(2)} s | ${(many / 1000).toFixed(2)} s |`);
+});

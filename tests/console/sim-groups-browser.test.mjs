@@ -71,7 +71,8 @@ test("the tiered fleet escalates shop-us to residential during the ban and retur
   assertEscalatesAndReturns(assert, result.series);
   assert.deepEqual(result.series, nodeRun("tiered-fleet", defaults).series, "the browser's run is Node's, number for number");
   // The summary and the groups chart say it too.
-  const share = await results(page).locator('tr[data-key="groupShare.shop-us.residential"] td').innerText();
+  // A cell: the charted seed's value, then its spread over the seeds on a line of its own.
+  const share = (await results(page).locator('tr[data-key="groupShare.shop-us.residential"] td').innerText()).split("\n")[0];
   assert.match(share, /^\d+\.\d %$/);
   await figure(page, "groups").locator("canvas").waitFor();
   await screenshot(page, "sim-tiered-fleet");
@@ -80,10 +81,10 @@ test("the tiered fleet escalates shop-us to residential during the ban and retur
 test("the outage A/B: with the cooling cap fewer cells cool and most are held; without it the pool is parked", async () => {
   const { page } = await sim();
   await loadScenario(page, "outage-cooling-cap");
-  assert.equal(await page.getByLabel("maxCoolingPercent (A)").inputValue(), "100");
-  assert.equal(await page.getByLabel("maxCoolingPercent (B)").inputValue(), "10");
+  assert.equal(await page.getByLabel("Most of the pool cooling at once per context (%) (A)").inputValue(), "100");
+  assert.equal(await page.getByLabel("Most of the pool cooling at once per context (%) (B)").inputValue(), "10");
   await run(page, "Compare");
-  const cells = async (key) => (await results(page).locator(`tr[data-key="${key}"] td`).allInnerTexts()).slice(0, 2).map((t) => Number(t.replace(/,/g, "")));
+  const cells = async (key) => (await results(page).locator(`tr[data-key="${key}"] td`).allInnerTexts()).slice(0, 2).map((t) => Number(t.split("\n")[0].replace(/,/g, "")));
   const [coolingA, coolingB] = await cells("peakCooling");
   const [heldA, heldB] = await cells("peakHeld");
   assert.ok(coolingB < coolingA, `fewer cooling cells with the cap: A ${coolingA}, B ${coolingB}`);
@@ -93,21 +94,24 @@ test("the outage A/B: with the cooling cap fewer cells cool and most are held; w
   const a = nodeRun("outage-cooling-cap", POLICIES.defaults.make(defaults)).summary;
   const b = nodeRun("outage-cooling-cap", POLICIES["cooling-cap"].make(defaults)).summary;
   assert.deepEqual([coolingA, coolingB, heldA, heldB], [a.peakCooling, b.peakCooling, a.peakHeld, b.peakHeld]);
-  // Both charts drawn side by side: cells by state and the held chart.
-  for (const id of ["states", "held"]) assert.equal(await figure(page, id).locator("canvas").count(), 2, id);
+  // Both charts drawn, A and B on one plot each: cells by state and the held chart.
+  for (const id of ["states", "held"]) {
+    const legend = await figure(page, id).locator(".u-legend .u-series th").allInnerTexts();
+    assert.ok(legend.some((t) => t.endsWith("· Policy A")) && legend.some((t) => t.endsWith("· Policy B")), `${id}: ${legend}`);
+  }
   await screenshot(page, "sim-outage-cooling-cap");
 });
 
 test("the v2 policy fields and the scenario's group fields show their problems beside them", async () => {
   const { page } = await sim();
-  const cap = page.getByLabel("maxCoolingPercent (A)");
+  const cap = page.getByLabel("Most of the pool cooling at once per context (%) (A)");
   await cap.fill("0");
-  assert.match(await described(cap), /^maxCoolingPercent must be an integer in 1\.\.=100/);
+  assert.match(await described(cap), /^Most of the pool cooling at once per context \(%\) must be a whole number between 1 and 100$/);
   await cap.fill("25");
   assert.equal(await cap.getAttribute("aria-invalid"), null);
-  const byContext = page.getByLabel("minGapMsByContext (B)");
+  const byContext = page.getByLabel("Least time between uses, per context (JSON, milliseconds) (B)");
   await byContext.fill('{"shop-us": -1}');
-  assert.match(await described(byContext), /^minGapMsByContext\.shop-us must be/); // the engine's words
+  assert.match(await described(byContext), /^Least time between uses, per context \(JSON, milliseconds\): shop-us must be/); // the engine's words, retold
   await byContext.fill('{"shop-us": 2000}');
   assert.equal(await described(byContext), "");
 

@@ -109,7 +109,11 @@ test("Apply: the operator confirms, the live pool runs the policy; Cancel change
 
   await page.getByRole("button", { name: "Apply to live pool…" }).click();
   await dialog.getByRole("button", { name: "Apply policy B" }).click();
-  await page.getByRole("status").filter({ hasText: "Applied policy B to the live pool" }).waitFor();
+  const told = page.getByRole("status").filter({ hasText: "Applied policy B to the live pool" });
+  await told.waitFor();
+  // Told beside the button pressed, not at the Run button far above.
+  const [said, pressed] = [await told.boundingBox(), await page.getByRole("button", { name: "Apply to live pool…" }).boundingBox()];
+  assert.ok(Math.abs(said.y - (pressed.y + pressed.height)) < 80, `the message ${JSON.stringify(said)} is beside Apply ${JSON.stringify(pressed)}`);
   const applied = await liveConfig();
   assert.equal(applied.coolAfter, 1000);
   assert.deepEqual(applied.penalties, { BLOCKED: 0, TLS_HANDSHAKE: 0, CONNECTION_RESET: 0, TIMEOUT: 0, SLOW: 0 });
@@ -125,12 +129,12 @@ test("Apply: the operator confirms, the live pool runs the policy; Cancel change
   // The live config read back into policy A.
   await page.getByRole("button", { name: "Use the live pool's config as A" }).click();
   await page.getByText("Loaded the live pool's config.").waitFor();
-  assert.equal(await page.getByLabel("coolAfter (A)").inputValue(), "1000");
+  assert.equal(await page.getByLabel("Failures in a row before a cell cools (A)").inputValue(), "1000");
 
   // A limit below what the pool holds (4 resources): refused with the server's message,
   // nothing changed. (The simulation itself must fit it: 3 resources.)
   for (const n of [1, 2, 3]) await page.getByLabel(`Set ${n} resources`).fill("1");
-  await page.getByLabel("maxResources (B)").fill("3");
+  await page.getByLabel("Most resources in the pool (B)").fill("3");
   await run(page, "Compare");
   await page.getByLabel("Policy to export or apply").selectOption("B");
   w.expect(409, "/api/config");
@@ -149,7 +153,7 @@ test("Apply with a viewer token is refused, the server's message shown", async (
   const w = await simConnected(TOKENS.viewer);
   const { page } = w;
   const before = await liveConfig();
-  await page.getByLabel("coolAfter (A)").fill("5");
+  await page.getByLabel("Failures in a row before a cell cools (A)").fill("5");
   await run(page);
   w.expect(403, "/api/config");
   await page.getByRole("button", { name: "Apply to live pool…" }).click();

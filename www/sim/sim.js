@@ -13,7 +13,8 @@ import { applyDialog, pullSnapshot, pullLog } from "./ui/live-actions.js";
 import { loadStored, saveStored } from "./ui/store.js";
 import { checkScenario } from "./core/scenario.js";
 import { maskSnapshot } from "./core/snapshot.js";
-import { winnerOf } from "./core/compare.js";
+import { pairVerdict } from "./core/compare.js";
+import { SEEDS } from "./core/verdict.js";
 import { newWorkspace, readWorkspace, workspaceFile } from "./core/workspace.js";
 import { POLICIES } from "./core/policies.js";
 
@@ -83,8 +84,9 @@ export async function mount(element, { connection }) {
     status.textContent = ok ? text : "";
     alert.textContent = ok ? "" : text;
   };
-  const apply = applyDialog(connection, report);
+  // Apply's outcome is told beside the Apply button (in the results), not beside Run.
   const results = resultsView({ apply: (label, config) => apply.ask(label, config) });
+  const apply = applyDialog(connection, results.reportApply);
 
   // --- snapshot --------------------------------------------------------------------------------
   const snapStatus = h("p", { class: "hint", "aria-live": "polite" });
@@ -167,19 +169,20 @@ export async function mount(element, { connection }) {
       return;
     }
     report("", true);
-    const jobs = labels.map((l) => ({ scenario: ws.scenario, config: ws.policies[l], seed: ws.seed, snapshot: ws.snapshot?.json ?? null }));
+    const jobs = labels.map((l) => ({ scenario: ws.scenario, config: ws.policies[l], seed: ws.seed, snapshot: ws.snapshot?.json ?? null, seeds: SEEDS }));
     runButton.disabled = compareButton.disabled = true;
     stopButton.disabled = false;
     progress.value = 0;
     const started = performance.now();
     current = ask({ type: "run", jobs }, (done, total) => {
       progress.value = done / total;
-      progressText.textContent = `${clockText(done / 1000)} of ${clockText(total / 1000)} simulated`;
+      progressText.textContent = `${clockText(done / 1000)} of ${clockText(total / 1000)} simulated (${labels.length === 2 ? "A and B, " : ""}${SEEDS} seeds each)`;
     });
     try {
       const { runs, stopped } = await current.done;
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      ws.lastRun = { labels, runs, stopped, winner: labels.length === 2 && !stopped ? winnerOf(runs) : null, scenario: ws.scenario.name };
+      const verdict = labels.length === 2 && !stopped ? pairVerdict(runs) : null;
+      ws.lastRun = { labels, runs, stopped, winner: verdict?.winner ?? null, verdict: verdict?.text ?? null, scenario: ws.scenario.name };
       results.show(ws.lastRun);
       persist();
       report(stopped ? "Stopped: the results cover what ran." : `Done in ${seconds} s.`, true);
@@ -201,7 +204,7 @@ export async function mount(element, { connection }) {
   });
   const runPanel = h("section", { class: "panel", "aria-labelledby": "sim-run-h" },
     h("h2", { id: "sim-run-h" }, "Run"),
-    h("p", { class: "hint" }, "Run simulates policy A; Compare simulates A and B on the same seed and workload. The same seed gives the same results."),
+    h("p", { class: "hint" }, `Run simulates policy A; Compare simulates A and B on the same workload. Each runs on ${SEEDS} seeds (the seed given and the ${SEEDS - 1} after it), so a difference that holds on every seed can be told from luck; the charts show the first seed. The same seed gives the same results.`),
     h("div", { class: "row" }, runButton, compareButton, stopButton, progress, progressText), status, alert);
 
   // --- replay ----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // per context and group, outcomes, cooldowns started and suppressed by the cooling cap, cells
 // by state, cells cooling with their cooldown running, held and paced cells); `summarize` turns its series into the numbers of the summary
 // table: success rate (overall and per context), rejections, time to recover after each
-// incident, share served by each set and by each group per context, cooling and held cells at
+// incident (from its start), share served by each set and by each group per context, cooling and held cells at
 // their peak. Owns no engine and no world: simulate.js feeds it.
 import { FAILURES, profileOf } from "./scenario.js";
 
@@ -176,10 +176,12 @@ export function summarize(series, scenario) {
 
 /**
  * Each incident of the scenario (one entry per context, type and window, listing the sets it
- * hits) with `recoverS`: from its end to the start of the first chart bucket at or after the end
- * whose success rate in that context is back within RECOVERY_TOLERANCE of the context's usual
- * rate (over the buckets no incident of that context touches); null when that never happens
- * within the run (or the incident outlasts it, or there is no usual rate to go back to).
+ * hits) with `recoverS`: the time from the incident's START until the context's success rate is
+ * back to usual for good — the end of the last chart bucket below RECOVERY_TOLERANCE of the
+ * context's usual rate (over the buckets no incident of that context touches) before the first
+ * bucket at or after the incident's end that is back within it; 0 when the rate never dipped.
+ * null when it never gets back within the run (or the incident outlasts it, or there is no
+ * usual rate to go back to).
  */
 function recoveries(series, scenario) {
   const byKey = new Map();
@@ -204,12 +206,15 @@ function recoveries(series, scenario) {
     inc.recoverS = null;
     if (usual === null) continue;
     const rates = successRates(ctx);
+    const low = (b) => rates[b] !== null && rates[b] < usual - RECOVERY_TOLERANCE;
+    let lastLow = -1;
     for (let b = 0; b < startS.length; b++) {
-      if (startS[b] < inc.endS || rates[b] === null) continue;
-      if (rates[b] >= usual - RECOVERY_TOLERANCE) {
-        inc.recoverS = startS[b] - inc.endS;
+      if (startS[b] + bucketS <= inc.startS || rates[b] === null) continue;
+      if (startS[b] >= inc.endS && !low(b)) {
+        inc.recoverS = lastLow < 0 ? 0 : Math.max(0, startS[lastLow] + bucketS - inc.startS);
         break;
       }
+      if (low(b)) lastLow = b;
     }
   }
   return out;

@@ -64,9 +64,10 @@ export const groupsOf = (context) => (Array.isArray(context.groups) ? context.gr
 export function checkScenario(s) {
   const out = [];
   const bad = (path, message) => out.push({ path, message: `${path} ${message}` });
+  const n = (x) => x.toLocaleString("en-US");
   if (typeof s !== "object" || s === null || Array.isArray(s)) return [{ path: "", message: "a scenario must be an object" }];
-  if (!isInt(s.durationS) || s.durationS < 1 || s.durationS > LIMITS.durationS) bad("durationS", `must be an integer in 1..=${LIMITS.durationS}`);
-  if (!isInt(s.bucketS) || s.bucketS < 1 || s.bucketS > 3600) bad("bucketS", "must be an integer in 1..=3600");
+  if (!isInt(s.durationS) || s.durationS < 1 || s.durationS > LIMITS.durationS) bad("durationS", `must be a whole number of seconds between 1 and ${n(LIMITS.durationS)} (7 days)`);
+  if (!isInt(s.bucketS) || s.bucketS < 1 || s.bucketS > 3600) bad("bucketS", "must be a whole number of seconds between 1 and 3,600 (1 hour)");
   else if (isInt(s.durationS) && Math.ceil(s.durationS / s.bucketS) > LIMITS.buckets) bad("bucketS", `gives more than ${LIMITS.buckets} chart points: make it larger`);
   const sets = Array.isArray(s.sets) ? s.sets : [];
   if (!Array.isArray(s.sets) || sets.length < 1 || sets.length > LIMITS.sets) bad("sets", `must list 1 to ${LIMITS.sets} resource sets`);
@@ -77,7 +78,7 @@ export function checkScenario(s) {
     else if (setNames.has(set.name)) bad(`sets[${i}].name`, `repeats the set name ${set.name}`);
     else setNames.add(set.name);
     if (!KINDS.includes(set?.kind)) bad(`sets[${i}].kind`, `must be one of ${KINDS.join(", ")}`);
-    if (!isInt(set?.count) || set.count < 1 || set.count > LIMITS.resources) bad(`sets[${i}].count`, `must be an integer in 1..=${LIMITS.resources}`);
+    if (!isInt(set?.count) || set.count < 1 || set.count > LIMITS.resources) bad(`sets[${i}].count`, `must be a whole number between 1 and ${n(LIMITS.resources)}`);
     else total += set.count;
     if (set?.group !== undefined && set.group !== null && !isGroup(set.group)) bad(`sets[${i}].group`, `must be null (no group) or a non-blank group name of at most ${LIMITS.groupBytes} bytes`);
   });
@@ -89,7 +90,7 @@ export function checkScenario(s) {
     if (blank(c?.name) || new TextEncoder().encode(c.name).length > 256) bad(`contexts[${i}].name`, "must be a non-blank context of at most 256 bytes");
     else if (ctxNames.has(c.name)) bad(`contexts[${i}].name`, `repeats the context ${c.name}`);
     else ctxNames.add(c.name);
-    if (!isNum(c?.rate) || c.rate < 0 || c.rate > LIMITS.rate) bad(`contexts[${i}].rate`, `must be a number of acquires per second in 0..=${LIMITS.rate}`);
+    if (!isNum(c?.rate) || c.rate < 0 || c.rate > LIMITS.rate) bad(`contexts[${i}].rate`, `must be between 0 and ${n(LIMITS.rate)} acquires per second`);
     if (c?.groups !== undefined && c.groups !== null) checkGroups(c.groups, `contexts[${i}].groups`, bad);
   });
   const expected = contexts.reduce((sum, c) => sum + (isNum(c?.rate) ? c.rate : 0), 0) * (isInt(s.durationS) ? s.durationS : 0);
@@ -125,7 +126,7 @@ function checkProfile(p, path, durationS, bad) {
   let sum = 0;
   for (const f of FAILURES) {
     const v = p?.failures?.[f];
-    if (!isNum(v) || v < 0 || v > 1) bad(`${path}.failures.${f}`, "must be a probability in 0..=1");
+    if (!isNum(v) || v < 0 || v > 1) bad(`${path}.failures.${f}`, "must be a probability between 0 and 1");
     else sum += v;
   }
   if (sum > 1 + 1e-9) bad(`${path}.failures`, `add up to ${+sum.toFixed(4)}; at most 1`);

@@ -1,9 +1,11 @@
 // The editor of one policy (A or B): a field for every config field the engine reports
 // (`fieldsOf(defaults)`, defaults being `pool.config()` of a fresh pool — nothing listed here),
 // the ready-made policies, the live pool's config as a starting point, and the engine's own
-// verdict on every edit, shown beside the field it names.
+// verdict on every edit, shown beside the field it names — in words (core/policy-words.js):
+// labels, durations in s / min / h, errors. Its status messages show beside its own buttons.
 import { h, fill, field, select, showProblem } from "./dom.js";
 import { fieldsOf, textOf, parseText, withField, fieldValue, checkPolicy, POLICIES } from "../core/policies.js";
+import { isDuration, parseDuration, durationMsText, labelOf, errorInWords } from "../core/policy-words.js";
 
 /**
  * `ws.policies[key]` edited in place. `Pool`: the engine's class (for checks); `defaults`: its
@@ -43,14 +45,27 @@ export function policyForm(ws, key, { Pool, defaults, changed, liveConfig }) {
     const policy = ws.policies[key];
     fill(list, fieldsOf(defaults).map((f) => {
       const value = fieldValue(policy, f.path) ?? f.value;
+      const duration = f.type === "number" && isDuration(f.path);
       const control = f.type === "boolean"
         ? h("input", { type: "checkbox", checked: value === true })
-        : h("input", { type: "text", inputmode: f.type === "number" ? "decimal" : null, value: textOf(f, value) });
-      const made = field(`${f.path} (${key})`, { control, onchange: (el) => {
-        ws.policies[key] = withField(ws.policies[key], f.path, parseText(f.type, f.type === "boolean" ? el.checked : el.value));
+        : h("input", { type: "text", inputmode: f.type === "number" && !duration ? "decimal" : null, value: duration ? durationMsText(value) : textOf(f, value) });
+      const made = field(`${labelOf(f.path)} (${key})`, { control, onchange: (el) => {
+        if (duration) {
+          const ms = parseDuration(el.value);
+          if (ms === null) {
+            made.unreadable = `${labelOf(f.path).replace(/ \(e\.g\. .*\)$/, "")}: write a duration such as 90 s, 5 min, 1 h 30 min or 250 ms`;
+            validate();
+            return;
+          }
+          made.unreadable = null;
+          ws.policies[key] = withField(ws.policies[key], f.path, ms);
+        } else {
+          ws.policies[key] = withField(ws.policies[key], f.path, parseText(f.type, f.type === "boolean" ? el.checked : el.value));
+        }
         validate();
         changed();
       } });
+      made.wrap.title = duration ? `${f.path} (the config's key; stored in milliseconds)` : `${f.path} (the config's key)`;
       fields.set(f.path, made);
       return made.wrap;
     }));
@@ -59,8 +74,11 @@ export function policyForm(ws, key, { Pool, defaults, changed, liveConfig }) {
 
   /** The engine's verdict on the policy, shown; returns the problem or null. */
   function validate() {
-    const problem = checkPolicy(Pool, ws.policies[key]);
-    for (const f of fields.values()) showProblem(f, null);
+    for (const f of fields.values()) showProblem(f, f.unreadable ?? null);
+    const unreadable = [...fields.values()].find((f) => f.unreadable);
+    if (unreadable) return { message: unreadable.unreadable, path: null };
+    const found = checkPolicy(Pool, ws.policies[key]);
+    const problem = found && { ...found, message: errorInWords(found.message, found.path) };
     general.textContent = "";
     if (problem) {
       const f = problem.path && fields.get(problem.path);
