@@ -27,7 +27,7 @@ export interface ReputeProxyConfigurationOptions {
   /** The context a request's lease is taken in (default: its destination `host[:port]`, the
    * port only when it is not the scheme's default: `example.com`, `example.com:8443`). */
   context?: (request: Request) => string;
-  /** Groups tried in order by every acquire (SPEC §3), or a function of the request. */
+  /** Groups tried in order by every acquire (README "Tiers, pacing and the cooling cap"), or a function of the request. */
   groups?: Group[] | ((request: Request) => Group[] | undefined);
   /** A lease's proxy URL, password included (default: the resource's value is the URL):
    * `proxyUrls({ env: "REPUTE_PROXY_URLS" })` from "repute" makes one. Its `invalidate`, when

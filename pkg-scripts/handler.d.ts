@@ -44,11 +44,11 @@ export interface Reply {
 }
 
 /** The HTTP API of the README as one web-standard handler; `reply` gives the same answer
- * without building a `Response` (what the Node server uses). Groups (SPEC §3): `group` in
+ * without building a `Response` (what the Node server uses). Groups (README "Tiers, pacing and the cooling cap"): `group` in
  * `POST /api/resources` (a name, or null; absent: a known resource keeps its group), `groups`
  * in `POST /api/leases` (its 409's Retry-After is for those groups), and `GET
  * /api/resources?group=NAME`, where an empty `?group=` asks for the resources with no group.
- * Capacity and waiting (SPEC §3, version 3): `maxLeases` in `POST /api/resources`, `waitMs` in
+ * Capacity and waiting (README "Fleets and concurrency"): `maxLeases` in `POST /api/resources`, `waitMs` in
  * `POST /api/leases`, and `POST /api/leases/{leaseId}/outcome` (finish a step); a request that
  * waits ends when `request.signal` aborts (its client went away) and leaks no lease. */
 export interface Handler {

@@ -95,12 +95,12 @@ export interface Host {
   importSnapshot(snapshotJson: string): Promise<void>;
 
   // The hot path: synchronous.
-  /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
+  /** `groups`: tried in order (README "Tiers, pacing and the cooling cap"); null stands for the resources with none. */
   acquire(context: string, options?: { groups?: (string | null)[] }): Lease | null;
-  /** A lease within `waitMs` (SPEC §3, waiting): FIFO per context and groups; an aborted
+  /** A lease within `waitMs` (README "Fleets and concurrency"): FIFO per context and groups; an aborted
    * `signal` rejects (an AbortError) and leaks no lease. */
   acquireWait(context: string, options: { groups?: (string | null)[]; waitMs: number; signal?: AbortSignal }): Promise<Lease | null>;
-  /** Report, release and the next lease (SPEC §3, finishing a step); LEASE_FINISHED on a
+  /** Report, release and the next lease (README "Fleets and concurrency"); LEASE_FINISHED on a
    * repeat. */
   finish(
     lease: Lease,

@@ -1,4 +1,4 @@
-// Types of the engine's `Pool` (SPEC §9), shared by both entries of the `repute` package:
+// Types of the engine's `Pool` (README "Use it from Node"), shared by both entries of the `repute` package:
 // repute.d.ts (Node) and web.d.ts (browsers, edge runtimes) each re-export these and add what
 // only their entry exports. Part of the contract: the test suite compiles a usage file against
 // them with `tsc --noEmit`, and checks that each entry declares exactly what it exports.

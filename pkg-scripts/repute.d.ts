@@ -1,5 +1,5 @@
 /// <reference lib="esnext.disposable" />
-// Types of the `repute` package in Node (SPEC §9): the engine's `Pool` and its types
+// Types of the `repute` package in Node (README "Use it from Node"): the engine's `Pool` and its types
 // (pool.d.ts), plus the Node runtime: `openPool` / `PoolHost`, the recovery prober's `httpProbe`
 // and `redactCredentials`. Part of the contract: the test suite compiles a usage file against
 // them with `tsc --noEmit`, and checks that node.js exports exactly the values declared here.
@@ -84,7 +84,7 @@ export declare class PoolHost extends EventTarget {
   /** Open, and the folder takes writes; else why not (for `/readyz`). */
   readiness(): { ready: boolean; reason?: "not-ready" | "storage-unavailable"; detail?: string };
   readonly dir: string;
-  /** `groups`: tried in order (SPEC §3, groups); null stands for the resources with none. */
+  /** `groups`: tried in order (README "Tiers, pacing and the cooling cap"); null stands for the resources with none. */
   acquire(context: string, options?: { groups?: (string | null)[] }): DisposableLease | null;
   /** `acquire` with no ACQUISITION_REJECTED when it grants nothing (a wait's retry). */
   acquireQuiet(context: string, options?: { groups?: (string | null)[] }): DisposableLease | null;
@@ -264,7 +264,7 @@ export interface CallOptions {
   /** Bounds concurrent calls; a call that finds its queue full fails with CAPACITY_EXCEEDED, and
    * time queued counts against the deadline. */
   bulkhead?: Bulkhead;
-  /** Groups to lease from, in order (SPEC §3, groups; null: the resources with none): given to
+  /** Groups to lease from, in order (README "Tiers, pacing and the cooling cap"; null: the resources with none): given to
    * every acquire of the call — first attempt, retries, hedges — and to the `nextChangeAt`
    * behind POOL_EXHAUSTED's `retryAfterMs`. */
   groups?: (string | null)[];
