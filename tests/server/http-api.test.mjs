@@ -721,6 +721,25 @@ test("PUT /api/snapshot refuses a revision lower than the live pool's, even when
   });
 });
 
+test("PUT /api/snapshot with a revision above 2^52 is 400 naming revision and the room, and the pool goes on (it would be locked for good at 2^53 − 1)", async () => {
+  await withServer({}, async (s) => {
+    await register(s, "PROXY", "p");
+    const before = (await call(s.url, "GET", "/api/snapshot")).text;
+    for (const revision of [Number.MAX_SAFE_INTEGER, 2 ** 52 + 1]) {
+      const res = await call(s.url, "PUT", "/api/snapshot", { body: JSON.stringify({ ...JSON.parse(before), revision }) });
+      assertProblem(res, 400, "invalid-snapshot", String(revision));
+      assert.match(res.json.detail, new RegExp(`revision ${revision} is above 2\\^52 .*room`));
+      assert.equal((await call(s.url, "GET", "/api/snapshot")).text, before, "nothing changed");
+    }
+    // The pool is not locked: writes go on, and the ceiling itself is taken.
+    assert.equal((await register(s, "PROXY", "q")).status, 201);
+    const atCeiling = JSON.stringify({ ...JSON.parse((await call(s.url, "GET", "/api/snapshot")).text), revision: 2 ** 52 });
+    assert.equal((await call(s.url, "PUT", "/api/snapshot", { body: atCeiling })).status, 204);
+    assert.equal((await acquire(s, "c")).status, 201);
+    assert.equal((await register(s, "PROXY", "r")).status, 201);
+  });
+});
+
 test("GET /metrics exposes the documented metric families in Prometheus text format", async () => {
   await withServer({}, async (s) => {
     await register(s, "PROXY", "m1");
