@@ -159,7 +159,8 @@ export declare class PoolClient {
   importSnapshot(snapshotJson: string): Promise<void>;
   /** `/readyz`: ready, or why not. */
   readiness(): Promise<Readiness>;
-  /** The value as events show it (credentials masked). */
+  /** The value as events show it (credentials masked): the engine's rule, its WebAssembly
+   * module loaded on the first call (importing or using the client otherwise loads none). */
   maskValue(kind: Kind, value: string): string;
   /** A resilient call through the remote pool: the same layer as `host.call` (README "Resilient
    * calls"); the attempt's `lease` is a RemoteLease. */

@@ -11,7 +11,7 @@
 // an embedded pool. Owns the mapping of methods to routes and answers; the requests, retries
 // and time limits are transport.js's, the event stream events.js's.
 
-import { Pool } from "../node-engine.js";
+import { loadPool } from "../engine-load.js";
 import { call } from "../call/call.js";
 import { invalidArgument } from "./errors.js";
 import { Transport } from "./transport.js";
@@ -284,9 +284,10 @@ export class PoolClient {
     return (await this.#t.request("readiness", { path: "/readyz", expect: { 200: true, 503: true } })).json;
   }
 
-  /** The value with its credentials masked (the rule events use). */
+  /** The value with its credentials masked (the rule events use: the engine's, loaded on the
+   * first call — a client that never masks never loads the WebAssembly module). */
   maskValue(kind, value) {
-    return Pool.maskValue(kind, value);
+    return loadPool().maskValue(kind, value);
   }
 
   /** A resilient call through this pool (README "Resilient calls"): the same layer as `host.call`. */
