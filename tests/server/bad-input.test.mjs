@@ -116,6 +116,9 @@ const CORPUS = [
   ["context whitespace", lease({ context: " \n " }), 400, "invalid-argument"],
   ["context of 257 bytes", lease({ context: "c".repeat(257) }), 400, "invalid-argument"],
   ["acquire with an unknown field", lease({ context: "c", ttl: 5 }), 400, "bad-request"],
+  ["context holding user:pass@host", lease({ context: "shopper:pw@shop.example" }), 400, "invalid-argument"],
+  ["context a URL with userinfo", lease({ context: "https://shopper:pw@shop.example/cart" }), 400, "invalid-argument"],
+  ["report in a context holding token@host:port", out({ ok: true }, { context: "tok3n@gate.example:8080" }), 400, "invalid-argument"],
   // --- groups (SPEC v2): each refused naming its field, nothing changed
   ["group a number", reg({ kind: "PROXY", value: "p1", group: 7 }), 400, "bad-request"],
   ["group an array", reg({ kind: "PROXY", value: "p1", group: ["A"] }), 400, "bad-request"],
