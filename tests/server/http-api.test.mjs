@@ -426,6 +426,19 @@ test("problem details never carry the password of a proxy URL value", async () =
   });
 });
 
+test("ACCOUNT values with a `/`, `=` or `\\` separator show masked in events and problem details (they showed in clear)", async () => {
+  await withServer({}, async (s) => {
+    const shown = { "login57/qzx57pw": "login57/***", "login58=qzx58pw": "login58=***", "login56\\qzx56pw": "login56\\***" };
+    for (const v of Object.keys(shown)) assert.equal((await register(s, "ACCOUNT", v)).status, 201);
+    const events = (await call(s.url, "GET", "/api/events")).json.events.filter((e) => e.type === "RESOURCE_REGISTERED");
+    assert.deepEqual(events.map((e) => e.value), Object.values(shown));
+    const unknown = await report(s, "ACCOUNT", "login59/qzx59pw", "c", { ok: true });
+    assertProblem(unknown, 404, "unknown-resource");
+    assert.doesNotMatch(unknown.text, /qzx59pw/);
+    assert.doesNotMatch(JSON.stringify(events), /qzx5\dpw/);
+  });
+});
+
 test("POST /api/outcomes: 204; unknown resource 404; the cell reflects the report", async () => {
   await withServer({}, async (s) => {
     await register(s, "PROXY", "o");
