@@ -116,6 +116,8 @@ export declare class PoolClient {
   register(kind: Kind, value: string, options?: RegisterOptions & { maxLeases?: number }): Promise<boolean>;
   /** Operator. False when the resource was not registered. */
   deregister(kind: Kind, value: string): Promise<boolean>;
+  /** By the server's resource id (a view will do): no value in the URL. */
+  deregister(resource: { id: string }): Promise<boolean>;
   /** Null when nothing is eligible (as the embedded pool's acquire). */
   acquire(context: string, options?: GroupsOptions): Promise<RemoteLease | null>;
   /** The same, with the server's Retry-After when nothing is eligible (or no lease came within `waitMs`). */
@@ -141,10 +143,13 @@ export declare class PoolClient {
   release(lease: RemoteLease): Promise<boolean>;
   /** Operator. */
   block(kind: Kind, value: string, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
+  block(resource: { id: string }, how: { seconds: number; permanent?: never } | { permanent: true; seconds?: never }): Promise<void>;
   /** Operator. */
   unblock(kind: Kind, value: string): Promise<boolean>;
+  unblock(resource: { id: string }): Promise<boolean>;
   resources(filter?: ResourceFilter): Promise<(ResourceView & { id: string })[]>;
   resource(kind: Kind, value: string): Promise<ResourceDetail & { id: string }>;
+  resource(resource: { id: string }): Promise<ResourceDetail & { id: string }>;
   /** One page of the audit log. */
   readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
   /** Live events, each once, in seq order, resuming by Last-Event-ID after a dropped connection. */
@@ -159,7 +164,8 @@ export declare class PoolClient {
   importSnapshot(snapshotJson: string): Promise<void>;
   /** `/readyz`: ready, or why not. */
   readiness(): Promise<Readiness>;
-  /** The value as events show it (credentials masked). */
+  /** The value as events show it (credentials masked): the engine's rule, its WebAssembly
+   * module loaded on the first call (importing or using the client otherwise loads none). */
   maskValue(kind: Kind, value: string): string;
   /** A resilient call through the remote pool: the same layer as `host.call` (README "Resilient
    * calls"); the attempt's `lease` is a RemoteLease. */

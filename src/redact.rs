@@ -22,9 +22,15 @@
 //!   - `host:port`, `host`, an IPv4 or IPv6 address, and a plain name (`proxy-1`) show as they
 //!     are. A host is an IP address, `localhost` or a dotted DNS name: a single label followed
 //!     by digits (`squid:3128`) could be `user:pin`, so it shows as `squid:***`.
-//! - `ACCOUNT`: `login:pass` (also `|`, `;`, `,` or white space as the separator) →
-//!   `login:***`; an e-mail address alone shows as is (a login, not a credential); proxy-shaped
-//!   values (`token@host:port`, URLs) are masked as proxies.
+//! - `ACCOUNT`: a login shows, and everything after it is masked. A login is a name (ASCII
+//!   letters and digits, `-`, `_`, `.`, letters of other scripts) or an e-mail address
+//!   (`name@host`, `+` allowed before the `@`); it ends at the first character that cannot be
+//!   part of one — `:`, `/`, `=`, `\`, `|`, `;`, `,`, `+`, any other ASCII punctuation, white
+//!   space, a control character or common non-ASCII punctuation — so `login:pass`,
+//!   `login/pass`, `login=pass`, `login\pass` show as `login:***`, `login/***`… A login alone
+//!   (`buyer-17`, `alice@example.com`) shows as is; a value that does not start with one
+//!   (`login@pass`, a token) shows as `***`. Proxy-shaped values (`token@host:port`, URLs) are
+//!   masked as proxies.
 //! - A field that looks like a token — 16 or more bytes with a digit, or with both upper
 //!   and lower case ASCII letters — is masked even where a name would show (a user name that is an API
 //!   key, a bare key given as an account or a proxy), unless it is a host.
@@ -77,22 +83,51 @@ fn account(v: &str, out: &mut String) {
             return at_form(v, out);
         }
     }
-    match v.find(is_account_separator) {
-        Some(i) if shown_field(&v[..i]) => {
-            // The login and the separator, then the mask.
-            let sep = v[i..].chars().next().map_or(1, char::len_utf8);
-            out.push_str(&v[..i + sep]);
-            out.push_str(MASK);
-        }
-        // An e-mail address is a login; anything else alone is a login unless it looks like a
-        // token.
-        None if v.contains('@') || !token_like(v) => out.push_str(v),
-        _ => out.push_str(MASK),
+    // The login runs to the first separator; an e-mail address's name may hold `+`.
+    let email_end = v.find(|c| c != '+' && is_account_separator(c)).unwrap_or(v.len());
+    let end = if v[..email_end].contains('@') && is_login(&v[..email_end]) {
+        email_end
+    } else {
+        v.find(is_account_separator).unwrap_or(v.len())
+    };
+    if !is_login(&v[..end]) {
+        return out.push_str(MASK);
+    }
+    // The login, the separator if any, then the mask.
+    let sep = v[end..].chars().next().map_or(0, char::len_utf8);
+    out.push_str(&v[..end + sep]);
+    if sep > 0 {
+        out.push_str(MASK);
     }
 }
 
+/// Ends a login: anything that cannot be part of one but `@` (an e-mail address's, checked by
+/// `is_login`).
 fn is_account_separator(c: char) -> bool {
-    matches!(c, ':' | '|' | ';' | ',') || c.is_whitespace()
+    c != '@' && !is_login_char(c)
+}
+
+/// A character of a login name: ASCII letters and digits, `-`, `_`, `.`, and non-ASCII
+/// characters but white space and common punctuation (general punctuation, Latin-1 and CJK
+/// symbols, fullwidth ASCII punctuation: `／`, `＝`, `、`… separate as their ASCII forms do).
+#[inline(never)]
+fn is_login_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    }
+    !c.is_whitespace()
+        && !matches!(c,
+            '\u{80}'..='\u{BF}' | '\u{D7}' | '\u{F7}' | '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}'
+            | '\u{FF00}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}' | '\u{FF3B}'..='\u{FF40}' | '\u{FF5B}'..='\u{FF65}')
+}
+
+/// A login that may show: a name, or `name@host` (the name may hold `+`), not token-like.
+fn is_login(s: &str) -> bool {
+    let (name, host) = s.split_once('@').map_or((s, None), |(n, h)| (n, Some(h)));
+    !name.is_empty()
+        && name.chars().all(|c| is_login_char(c) || (c == '+' && host.is_some()))
+        && host.is_none_or(is_host)
+        && !token_like(s)
 }
 
 /// The index of `://` after a syntactically valid scheme (`[A-Za-z][A-Za-z0-9+.-]*`).
@@ -312,14 +347,12 @@ fn is_host(s: &str) -> bool {
         && !labels.last().is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// One label: ASCII letters and digits, `-`, `_`, and any other non-ASCII character but white
-/// space (names in other scripts; Unicode's letter tables would double this module's size).
+/// One label: the characters of a login but `.` (names in other scripts too; Unicode's letter
+/// tables would double this module's size, so any non-ASCII character but white space and
+/// common punctuation counts).
 #[inline(never)]
 fn is_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_ascii_alphanumeric() || c == '-' || c == '_' || (!c.is_ascii() && !c.is_whitespace())
-        })
+    !s.is_empty() && s.chars().all(|c| c != '.' && is_login_char(c))
 }
 
 /// A user or login name that may show: not empty, a host, or not token-like.
@@ -432,6 +465,20 @@ mod tests {
         (Account, "https://carol:hunter2@shop.example/", "https://carol:***@shop.example/", &["hunter2"]),
         (Account, "alice@example.com", "alice@example.com", &[]),
         (Account, "buyer-17", "buyer-17", &[]),
+        // any separator ends the login (issue 26): what is not a login is not shown
+        (Account, "login57/qzx57pw", "login57/***", &["qzx57pw"]),
+        (Account, "login58=qzx58pw", "login58=***", &["qzx58pw"]),
+        (Account, "login56\\qzx56pw", "login56\\***", &["qzx56pw"]),
+        (Account, "login+qzx59pw", "login+***", &["qzx59pw"]),
+        (Account, "login'qzx60pw", "login'***", &["qzx60pw"]),
+        (Account, "login\tqzx61pw", "login\t***", &["qzx61pw"]),
+        (Account, "login／qzx62pw", "login／***", &["qzx62pw"]),
+        (Account, "login、qzx63pw", "login、***", &["qzx63pw"]),
+        (Account, "login@qzx64pw", "***", &["qzx64pw"]),
+        (Account, "alice@example.com=qzx65pw", "alice@example.com=***", &["qzx65pw"]),
+        (Account, "alice+crawl@example.com", "alice+crawl@example.com", &[]),
+        (Account, "first.last_2", "first.last_2", &[]),
+        (Account, "käufer-7", "käufer-7", &[]),
         // sessions: never shown
         (Session, "sess-1", MASK, &["sess-1"]),
         (Session, "sid=abc123; csrftoken=def456", MASK, &["abc123", "def456"]),

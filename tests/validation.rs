@@ -267,6 +267,30 @@ fn an_invalid_field_rejects_the_whole_patch() {
     assert!(matches!(r, Err(Error::InvalidConfig(_))), "{r:?}");
 }
 
+#[test]
+fn deeply_nested_configs_and_snapshots_get_our_message_naming_the_field_never_a_recursion_error() {
+    // The hosts refuse a config nested deeper than 32 levels before the engine sees it
+    // (pkg-scripts/lib/pool.js); the engine's own readers are strict and stop at the first
+    // value of a wrong type, so serde_json's recursion limit (128) is never what answers: the
+    // message is ours and names the field, at any depth (issue 26).
+    let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+    for n in [127, 129, 5000] {
+        let e = config(&format!(r#"{{"penalties":{}}}"#, deep(n))).unwrap_err().to_string();
+        assert!(e.contains("penalties: invalid type") && !e.contains("recursion"), "{n}: {e}");
+        let mut h = Harness::new();
+        h.reg("p");
+        let snap = h.snapshot();
+        for (field, doc) in [
+            ("config", snap.replacen(r#""config":{"#, &format!(r#""config":{{"coolAfter":{},"#, deep(n)), 1)),
+            ("takenAt", snap.replacen(r#""takenAt":"#, &format!(r#""takenAt":{},"x":"#, deep(n)), 1)),
+        ] {
+            let r = ClockedPool::restore(&doc, None, ManualClock::new(T0), repute::Randomness::host(|| 0.0));
+            let e = r.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains(field) && !e.contains("recursion"), "{n} {field}: {e}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Call arguments
 

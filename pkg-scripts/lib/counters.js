@@ -8,17 +8,26 @@ export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Imports with a counter above this are refused (see lib/host/reservations.js). */
 export const IMPORT_CEILING = 2 ** 52;
 
-/** A COUNTERS_EXHAUSTED error: tokens or seqs cannot go on. */
+/** The pool's three counters, by their names in a snapshot and in `stats()`: each stays at
+ * most 2^53 − 1 (the engine refuses a call that would take one past it: src/pool/counters.rs),
+ * so each needs room below that for the pool to go on. The room rules below (an import, a
+ * start) hold for all three; this list is the one place that names them. */
+export const COUNTERS = ["revision", "fencingHighWater", "nextEventSeq"];
+
+/** A COUNTERS_EXHAUSTED error: the revision, tokens or seqs cannot go on. */
 export function exhausted(message) {
-  const hint = "tokens and event seqs cannot go on; start a new data folder (import a snapshot with lower counters only if nothing downstream relies on the old tokens)";
+  const hint = "its revision, tokens and event seqs cannot go on; start a new data folder (import a snapshot with lower counters only if nothing downstream relies on the old tokens)";
   return Object.assign(new Error(`${message}: ${hint}`), { code: "COUNTERS_EXHAUSTED" });
 }
 
-/** Throws INVALID_SNAPSHOT when an imported snapshot's counters are above IMPORT_CEILING. */
-export function checkImportRoom(fencing, nextEventSeq) {
-  for (const [name, v] of [["fencingHighWater", fencing], ["nextEventSeq", nextEventSeq]]) {
+/** Throws INVALID_SNAPSHOT when a counter of an imported snapshot (`counters`: its `stats()`)
+ * is above IMPORT_CEILING: such a pool would have too little room left (at 2^53 − 1 a revision
+ * refuses every write, for good). */
+export function checkImportRoom(counters) {
+  for (const name of COUNTERS) {
+    const v = counters[name];
     if (v > IMPORT_CEILING) {
-      throw Object.assign(new Error(`${name} ${v} is above 2^52: too close to 2^53 for tokens and seqs to stay exact`), {
+      throw Object.assign(new Error(`${name} ${v} is above 2^52 (${IMPORT_CEILING}): an import must leave room below 2^53 − 1 for the pool to go on, at least 2^52 (too close to 2^53, revisions, tokens and seqs could not stay exact)`), {
         code: "INVALID_SNAPSHOT",
       });
     }

@@ -180,22 +180,29 @@ function leaseKind(lease) {
   return kindCode(kind);
 }
 
+/** How deep a config may nest (objects and arrays below the config itself): no field needs
+ * more than 2 (`penalties.BLOCKED`); the check below recurses, so it stops here rather than at
+ * the stack's end (a 5,000-deep config was a RangeError, a 500 over HTTP). */
+const MAX_CONFIG_DEPTH = 32;
+
 /** A config (partial) as JSON text for the engine, or undefined. Values JSON cannot carry
  * (NaN, Infinity, functions, bigints) are refused here, naming the field, rather than turned
- * into null or dropped by `JSON.stringify`. */
+ * into null or dropped by `JSON.stringify`; so is nesting deeper than MAX_CONFIG_DEPTH. */
 function configJson(config) {
   if (config === undefined) return undefined;
   if (!isPlainObject(config)) throw fail("INVALID_CONFIG", "config must be an object");
-  const check = (v, path) => {
+  const check = (v, path, level) => {
     if (typeof v === "number" && !Number.isFinite(v)) throw fail("INVALID_CONFIG", `${path} must be a finite number`);
     if (typeof v === "function" || typeof v === "bigint" || typeof v === "symbol") {
       throw fail("INVALID_CONFIG", `${path} must be a JSON value`);
     }
     if (typeof v === "object" && v !== null) {
-      for (const [k, x] of Object.entries(v)) check(x, path ? `${path}.${k}` : k);
+      if (level > MAX_CONFIG_DEPTH) throw fail("INVALID_CONFIG", `${path}: nested deeper than ${MAX_CONFIG_DEPTH} levels (the most a config may nest)`);
+      const array = Array.isArray(v);
+      for (const [k, x] of Object.entries(v)) check(x, array ? `${path}[${k}]` : path ? `${path}.${k}` : k, level + 1);
     }
   };
-  check(config, "");
+  check(config, "", 0);
   return JSON.stringify(config);
 }
 

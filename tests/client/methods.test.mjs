@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { connectPool, PoolClientError, CLIENT_CODES } from "repute/client";
 import { serve } from "repute/server";
 import { startServer } from "../server/_http-support.mjs";
-import { problem, startStandIn } from "./_support.mjs";
+import { problem, startRelay, startStandIn } from "./_support.mjs";
 
 const TOKENS = { worker: "worker-secret-0123456789", operator: "operator-secret-0123456789", viewer: "viewer-secret-0123456789" };
 let server;
@@ -71,6 +71,33 @@ test("register, resources, resource, deregister: as the embedded pool, with grou
   }
   assert.equal(await operator.deregister("SESSION", "a/b|c:d"), false, "not registered: false");
   assert.equal(await operator.deregister("PROXY", "dc-1"), true);
+});
+
+test("deregister, block, unblock and resource by { id }: no value in any request line (a credential would reach access logs)", async (t) => {
+  const relay = await startRelay(server.server.port);
+  const op = connectPool({ url: relay.url, token: TOKENS.operator });
+  t.after(async () => {
+    await op.close();
+    await relay.close();
+  });
+  const value = "http://idtest:pw7SeKrit@127.0.0.1:3129";
+  assert.equal(await op.register("PROXY", value), true);
+  const view = (await op.resources()).find((r) => r.value === value);
+  assert.equal((await op.resource({ id: view.id })).value, value);
+  await op.block(view, { seconds: 60 }); // a view names its resource by its id
+  assert.deepEqual((await op.resource({ id: view.id })).blocked, { until: (await op.stats()).now + 60_000 });
+  assert.equal(await op.unblock({ id: view.id }), true);
+  assert.equal(await op.deregister({ id: view.id }), true);
+  assert.equal(await op.deregister({ id: view.id }), false, "not registered any more: false");
+  // Request lines only: the register body carries the value, as it must.
+  const lines = [...relay.sent.join("").matchAll(/(?:GET|POST|PUT|DELETE) \/\S* HTTP\/1\.1/g)].map((m) => m[0]);
+  const named = lines.filter((l) => /^[A-Z]+ \/api\/resources\//.test(l));
+  assert.equal(named.length, 6, lines.join("\n"));
+  assert.ok(named.every((l) => l.includes(`/api/resources/${view.id}`)), named.join("\n"));
+  assert.ok(!lines.some((l) => /SeKrit|idtest/.test(l)), lines.join("\n"));
+  for (const bad of [{}, { id: "x" }, { id: 7 }, null]) {
+    await rejectsWith(op.deregister(bad), "INVALID_ARGUMENT");
+  }
 });
 
 test("acquire, renew, report, release: the lease carries its leaseId; renew and release of a stale lease are null / false", async () => {

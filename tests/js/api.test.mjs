@@ -716,6 +716,34 @@ test(
 /** Blank per Rust's char::is_whitespace (Unicode White_Space). */
 const BLANKS = ["", " ", "   ", "\t", "\n", "\r\n", "\u000b\u000c", "\u0085", "\u00a0", "\u1680", "\u2003", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", " \u00a0\t"];
 
+test("a context that holds a credential (user:pass@host, a URL with userinfo, token@host:port) → INVALID_ARGUMENT naming the field, quoting nothing", () => {
+  // Contexts are shown as they are (events, metric labels, leases): a credential in one would
+  // show everywhere (issue 26). An e-mail address, a URL without userinfo, `a:b` are names.
+  const { pool, lease } = fixture();
+  for (const ctx of ["shopper:pw9SeKrit@shop.example", "https://shopper:pw9SeKrit@shop.example/cart", "pw9SeKrit@gate.example:8080", "socks5://pw9SeKrit@10.0.0.1:1080"]) {
+    const calls = {
+      acquire: () => pool.acquire(ctx),
+      acquireResource: () => pool.acquireResource("PROXY", "c", ctx),
+      report: () => pool.report("PROXY", "a", ctx, { ok: true }),
+      "finish next.context": () => pool.finish(lease, { ok: true }, { next: { context: ctx } }),
+      nextChangeAt: () => pool.nextChangeAt(ctx),
+      "resources filter.context": () => pool.resources({ context: ctx }),
+    };
+    for (const [name, fn] of Object.entries(calls)) {
+      expectUnchanged(pool, fn, "INVALID_ARGUMENT", /^context must not hold a credential/, `${name} ${ctx}`);
+      try {
+        fn();
+      } catch (e) {
+        assert.doesNotMatch(e.message, /SeKrit/, `${name}: the message quotes nothing of the context`);
+      }
+    }
+  }
+  for (const ctx of ["alice@example.com", "shop:eu", "https://shop.example/checkout?q=1", "checkout-us"]) {
+    pool.register("PROXY", `p-${ctx}`);
+    assert.equal(pool.acquireResource("PROXY", `p-${ctx}`, ctx)?.context, ctx, `${ctx} is a name`);
+  }
+});
+
 test("blank and whitespace-only values and contexts → INVALID_ARGUMENT, and nothing changes", () => {
   const { pool } = fixture();
   for (const blank of BLANKS) {

@@ -22,6 +22,8 @@ test("every control and format character, and no other, is refused in a value an
       refused = false;
     } catch (e) {
       assert.equal(e.code, "INVALID_ARGUMENT");
+      // `a@b` reads as `token@host`: a context holding a credential (tests/js/api.test.mjs).
+      if (ch === "@" && /^context must not hold a credential/.test(e.message)) continue;
       assert.match(e.message, new RegExp(`^context must not contain control or format characters \\(found U\\+${c.toString(16).toUpperCase().padStart(4, "0")}\\)$`));
       refused = true;
     }

@@ -56,11 +56,12 @@ test("the tarball holds the engine, the console, README, LICENSE and types, and 
   assert.ok(!existsSync(join(pkgDir, "www")) && !existsSync(join(pkgDir, "LICENSE")), "postpack removed prepack's copies");
 });
 
-test("npx repute serve, in the empty project, answers the API and serves the console with every file it loads", async () => {
-  // Its own process group: npx runs repute serve as a child of its own, and the whole group is
-  // stopped at the end (stopping npx alone left the server running, holding the test's pipes).
-  // With the package's example config, as the README shows it.
-  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", "data", "--config", "node_modules/repute/repute.config.json"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" }, detached: true });
+/** Runs `fn(url)` against `npx repute serve` started in the project (data in `data`; with the
+ * package's example config, as the README shows it), then stops it. Its own process group: npx
+ * runs repute serve as a child of its own, and the whole group is stopped at the end (stopping
+ * npx alone left the server running, holding the test's pipes). */
+async function withServe(data, fn) {
+  const child = spawn("npx", ["--no", "repute", "serve", "--port", "0", "--data", data, "--config", "node_modules/repute/repute.config.json"], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REPUTE_TOKENS: "" }, detached: true });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
@@ -72,6 +73,21 @@ test("npx repute serve, in the empty project, answers the API and serves the con
       });
       child.on("exit", (code) => reject(new Error(`repute serve exited ${code}:\n${out}`)));
     });
+    await fn(url);
+  } finally {
+    const exited = child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.on("exit", r));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // the group is gone already
+    }
+    await exited;
+    await new Promise((r) => (child.stdout.readableEnded ? r() : child.stdout.on("close", r)));
+  }
+}
+
+test("npx repute serve, in the empty project, answers the API and serves the console with every file it loads", async () => {
+  await withServe("data", async (url) => {
     const example = JSON.parse(readFileSync(join(project, "node_modules/repute/repute.config.json"), "utf8"));
     const config = await (await fetch(url + "/api/config")).json();
     for (const [k, v] of Object.entries(example)) {
@@ -98,16 +114,61 @@ test("npx repute serve, in the empty project, answers the API and serves the con
     const wasm = await fetch(url + "/vendor/repute/pkg/repute_bg.wasm");
     assert.equal(wasm.status, 200);
     assert.equal(wasm.headers.get("content-type"), "application/wasm");
-  } finally {
-    const exited = child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.on("exit", r));
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {
-      // the group is gone already
-    }
-    await exited;
-    await new Promise((r) => (child.stdout.readableEnded ? r() : child.stdout.on("close", r)));
-  }
+  });
+});
+
+test("repute/client loads no engine: importing and using it reads no .wasm and compiles no engine module; maskValue loads it on its first call", async () => {
+  // Preloaded before the client: records every .wasm file read and every WebAssembly module
+  // compiled — "engine" when it exports the engine's functions (rawpool_*), else "other" (undici
+  // compiles its own HTTP parser, llhttp, which is not ours to avoid).
+  writeFileSync(join(project, "record-wasm.mjs"), `
+    import fs from "node:fs";
+    import { syncBuiltinESMExports } from "node:module";
+    const loads = (globalThis.wasmLoads = []);
+    const read = fs.readFileSync;
+    fs.readFileSync = function (file, ...rest) {
+      if (String(file instanceof URL ? file.pathname : file).endsWith(".wasm")) loads.push("read " + String(file));
+      return read.call(this, file, ...rest);
+    };
+    syncBuiltinESMExports();
+    const note = (m) => {
+      const engine = WebAssembly.Module.exports(m).some((e) => e.name.startsWith("rawpool_"));
+      loads.push(engine ? "engine" : "other");
+      return m;
+    };
+    const Module = WebAssembly.Module;
+    const Recorded = function (bytes) { return note(new Module(bytes)); };
+    Recorded.prototype = Module.prototype;
+    Object.assign(Recorded, { exports: Module.exports, imports: Module.imports, customSections: Module.customSections });
+    WebAssembly.Module = Recorded;
+    const compile = WebAssembly.compile;
+    WebAssembly.compile = (...args) => compile(...args).then(note);
+    const instantiate = WebAssembly.instantiate;
+    WebAssembly.instantiate = (...args) => instantiate(...args).then((r) => (r.module ? (note(r.module), r) : r));
+  `);
+  writeFileSync(join(project, "remote.mjs"), `
+    const { connectPool } = await import("repute/client");
+    const afterImport = [...globalThis.wasmLoads];
+    const client = connectPool({ url: process.argv[2] });
+    await client.register("ACCOUNT", "login57/qzx57pw");
+    const lease = await client.acquire("shop.example");
+    await client.finish(lease, { ok: true, latencyMs: 5 });
+    const afterUse = [...globalThis.wasmLoads];
+    const masked = client.maskValue("ACCOUNT", "login57/qzx57pw");
+    console.log(JSON.stringify({ afterImport, afterUse, afterMask: globalThis.wasmLoads, leased: lease.value, masked }));
+    await client.close();
+  `);
+  await withServe("data-client", async (url) => {
+    const r = spawnSync(process.execPath, ["--import", "./record-wasm.mjs", "remote.mjs", url], { cwd: project, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const got = JSON.parse(r.stdout);
+    const ours = (loads) => loads.filter((l) => l !== "other");
+    assert.deepEqual(ours(got.afterImport), [], "importing repute/client loads no engine");
+    assert.deepEqual(ours(got.afterUse), [], "register, acquire and finish over HTTP load none either");
+    assert.equal(got.leased, "login57/qzx57pw", "the client works: the worker gets the value as it is");
+    assert.equal(got.masked, "login57/***", "maskValue is the engine's rule");
+    assert.ok(got.afterMask.some((l) => l.endsWith("repute_bg.wasm")) && got.afterMask.includes("engine"), `the recorder sees the engine load: ${got.afterMask}`);
+  });
 });
 
 test("every subpath resolves and loads from the installed package (repute/edge resolves; it loads in workerd)", () => {

@@ -116,6 +116,9 @@ const CORPUS = [
   ["context whitespace", lease({ context: " \n " }), 400, "invalid-argument"],
   ["context of 257 bytes", lease({ context: "c".repeat(257) }), 400, "invalid-argument"],
   ["acquire with an unknown field", lease({ context: "c", ttl: 5 }), 400, "bad-request"],
+  ["context holding user:pass@host", lease({ context: "shopper:pw@shop.example" }), 400, "invalid-argument"],
+  ["context a URL with userinfo", lease({ context: "https://shopper:pw@shop.example/cart" }), 400, "invalid-argument"],
+  ["report in a context holding token@host:port", out({ ok: true }, { context: "tok3n@gate.example:8080" }), 400, "invalid-argument"],
   // --- groups (SPEC v2): each refused naming its field, nothing changed
   ["group a number", reg({ kind: "PROXY", value: "p1", group: 7 }), 400, "bad-request"],
   ["group an array", reg({ kind: "PROXY", value: "p1", group: ["A"] }), 400, "bad-request"],
@@ -295,6 +298,26 @@ test("every bad request gets its exact 4xx as problem+json, and the snapshot doe
   assert.equal((await op("POST", `/api/leases/${heldId}/renewal`)).status, 200);
   const metrics = (await op("GET", "/metrics")).text;
   assert.doesNotMatch(metrics, /status="5\d\d"/);
+});
+
+test("a config nested deeper than 32 levels is 400 invalid-config naming the limit and where (5,000 levels was a 500)", async () => {
+  const op = (m, p, body) => call(s.url, m, p, { body, token: TOKENS.operator });
+  const before = (await op("GET", "/api/config")).text;
+  const deepObject = (n) => `${'{"a":'.repeat(n)}1${"}".repeat(n)}`;
+  for (const [body, where] of [
+    [`{"cooldownBaseMs":${deep(5000)}}`, /^cooldownBaseMs(\[0\]){32}: nested deeper than 32 levels/],
+    [`{"minGapMsByContext":${deepObject(5000)}}`, /^minGapMsByContext(\.a){32}: nested deeper than 32 levels/],
+    [`{"penalties":${deep(33)}}`, /^penalties(\[0\]){32}: nested deeper than 32 levels/],
+  ]) {
+    const res = await op("PUT", "/api/config", body);
+    assertProblem(res, 400, "invalid-config", body.slice(0, 30));
+    assert.match(res.json.detail, where);
+    assert.equal((await op("GET", "/api/config")).text, before, "nothing changed");
+  }
+  // 32 levels is the engine's to judge (a wrong type, named).
+  const res = await op("PUT", "/api/config", `{"penalties":${deep(31)}}`);
+  assertProblem(res, 400, "invalid-config");
+  assert.match(res.json.detail, /^penalties: invalid type/);
 });
 
 test("a duplicate key is refused naming its path, as the engine refuses one in a snapshot", async () => {

@@ -96,6 +96,12 @@ test("a bad config stops start-up with the engine's message naming the field, be
   const env = await runServeToExit(["--data", path.join(dir, "data"), "--port", "0"], { env: { REPUTE_CONFIG: '{"windowSize": 0}' } });
   assert.equal(env.code, 2);
   assert.match(env.stderr, /bad config in REPUTE_CONFIG: .*windowSize/);
+  // Nested 5,000 deep: "Maximum call stack size exceeded" at start before (issue 26).
+  const deep = await runServeToExit(["--data", path.join(dir, "data"), "--port", "0"], {
+    env: { REPUTE_CONFIG: `{"cooldownBaseMs":${"[".repeat(5000)}${"]".repeat(5000)}}` },
+  });
+  assert.equal(deep.code, 2, deep.stderr);
+  assert.match(deep.stderr, /bad config in REPUTE_CONFIG: cooldownBaseMs(\[0\]){32}: nested deeper than 32 levels/);
   const missing = await runServeToExit(["--port", "0", "--config", path.join(dir, "absent.json")]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /cannot read --config .*absent\.json: ENOENT/);

@@ -102,10 +102,16 @@ test("a start is refused, with a message, when reserve.json or the snapshot leav
   const near = await folder("near");
   const snap = JSON.parse(readFileSync(path.join(near, "snapshot.json"), "utf8"));
   writeFileSync(path.join(near, "snapshot.json"), JSON.stringify({ ...snap, fencingHighWater: MAX_SAFE - 100 }));
+  // A snapshot the old code imported with its revision at 2^53 − 1 (issue 26): it started, and
+  // then refused every write (409 capacity-exceeded) for good.
+  const locked = await folder("locked");
+  const lockedSnap = JSON.parse(readFileSync(path.join(locked, "snapshot.json"), "utf8"));
+  writeFileSync(path.join(locked, "snapshot.json"), JSON.stringify({ ...lockedSnap, revision: MAX_SAFE }));
 
   for (const [at, what, modes] of [
     [past, /reserve\.json reserves fencing up to 9007199254806528, past 2\^53/, [[], ["--from-backup"]]],
     [near, /fencingHighWater 9007199254740891 .*fewer than 2\^32 below 2\^53/, [[]]],
+    [locked, /revision 9007199254740991 .*fewer than 2\^32 below 2\^53/, [[]]],
   ]) {
     await assert.rejects(openPool({ dir: at, now: () => T0, seed: 1, checkpointMs: 0, handleSignals: false }), (e) => {
       assert.equal(e.code, "COUNTERS_EXHAUSTED");

@@ -426,6 +426,19 @@ test("problem details never carry the password of a proxy URL value", async () =
   });
 });
 
+test("ACCOUNT values with a `/`, `=` or `\\` separator show masked in events and problem details (they showed in clear)", async () => {
+  await withServer({}, async (s) => {
+    const shown = { "login57/qzx57pw": "login57/***", "login58=qzx58pw": "login58=***", "login56\\qzx56pw": "login56\\***" };
+    for (const v of Object.keys(shown)) assert.equal((await register(s, "ACCOUNT", v)).status, 201);
+    const events = (await call(s.url, "GET", "/api/events")).json.events.filter((e) => e.type === "RESOURCE_REGISTERED");
+    assert.deepEqual(events.map((e) => e.value), Object.values(shown));
+    const unknown = await report(s, "ACCOUNT", "login59/qzx59pw", "c", { ok: true });
+    assertProblem(unknown, 404, "unknown-resource");
+    assert.doesNotMatch(unknown.text, /qzx59pw/);
+    assert.doesNotMatch(JSON.stringify(events), /qzx5\dpw/);
+  });
+});
+
 test("POST /api/outcomes: 204; unknown resource 404; the cell reflects the report", async () => {
   await withServer({}, async (s) => {
     await register(s, "PROXY", "o");
@@ -513,9 +526,10 @@ test("values with ':' '/' '|', '%', spaces and non-ASCII round-trip through perc
       const un = await call(s.url, "DELETE", resourcePath("PROXY", v, "/block"));
       assert.deepEqual(un.json, { unblocked: true }, v);
     }
-    for (const v of values) {
-      assert.equal((await report(s, "PROXY", v, `ctx:${v}`, { ok: true })).status, 204, v);
-      assert.deepEqual(find(await resources(s), "PROXY", v).cells.map((c) => c.context), [`ctx:${v}`]);
+    // (Contexts named by index: `ctx:${v}` would hold the first value's credential, refused.)
+    for (const [i, v] of values.entries()) {
+      assert.equal((await report(s, "PROXY", v, `ctx:${i}`, { ok: true })).status, 204, v);
+      assert.deepEqual(find(await resources(s), "PROXY", v).cells.map((c) => c.context), [`ctx:${i}`]);
     }
     for (const v of values) {
       assert.equal((await call(s.url, "DELETE", resourcePath("PROXY", v))).status, 204, v);
@@ -718,6 +732,25 @@ test("PUT /api/snapshot refuses a revision lower than the live pool's, even when
     // A pretty-printed spelling of the same stale snapshot is refused too.
     const pretty = JSON.stringify(JSON.parse(exported), null, 2);
     assertProblem(await call(s.url, "PUT", "/api/snapshot", { body: pretty }), 409, "stale-snapshot");
+  });
+});
+
+test("PUT /api/snapshot with a revision above 2^52 is 400 naming revision and the room, and the pool goes on (it would be locked for good at 2^53 − 1)", async () => {
+  await withServer({}, async (s) => {
+    await register(s, "PROXY", "p");
+    const before = (await call(s.url, "GET", "/api/snapshot")).text;
+    for (const revision of [Number.MAX_SAFE_INTEGER, 2 ** 52 + 1]) {
+      const res = await call(s.url, "PUT", "/api/snapshot", { body: JSON.stringify({ ...JSON.parse(before), revision }) });
+      assertProblem(res, 400, "invalid-snapshot", String(revision));
+      assert.match(res.json.detail, new RegExp(`revision ${revision} is above 2\\^52 .*room`));
+      assert.equal((await call(s.url, "GET", "/api/snapshot")).text, before, "nothing changed");
+    }
+    // The pool is not locked: writes go on, and the ceiling itself is taken.
+    assert.equal((await register(s, "PROXY", "q")).status, 201);
+    const atCeiling = JSON.stringify({ ...JSON.parse((await call(s.url, "GET", "/api/snapshot")).text), revision: 2 ** 52 });
+    assert.equal((await call(s.url, "PUT", "/api/snapshot", { body: atCeiling })).status, 204);
+    assert.equal((await acquire(s, "c")).status, 201);
+    assert.equal((await register(s, "PROXY", "r")).status, 201);
   });
 });
 

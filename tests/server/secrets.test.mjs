@@ -37,6 +37,10 @@ const FORMATS = [
   ["ACCOUNT", `ivan:${secret(15)}`],
   ["ACCOUNT", `judy@example.com:${secret(16)}`],
   ["ACCOUNT", `mallory|${secret(17)}`],
+  // Short, with a separator the rule did not know (issue 26: shown in clear everywhere).
+  ["ACCOUNT", `nina/${MARK}21q`],
+  ["ACCOUNT", `oscar=${MARK}22q`],
+  ["ACCOUNT", `peggy\\${MARK}23q`],
   ["SESSION", `sid=${secret(18)}; csrftoken=${secret(19)}`],
   ["SESSION", secret(20)],
 ];

@@ -11,7 +11,7 @@
 // an embedded pool. Owns the mapping of methods to routes and answers; the requests, retries
 // and time limits are transport.js's, the event stream events.js's.
 
-import { Pool } from "../node-engine.js";
+import { loadPool } from "../engine-load.js";
 import { call } from "../call/call.js";
 import { invalidArgument } from "./errors.js";
 import { Transport } from "./transport.js";
@@ -22,6 +22,17 @@ export { PoolClientError, CLIENT_CODES } from "./errors.js";
 /** A path segment: percent-encoded, and never a dot segment a URL parser would fold away. */
 const seg = (s) => (s === "." || s === ".." ? s.replaceAll(".", "%2E") : encodeURIComponent(String(s)));
 const resourcePath = (kind, value, suffix = "") => `/api/resources/${seg(kind)}/${seg(value)}${suffix}`;
+
+/** A resource named by the caller: `{ id }` (the server's resource id, as `resources()`,
+ * `register`'s server answer and events give it; a view itself will do) puts no value in the
+ * URL, so no credential reaches a proxy's access log — or kind and value (percent-encoded). */
+function resourceTarget(ref, value, suffix = "") {
+  if (ref === null || typeof ref !== "object") return resourcePath(ref, value, suffix);
+  if (typeof ref.id !== "string" || !/^[A-Za-z0-9_-]{22}$/.test(ref.id)) {
+    throw invalidArgument("name a resource by { id } (the server's resource id: 22 URL-safe characters) or by kind and value");
+  }
+  return `/api/resources/${ref.id}${suffix}`;
+}
 
 /** A lease as the server gave it, with `release` on `await using` (Symbol.asyncDispose). */
 function leaseOf(client, json) {
@@ -105,9 +116,10 @@ export class PoolClient {
     return r.json.created === true;
   }
 
-  /** Removes a resource and its cells (operator). False when it was not registered. */
+  /** Removes a resource and its cells (operator): `(kind, value)` or `({ id })`. False when it
+   * was not registered. */
   async deregister(kind, value) {
-    const r = await this.#t.request("deregister", { method: "DELETE", path: resourcePath(kind, value), expect: { 204: true, 404: "unknown-resource" } });
+    const r = await this.#t.request("deregister", { method: "DELETE", path: resourceTarget(kind, value), expect: { 204: true, 404: "unknown-resource" } });
     return r.status === 204;
   }
 
@@ -203,20 +215,22 @@ export class PoolClient {
     return r.status === 204;
   }
 
-  /** Blocks a resource everywhere (operator): `{ seconds }` or `{ permanent: true }`. */
+  /** Blocks a resource everywhere (operator): `(kind, value, how)` or `({ id }, how)`; `how`
+   * is `{ seconds }` or `{ permanent: true }`. */
   async block(kind, value, how) {
+    if (kind !== null && typeof kind === "object") [value, how] = [undefined, value];
     if (how === null || typeof how !== "object") throw invalidArgument("block takes { seconds } or { permanent: true }");
     const keys = Object.keys(how);
     let query;
     if (keys.length === 1 && how.permanent === true) query = "permanent=true";
     else if (keys.length === 1 && typeof how.seconds === "number" && Number.isFinite(how.seconds)) query = `seconds=${how.seconds}`;
     else throw invalidArgument("block takes { seconds } or { permanent: true }");
-    await this.#t.request("block", { method: "POST", path: resourcePath(kind, value, `/block?${query}`), idempotent: true, expect: { 204: true } });
+    await this.#t.request("block", { method: "POST", path: resourceTarget(kind, value, `/block?${query}`), idempotent: true, expect: { 204: true } });
   }
 
-  /** Ends a block (operator); true when there was one. */
+  /** Ends a block (operator): `(kind, value)` or `({ id })`; true when there was one. */
   async unblock(kind, value) {
-    const r = await this.#t.request("unblock", { method: "DELETE", path: resourcePath(kind, value, "/block") });
+    const r = await this.#t.request("unblock", { method: "DELETE", path: resourceTarget(kind, value, "/block") });
     return r.json.unblocked === true;
   }
 
@@ -233,9 +247,9 @@ export class PoolClient {
     return (await this.#t.request("resources", { path: `/api/resources${qs ? `?${qs}` : ""}` })).json.resources;
   }
 
-  /** One resource, its cells with their windows. */
+  /** One resource, its cells with their windows: `(kind, value)` or `({ id })`. */
   async resource(kind, value) {
-    return (await this.#t.request("resource", { path: resourcePath(kind, value) })).json;
+    return (await this.#t.request("resource", { path: resourceTarget(kind, value) })).json;
   }
 
   /** One page of the audit log: `{ events, next }`. */
@@ -284,9 +298,10 @@ export class PoolClient {
     return (await this.#t.request("readiness", { path: "/readyz", expect: { 200: true, 503: true } })).json;
   }
 
-  /** The value with its credentials masked (the rule events use). */
+  /** The value with its credentials masked (the rule events use: the engine's, loaded on the
+   * first call — a client that never masks never loads the WebAssembly module). */
   maskValue(kind, value) {
-    return Pool.maskValue(kind, value);
+    return loadPool().maskValue(kind, value);
   }
 
   /** A resilient call through this pool (README "Resilient calls"): the same layer as `host.call`. */

@@ -323,7 +323,7 @@ export class MemoryHost {
     let next = Pool.restore(json, options);
     try {
       const own = next.stats();
-      checkImportRoom(own.fencingHighWater, own.nextEventSeq);
+      checkImportRoom(own);
       if (own.revision < live.revision) {
         throw Object.assign(new Error(`the snapshot's revision ${own.revision} is older than the pool's ${live.revision}`), {
           code: "STALE_SNAPSHOT",

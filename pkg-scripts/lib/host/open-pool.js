@@ -214,7 +214,7 @@ export class PoolHost extends EventTarget {
       // Whatever was used before (reserved, or logged) is never handed out again, even when
       // the folder has no snapshot (a first start after a crash before the first write).
       reserved.eventSeq = Math.max(reserved.eventSeq, this.#audit.lastSeq + 1);
-      checkStartRoom(dir, reserved.fencing, reserved.eventSeq);
+      checkStartRoom(dir, { fencingHighWater: reserved.fencing, nextEventSeq: reserved.eventSeq });
       const restoreOptions = this.#restoreOptions();
       if (stored) {
         try {
@@ -237,7 +237,7 @@ export class PoolHost extends EventTarget {
         }
       }
       const stats = this.#pool.stats();
-      checkStartRoom(dir, stats.fencingHighWater, stats.nextEventSeq);
+      checkStartRoom(dir, stats);
       this.#fencing = stats.fencingHighWater;
       this.#lastSeq = stats.nextEventSeq - 1;
       this.#metrics = new HostMetrics(this, timers.monotonicMs);
@@ -592,7 +592,7 @@ export class PoolHost extends EventTarget {
       let next = Pool.restore(json, options);
       try {
         const own = next.stats();
-        checkImportRoom(own.fencingHighWater, own.nextEventSeq);
+        checkImportRoom(own);
         next = liftPool(Pool, next, this.#used(live), options);
         const revision = next.stats().revision;
         const floor = Math.max(this.#store.lastRevision, live.revision);

@@ -23,7 +23,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, w
 import { join } from "node:path";
 import { fsyncDirSync } from "./fsync.js";
 import { isStorageError } from "./storage-health.js";
-import { MAX_SAFE, exhausted } from "../counters.js";
+import { COUNTERS, MAX_SAFE, exhausted } from "../counters.js";
 
 export { MAX_SAFE, IMPORT_CEILING, checkImportRoom, exhausted } from "../counters.js";
 /** A start with fewer than this many tokens or seqs left below 2^53 is refused. */
@@ -59,9 +59,11 @@ export function readReserve(dir) {
   return { fencing: r.fencing, eventSeq: r.eventSeq };
 }
 
-/** Throws COUNTERS_EXHAUSTED when a pool starting from these counters has too little room. */
-export function checkStartRoom(dir, fencing, nextEventSeq) {
-  for (const [name, v] of [["fencingHighWater", fencing], ["nextEventSeq", nextEventSeq]]) {
+/** Throws COUNTERS_EXHAUSTED when a pool starting from these counters (`COUNTERS` names; a
+ * missing one is not checked) has too little room. */
+export function checkStartRoom(dir, counters) {
+  for (const name of COUNTERS) {
+    const v = counters[name];
     if (v > MAX_SAFE - START_ROOM) {
       throw exhausted(`the pool in ${dir} starts with ${name} ${v} (snapshot, reserve.json and audit log), fewer than 2^32 below 2^53`);
     }
