@@ -59,6 +59,35 @@ const block = (query, value = "p2") => ({ method: "POST", path: resourcePath("PR
 const get = (path, headers) => ({ method: "GET", path, headers });
 const deep = (n) => `${"[".repeat(n)}${"]".repeat(n)}`;
 
+/** Each route with a request it would otherwise serve (or refuse for another reason). */
+const QUERY_ROUTES = [
+  ["healthz", get("/healthz")],
+  ["readyz", get("/readyz")],
+  ["metrics", get("/metrics")],
+  ["register", reg({ kind: "PROXY", value: "p1" })],
+  ["resources", get("/api/resources")],
+  ["resource", get(resourcePath("PROXY", "p1"))],
+  ["deregister", { method: "DELETE", path: resourcePath("PROXY", "p2") }],
+  ["block", block("")],
+  ["unblock", { method: "DELETE", path: resourcePath("PROXY", "p3", "/block") }],
+  ["acquire", lease({ context: "c" })],
+  ["finish", { method: "POST", path: () => `/api/leases/${heldId}/outcome`, body: { outcome: { ok: true } } }],
+  ["renew", { method: "POST", path: () => `/api/leases/${heldId}/renewal` }],
+  ["release", { method: "DELETE", path: () => `/api/leases/${heldId}` }],
+  ["report", out({ ok: true })],
+  ["events", get("/api/events")],
+  ["outcomes", get("/api/outcomes")],
+  ["stream", get("/api/events/stream")],
+  ["config", get("/api/config")],
+  ["config-update", { method: "PUT", path: "/api/config", body: { leaseTtlMs: 30000 } }],
+  ["stats", get("/api/stats")],
+  ["snapshot-export", get("/api/snapshot")],
+  ["snapshot-import", { method: "PUT", path: "/api/snapshot", body: () => olderSnapshot }],
+];
+
+/** `r` with `query` on its path (which has none). */
+const withQuery = (r, query) => ({ ...r, path: typeof r.path === "function" ? () => r.path() + query : r.path + query });
+
 /** [name, request, status, problem name?]. `request.token`: "none" | role | raw header. */
 const CORPUS = [
   // --- malformed bodies
@@ -195,6 +224,12 @@ const CORPUS = [
   ["group filter blank", get("/api/resources?group=%20%20"), 400, "invalid-argument"],
   ["group filter given twice", get("/api/resources?group=A&group="), 400, "bad-request"],
   ["unknown resources parameter", get("/api/resources?kind=PROXY"), 400, "bad-request"],
+  // --- every route checks its query in one place: an unknown parameter, or one given twice,
+  // is a 400 before the route does anything (a lease is not granted, released or renewed)
+  ...QUERY_ROUTES.flatMap(([route, r]) => [
+    [`unknown parameter on ${route}`, withQuery(r, "?x=1"), 400, "bad-request"],
+    [`repeated parameter on ${route}`, withQuery(r, "?x=1&x=2"), 400, "bad-request"],
+  ]),
   // --- lease ids
   ["renew a garbage id", { method: "POST", path: "/api/leases/not-a-lease/renewal" }, 409, "lease-not-renewed"],
   ["release a garbage id", { method: "DELETE", path: "/api/leases/not-a-lease" }, 404, "no-such-lease"],

@@ -192,7 +192,18 @@ function nextOf(v, waitMsOf) {
 
 const isAbort = (e) => e?.name === "AbortError";
 
+/** The query parameters of a block: `?seconds=N` or `?permanent=true`. */
+const BLOCK_QUERY = ["seconds", "permanent"];
+/** The query of a request that has none. */
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The query of `url` (request-target.js) checked against the parameters a route takes,
+ * `allowed`: an unknown one (not quoted back: it may be a value gone astray) or one given twice
+ * is a 400. Every route's query is checked here, once, before the route runs.
+ */
 function query(url, allowed) {
+  if (allowed.length === 0 && !url.hasQuery) return NO_QUERY;
   const seen = new Set();
   for (const k of url.searchParams.keys()) {
     if (!allowed.includes(k)) throw bad(allowed.length ? `unknown query parameter (this route takes ${allowed.join(", ")})` : "this route takes no query parameters");
@@ -298,17 +309,12 @@ export async function createHandler(
   };
   /** One resource with its cells' windows (the console's detail), shown as the dashboard shows
    * it (its id; masked for a viewer). */
-  const resource = (url, { kind, value }, role) => {
-    query(url, []);
-    return json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
-  };
-  const deregister = async (url, { kind, value }) => {
-    query(url, []);
+  const resource = ({ kind, value }, role) => json(200, showResources(host, [host.resource(kind, value)], { masked: role === "viewer" })[0]);
+  const deregister = async ({ kind, value }) => {
     if (!(await host.deregister(kind, value))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
     return json(204);
   };
-  const block = async (url, { kind, value }) => {
-    const q = query(url, ["seconds", "permanent"]);
+  const block = async (q, { kind, value }) => {
     let how;
     if (q.has("permanent") && !q.has("seconds")) {
       if (q.get("permanent") !== "true") throw bad("permanent must be true");
@@ -339,23 +345,21 @@ export async function createHandler(
     }
     return { group, maxLeases };
   };
-  const unblock = async (url, { kind, value }) => {
-    query(url, []);
-    return json(200, { unblocked: await host.unblock(kind, value) });
-  };
+  const unblock = async ({ kind, value }) => json(200, { unblocked: await host.unblock(kind, value) });
 
-  // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything, ID any but
-  // a kind. The first route that matches serves (the ID forms come before the {kind}/{value}
-  // forms they overlap).
+  // [method, pattern, roles, name, query parameters taken, handler(request, query, parts, role)];
+  // a pattern segment ":" matches anything, ID any but a kind. The first route that matches
+  // serves (the ID forms come before the {kind}/{value} forms they overlap). The query is
+  // checked against the route's list before the handler runs (`query`).
   const routes = [
-    ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
-    ["GET", ["readyz"], OPEN, "readyz", () => {
+    ["GET", ["healthz"], OPEN, "healthz", [], () => json(200, { status: "ok" })],
+    ["GET", ["readyz"], OPEN, "readyz", [], () => {
       const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
       return json(r.ready ? 200 : 503, r);
     }],
-    ["GET", ["metrics"], VIEWER, "metrics", async () =>
+    ["GET", ["metrics"], VIEWER, "metrics", [], async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
-    ["POST", ["api", "resources"], WORKER, "register", async (req) => {
+    ["POST", ["api", "resources"], WORKER, "register", [], async (req) => {
       // `group` absent: a known resource keeps its group; given (a name or null): it moves.
       // `maxLeases` absent: a known resource keeps its capacity, a new one gets 1.
       const b = await body(req, bodyLimit, ["kind", "value"], ["group", "maxLeases"]);
@@ -368,8 +372,7 @@ export async function createHandler(
       const now = current(kind, value, b, created);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
-    ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
-      const q = query(url, ["context", "state", "group"]);
+    ["GET", ["api", "resources"], VIEWER, "resources", ["context", "state", "group"], (req, q, parts, role) => {
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
@@ -377,15 +380,15 @@ export async function createHandler(
       if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
       return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
     }],
-    ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
-    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id]) => deregister(url, await byId(id))],
-    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id]) => block(url, await byId(id))],
-    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id]) => unblock(url, await byId(id))],
-    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value], role) => resource(url, { kind: kindOf(kind), value }, role)],
-    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value]) => deregister(url, { kind: kindOf(kind), value })],
-    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value]) => block(url, { kind: kindOf(kind), value })],
-    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value]) => unblock(url, { kind: kindOf(kind), value })],
-    ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
+    ["GET", ["api", "resources", ID], VIEWER, "resource", [], async (req, q, [, , id], role) => resource(await byId(id), role)],
+    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", [], async (req, q, [, , id]) => deregister(await byId(id))],
+    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", BLOCK_QUERY, async (req, q, [, , id]) => block(q, await byId(id))],
+    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", [], async (req, q, [, , id]) => unblock(await byId(id))],
+    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", [], (req, q, [, , kind, value], role) => resource({ kind: kindOf(kind), value }, role)],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", [], (req, q, [, , kind, value]) => deregister({ kind: kindOf(kind), value })],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", BLOCK_QUERY, (req, q, [, , kind, value]) => block(q, { kind: kindOf(kind), value })],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", [], (req, q, [, , kind, value]) => unblock({ kind: kindOf(kind), value })],
+    ["POST", ["api", "leases"], WORKER, "acquire", [], async (req) => {
       const b = await body(req, bodyLimit, ["context"], ["groups", "waitMs"]);
       const context = text("context", b.context);
       // With `groups`, the listed groups in order (SPEC §3); Retry-After is for them alone.
@@ -417,7 +420,7 @@ export async function createHandler(
         : `no resource ${which}is eligible ${waitMs > 0 ? `after waiting ${waitMs} ms` : "now"}`;
       throw new HttpProblem(409, "nothing-eligible", detail, retryAfter === null ? {} : { "retry-after": retryAfter });
     }],
-    ["POST", ["api", "leases", ":", "outcome"], WORKER, "finish", async (req, url, [, , id]) => {
+    ["POST", ["api", "leases", ":", "outcome"], WORKER, "finish", [], async (req, q, [, , id]) => {
       const b = await body(req, bodyLimit, ["outcome"], ["next"]);
       const next = "next" in b ? nextOf(b.next, waitMsOf) : null;
       const lease = await ids.decode(id);
@@ -448,33 +451,31 @@ export async function createHandler(
       const retryAfter = closing.signal.aborted ? "1" : retryAfterOf(context, where.groups ? { groups: where.groups } : undefined);
       return json(200, { next: null }, retryAfter === null ? {} : { "retry-after": retryAfter });
     }],
-    ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", async (req, url, [, , id]) => {
+    ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", [], async (req, q, [, , id]) => {
       const lease = await ids.decode(id);
       const renewed = lease && host.renew({ ...lease, leasedAt: 0, expiresAt: 0 });
       if (!renewed) throw new HttpProblem(409, "lease-not-renewed", "the lease lapsed, is not the current one, or the resource is blocked");
       return json(200, await withId(renewed));
     }],
-    ["DELETE", ["api", "leases", ":"], WORKER, "release", async (req, url, [, , id]) => {
+    ["DELETE", ["api", "leases", ":"], WORKER, "release", [], async (req, q, [, , id]) => {
       const lease = await ids.decode(id);
       if (!lease || !host.release({ ...lease, leasedAt: 0, expiresAt: 0 })) {
         throw new HttpProblem(404, "no-such-lease", "not the current holder of a lease");
       }
       return json(204);
     }],
-    ["POST", ["api", "outcomes"], WORKER, "report", async (req) => {
+    ["POST", ["api", "outcomes"], WORKER, "report", [], async (req) => {
       const b = await body(req, bodyLimit, ["kind", "value", "context", "outcome"]);
       host.report(kindOf(b.kind), text("value", b.value), text("context", b.context), b.outcome);
       return json(204);
     }],
-    ["GET", ["api", "events"], VIEWER, "events", async (req, url) => {
-      const q = query(url, ["after", "limit"]);
+    ["GET", ["api", "events"], VIEWER, "events", ["after", "limit"], async (req, q) => {
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
       return json(200, await host.readEvents({ after, limit }));
     }],
-    ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
-      const q = query(url, ["after", "limit"]);
+    ["GET", ["api", "outcomes"], VIEWER, "outcomes", ["after", "limit"], async (req, q) => {
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
@@ -482,8 +483,7 @@ export async function createHandler(
       if (!page) throw new HttpProblem(404, "outcomes-not-recorded", "this pool does not record reported outcomes (start it with --record-outcomes)");
       return json(200, page);
     }],
-    ["GET", ["api", "events", "stream"], VIEWER, "stream", (req, url) => {
-      const q = query(url, ["after"]);
+    ["GET", ["api", "events", "stream"], VIEWER, "stream", ["after"], (req, q) => {
       const last = req.headers.get("last-event-id");
       const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
       const newest = host.stats().nextEventSeq - 1;
@@ -497,15 +497,13 @@ export async function createHandler(
       const onEnd = () => streams--;
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal, maxMs: streamMaxMs });
     }],
-    ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
-    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url) => {
-      query(url, []);
-      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))));
-    }],
-    ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
-    ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
+    ["GET", ["api", "config"], VIEWER, "config", [], () => json(200, host.config())],
+    ["PUT", ["api", "config"], OPERATOR, "config-update", [], async (req) =>
+      json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))))],
+    ["GET", ["api", "stats"], VIEWER, "stats", [], () => json(200, host.stats())],
+    ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", [], () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
-    ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
+    ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", [], async (req) => {
       const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
       if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send the snapshot as application/json");
       if (importing) throw new HttpProblem(409, "import-in-progress", "another snapshot is being imported", { "retry-after": "1" });
@@ -564,7 +562,7 @@ export async function createHandler(
           ? new HttpProblem(405, "method-not-allowed", `${request.method} is not allowed here`, { allow: allowed.join(", ") })
           : new HttpProblem(404, "not-found", "no such route");
       }
-      const [, , roles, routeName, run] = route;
+      const [, , roles, routeName, takes, run] = route;
       name = routeName;
       let role = null; // null: no tokens, every route open
       if (roles !== OPEN && auth.enabled) {
@@ -573,7 +571,7 @@ export async function createHandler(
         if (!roles.has(role)) throw new HttpProblem(403, "forbidden", `the ${role} role may not do this`);
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      out = await run(request, url, parts, role);
+      out = await run(request, query(url, takes), parts, role);
     } catch (error) {
       out = problemReply(problemOf(error));
     }
