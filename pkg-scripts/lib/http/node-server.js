@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
 import { writeStream } from "./node-stream.js";
-import { answerClientError, isLingering, refuseRestOfBody } from "./node-connection.js";
+import { answerClientError, hostProblem, isLingering, refuseRestOfBody } from "./node-connection.js";
 import { bodyChunks } from "./node-body.js";
 import { isApiTarget, staticFiles } from "./static-files.js";
 import { originGuard } from "./origin-guard.js";
@@ -161,7 +161,7 @@ export async function serve(
   const answering = new WeakMap(); // socket → its latest response (see answerClientError)
   let closing = false;
   const timeouts = { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(30000, Math.max(10, requestTimeoutMs / 4)) };
-  const server = createServer({ keepAliveTimeout: 65000, ...timeouts }, async (req, res) => {
+  const server = createServer({ keepAliveTimeout: 65000, requireHostHeader: false, ...timeouts }, async (req, res) => {
     answering.set(req.socket, res);
     if (isLingering(req.socket)) {
       // Sent after the body of a refused request, on a connection that is closing.
@@ -176,9 +176,11 @@ export async function serve(
       return;
     }
     let reply;
+    const badHost = hostProblem(req);
     try {
+      if (badHost) reply = problemReply(badHost);
       // An API request is never a file: no lookup (about 2 % of the server's time under load).
-      reply = (files && !isApiTarget(req.url) && (await fileReply(req, res))) || (await handle.reply(new NodeRequest(req, res)));
+      else reply = (files && !isApiTarget(req.url) && (await fileReply(req, res))) || (await handle.reply(new NodeRequest(req, res)));
     } catch {
       reply = { status: 500, headers: {}, body: null };
     }
