@@ -194,14 +194,28 @@ export async function serve(
       }
       return;
     }
-    // Everything else is a small string: one write with its length.
+    // Everything else is a string: one write with its length.
     if (body !== null) headers["content-length"] = String(Buffer.byteLength(body));
     // A wait ended by close() is answered on a connection that is not kept.
     if (closing) headers.connection = "close";
     if (!req.complete) refuseRestOfBody(req, res, headers);
     res.writeHead(status, headers);
-    res.end(body);
+    if (body === null) res.end();
+    else endWhenWritten(res, body);
   });
+  /**
+   * Writes `body` and ends the response only once the socket has taken all of it. node:http
+   * counts a connection idle as soon as `res.end()` is called, and `closeIdleConnections()`
+   * (which `server.close()` calls too) destroys it — with a large body (a 30 MB snapshot)
+   * still in the process's buffers, cut. A response not yet ended is left alone, so shutdown
+   * lets it finish; once it has, a server that is closing lets go of its connection.
+   */
+  const endWhenWritten = (res, body) => {
+    res.write(body, () => {
+      res.end();
+      if (closing) res.once("finish", () => server.closeIdleConnections());
+    });
+  };
   server.on("clientError", (error, socket) => answerClientError(error, socket, answering));
   await new Promise((ok, fail) => {
     server.once("error", fail);
