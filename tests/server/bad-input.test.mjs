@@ -433,6 +433,55 @@ test("a client that sends its whole oversized chunked upload (8 MiB) before read
   assert.match(text, /urn:repute:problem:body-too-large/);
 });
 
+/**
+ * POSTs a JSON body of about `bytes` to `path` as many clients do — write it all, then read —
+ * with a content-length or chunked; resolves to the response as `call` gives it, or
+ * `{ error }` when the connection failed (a reset) before one arrived.
+ */
+function upload(path, bytes, { chunked = false, headers = {} } = {}) {
+  const prefix = new URL(s.url).pathname.replace(/\/$/, ""); // an edge region's /regions/{region}
+  const head = '{"kind":"PROXY","value":"';
+  const size = head.length + bytes + 2;
+  const h = { "content-type": "application/json", ...headers, ...(chunked ? {} : { "content-length": String(size) }) };
+  return new Promise((resolve) => {
+    const req = http.request(s.url, { method: "POST", path: prefix + path, agent: false, headers: h }, (res) =>
+      readResponse(res).then(resolve, (error) => resolve({ error: error.code ?? error.message })),
+    );
+    req.on("error", (error) => resolve({ error: error.code ?? error.message }));
+    (async () => {
+      req.write(head);
+      const chunk = Buffer.alloc(65536, 0x78);
+      for (let sent = 0; sent < bytes && !req.destroyed; sent += chunk.length) {
+        if (!req.write(bytes - sent < chunk.length ? chunk.subarray(0, bytes - sent) : chunk)) await once(req, "drain").catch(() => {});
+      }
+      req.end('"}');
+    })();
+  });
+}
+
+test("an oversized upload (100 KB, 10 MB; content-length or chunked), or a large one refused (401, 415), gets its problem answer, never a reset", async () => {
+  const auth = { authorization: `Bearer ${TOKENS.operator}` };
+  const wrong = [];
+  for (const [bytes, status, headers] of [
+    [100_000, 413, auth],
+    [10_000_000, 413, auth],
+    [1_000_000, 401, {}],
+    [1_000_000, 415, { ...auth, "content-type": "text/plain" }],
+  ]) {
+    for (const chunked of [false, true]) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const res = await upload("/api/resources", bytes, { chunked, headers });
+        const what = `${bytes} bytes ${chunked ? "chunked" : "with content-length"} (try ${attempt + 1})`;
+        if (res.error) wrong.push(`${what}: ${res.error}`);
+        else if (res.status !== status || res.headers.get("content-type") !== "application/problem+json") wrong.push(`${what}: ${res.status} ${res.text.slice(0, 100)}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+  const stats = await call(s.url, "GET", "/api/stats", { token: TOKENS.operator });
+  assert.equal(stats.json.registered, 4, "nothing was registered");
+});
+
 const chunkedBody = (bytes) => {
   let body = "";
   const chunk = "x".repeat(8192);
