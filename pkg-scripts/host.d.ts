@@ -72,7 +72,8 @@ export interface Host {
 
   // Reads.
   /** `group: null` keeps the resources with no group. */
-  resources(filter?: { context?: string; state?: State; group?: string | null }): ResourceView[];
+  /** With `after` and/or `limit`, a page (Pool.resources). */
+  resources(filter?: { context?: string; state?: State; group?: string | null; after?: { kind: Kind; value: string }; limit?: number }): ResourceView[];
   resource(kind: Kind, value: string): ResourceDetail;
   nextChangeAt(context: string, options?: { groups?: (string | null)[] }): number | null;
   /** The canonical snapshot of the live pool. */

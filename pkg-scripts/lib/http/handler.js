@@ -372,13 +372,27 @@ export async function createHandler(
       const now = current(kind, value, b, created);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
-    ["GET", ["api", "resources"], VIEWER, "resources", ["context", "state", "group"], (req, q, parts, role) => {
+    ["GET", ["api", "resources"], VIEWER, "resources", ["context", "state", "group", "limit", "after"], async (req, q, parts, role) => {
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
       // `?group=` (empty) asks for the resources with no group: a group name is never blank.
       if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
-      return json(200, { resources: showResources(host, host.resources(filter), { masked: role === "viewer" }) });
+      // `?limit=N&after=ID`: a page, in canonical order, after the resource ID names; `next`
+      // names the page's last resource while there may be more.
+      const paged = q.has("limit") || q.has("after");
+      if (paged) {
+        filter.limit = nonNegativeInt("limit", q.get("limit"), 100);
+        if (filter.limit < 1 || filter.limit > 1000) throw bad("limit must be in 1..=1000");
+        if (q.has("after")) {
+          filter.after = await host.resourceById(q.get("after"));
+          if (!filter.after) throw bad("after names no registered resource (removed since the page before?): start again without it");
+        }
+      }
+      const views = host.resources(filter);
+      const body = { resources: showResources(host, views, { masked: role === "viewer" }) };
+      if (paged) body.next = views.length === filter.limit ? body.resources[views.length - 1].id : null;
+      return json(200, body);
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", [], async (req, q, [, , id], role) => resource(await byId(id), role)],
     ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", [], async (req, q, [, , id]) => deregister(await byId(id))],
