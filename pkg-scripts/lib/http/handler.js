@@ -29,11 +29,11 @@ import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
 import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
-import { duplicateKeyPath } from "./strict-json.js";
+import { body, bytes, CONFIG_BODY_LIMIT, configShape, jsonObject, JSON_TYPE, snapshotLimitFor } from "./request-body.js";
 import { showResources } from "./resource-views.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
-const JSON_TYPE = "application/json";
+export { snapshotLimitFor };
 const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
@@ -75,83 +75,6 @@ function segments(pathname) {
 function kindOf(kind) {
   if (!isKind(kind)) throw bad(`kind must be ${oneOf(KINDS)}`);
   return kind;
-}
-
-/**
- * The body's bytes, refused with a 413 as soon as it is known to exceed `limit`: by its
- * `content-length` before anything is read, or while streaming (a chunked body) once more has
- * arrived — never read whole first.
- */
-async function bytes(request, limit, what = "the body") {
-  const tooLarge = () => new HttpProblem(413, "body-too-large", `${what} is larger than ${limit} bytes`);
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) throw tooLarge();
-  const chunks = [];
-  let size = 0;
-  if (request.body) {
-    for await (const chunk of request.body) {
-      size += chunk.byteLength;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  return concat(chunks, size);
-}
-
-/** The largest snapshot a pool with this config writes, with room to spare: 1 MiB plus, for
- * each of `maxCells`, 640 bytes and 40 per window entry. A full 500 000-cell pool with
- * 10-outcome windows writes 373 bytes a cell (BENCHMARKS.md); this allows 1 040 (496 MiB). */
-export function snapshotLimitFor(config) {
-  return 2 ** 20 + config.maxCells * (640 + 40 * config.windowSize);
-}
-
-/** The largest `PUT /api/config` body read (operator only): a config is small but for
- * `minGapMsByContext`, up to 4096 contexts of up to 256 UTF-8 bytes — about 1 MB as hostnames,
- * 6 MiB with every character of every key `\u`-escaped — so it gets 8 MiB (or `bodyLimit`, if
- * larger), where the other routes' bodies stay within `bodyLimit`. */
-const CONFIG_BODY_LIMIT = 8 * 2 ** 20;
-
-/** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them);
- * duplicate keys are refused. */
-async function jsonObject(request, limit) {
-  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
-  const raw = await bytes(request, limit);
-  let value;
-  let text;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
-    value = JSON.parse(text);
-  } catch {
-    throw bad("the body is not valid UTF-8 JSON");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
-  const duplicate = duplicateKeyPath(text);
-  if (duplicate !== null) throw bad(`${duplicate}: duplicate field`);
-  return value;
-}
-
-/** Reads a JSON object body of at most `limit` bytes with the `fields` required and the
- * `optional` ones allowed, nothing else. */
-async function body(request, limit, fields, optional = []) {
-  const value = await jsonObject(request, limit);
-  // An unknown key is not quoted: it may be a value that went astray.
-  for (const k of Object.keys(value)) {
-    if (!fields.includes(k) && !optional.includes(k)) throw bad(`unknown field (the fields are ${fields.concat(optional).join(", ")})`);
-  }
-  for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
-  return value;
-}
-
-function concat(chunks, size) {
-  if (chunks.length === 1) return chunks[0]; // a small body: one chunk, no copy
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 function text(name, v) {
@@ -513,7 +436,7 @@ export async function createHandler(
     }],
     ["GET", ["api", "config"], VIEWER, "config", [], () => json(200, host.config())],
     ["PUT", ["api", "config"], OPERATOR, "config-update", [], async (req) =>
-      json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT))))],
+      json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT), configShape)))],
     ["GET", ["api", "stats"], VIEWER, "stats", [], () => json(200, host.stats())],
     ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", [], () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
