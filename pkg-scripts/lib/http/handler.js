@@ -117,6 +117,12 @@ const isAbort = (e) => e?.name === "AbortError";
 
 /** The query parameters of a block: `?seconds=N` or `?permanent=true`. */
 const BLOCK_QUERY = ["seconds", "permanent"];
+/** Resources per page of a whole dashboard built in pages (`wholeDashboard`). */
+const DASHBOARD_PAGE = 100;
+
+/** Resolves after the event loop has served what was waiting (I/O included). */
+const nextTurn = typeof setImmediate === "function" ? () => new Promise((r) => setImmediate(r)) : () => new Promise((r) => setTimeout(r, 0));
+
 /** The query of a request that has none. */
 const NO_QUERY = new URLSearchParams();
 
@@ -224,6 +230,25 @@ export async function createHandler(
   // One snapshot upload is read at a time: ten at once could hold ten times the limit.
   let importing = false;
 
+  /**
+   * The whole dashboard's JSON text (`{"resources": [...]}`), built a page of `DASHBOARD_PAGE`
+   * resources at a time with a turn of the event loop between pages, so that a large pool's
+   * (a second of work at 126k cells) does not hold up every other request meanwhile. Each page
+   * is the pool as it is when that page is read.
+   */
+  const wholeDashboard = async (filter, masked) => {
+    const parts = [];
+    let after;
+    for (;;) {
+      const views = host.resources({ ...filter, limit: DASHBOARD_PAGE, ...(after ? { after } : {}) });
+      for (const view of showResources(host, views, { masked })) parts.push(JSON.stringify(view));
+      if (views.length < DASHBOARD_PAGE) break;
+      after = { kind: views[views.length - 1].kind, value: views[views.length - 1].value };
+      await nextTurn();
+    }
+    return `{"resources":[${parts.join(",")}]}`;
+  };
+
   /** The resource an id in a path names; an unknown id is a 404 (as an unknown value is). */
   const byId = async (id) => {
     const r = await host.resourceById(id);
@@ -312,9 +337,11 @@ export async function createHandler(
           if (!filter.after) throw bad("after names no registered resource (removed since the page before?): start again without it");
         }
       }
+      const masked = role === "viewer";
+      if (!paged) return { status: 200, headers: { "content-type": JSON_TYPE }, body: await wholeDashboard(filter, masked) };
       const views = host.resources(filter);
-      const body = { resources: showResources(host, views, { masked: role === "viewer" }) };
-      if (paged) body.next = views.length === filter.limit ? body.resources[views.length - 1].id : null;
+      const body = { resources: showResources(host, views, { masked }) };
+      body.next = views.length === filter.limit ? body.resources[views.length - 1].id : null;
       return json(200, body);
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", [], async (req, q, [, , id], role) => resource(await byId(id), role)],
