@@ -117,8 +117,8 @@ const isAbort = (e) => e?.name === "AbortError";
 
 /** The query parameters of a block: `?seconds=N` or `?permanent=true`. */
 const BLOCK_QUERY = ["seconds", "permanent"];
-/** Resources per page of a whole dashboard built in pages (`wholeDashboard`). */
-const DASHBOARD_PAGE = 100;
+/** Resources per step of a dashboard built in steps (`dashboard`). */
+const DASHBOARD_STEP = 25;
 
 /** Resolves after the event loop has served what was waiting (I/O included). */
 const nextTurn = typeof setImmediate === "function" ? () => new Promise((r) => setImmediate(r)) : () => new Promise((r) => setTimeout(r, 0));
@@ -231,22 +231,28 @@ export async function createHandler(
   let importing = false;
 
   /**
-   * The whole dashboard's JSON text (`{"resources": [...]}`), built a page of `DASHBOARD_PAGE`
-   * resources at a time with a turn of the event loop between pages, so that a large pool's
-   * (a second of work at 126k cells) does not hold up every other request meanwhile. Each page
-   * is the pool as it is when that page is read.
+   * The dashboard's JSON text (`{"resources": [...]}`, and `"next"` for a page: `limit` given),
+   * built `DASHBOARD_STEP` resources at a time with a turn of the event loop between steps, so
+   * that a large one (a second of work for the whole of a 126k-cell pool) does not hold up
+   * every other request meanwhile. Each step reads the pool as it is then.
    */
-  const wholeDashboard = async (filter, masked) => {
+  const dashboard = async ({ limit, after, ...filter }, masked) => {
     const parts = [];
-    let after;
-    for (;;) {
-      const views = host.resources({ ...filter, limit: DASHBOARD_PAGE, ...(after ? { after } : {}) });
+    let last = after;
+    let lastId = null;
+    for (let left = limit ?? Infinity; left > 0; ) {
+      const step = Math.min(left, DASHBOARD_STEP);
+      const views = host.resources({ ...filter, limit: step, ...(last ? { after: last } : {}) });
       for (const view of showResources(host, views, { masked })) parts.push(JSON.stringify(view));
-      if (views.length < DASHBOARD_PAGE) break;
-      after = { kind: views[views.length - 1].kind, value: views[views.length - 1].value };
-      await nextTurn();
+      left -= views.length;
+      if (views.length < step) break;
+      last = { kind: views[views.length - 1].kind, value: views[views.length - 1].value };
+      lastId = host.resourceId(last.kind, last.value);
+      if (left > 0) await nextTurn();
     }
-    return `{"resources":[${parts.join(",")}]}`;
+    const list = `{"resources":[${parts.join(",")}]`;
+    if (limit === undefined) return `${list}}`;
+    return `${list},"next":${parts.length === limit ? JSON.stringify(lastId) : "null"}}`;
   };
 
   /** The resource an id in a path names; an unknown id is a 404 (as an unknown value is). */
@@ -337,12 +343,7 @@ export async function createHandler(
           if (!filter.after) throw bad("after names no registered resource (removed since the page before?): start again without it");
         }
       }
-      const masked = role === "viewer";
-      if (!paged) return { status: 200, headers: { "content-type": JSON_TYPE }, body: await wholeDashboard(filter, masked) };
-      const views = host.resources(filter);
-      const body = { resources: showResources(host, views, { masked }) };
-      body.next = views.length === filter.limit ? body.resources[views.length - 1].id : null;
-      return json(200, body);
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: await dashboard(filter, role === "viewer") };
     }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", [], async (req, q, [, , id], role) => resource(await byId(id), role)],
     ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", [], async (req, q, [, , id]) => deregister(await byId(id))],
