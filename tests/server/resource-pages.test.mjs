@@ -72,7 +72,7 @@ test("a bad limit, or an after naming no resource, is a 400 naming it", async ()
   assert.match(res.json.detail, /after/);
 });
 
-test("while a large whole dashboard is being built, a request that arrives meanwhile is answered first", async () => {
+test("while a large whole dashboard is being built, or an unknown id looked for, a request that arrives meanwhile is answered first", async () => {
   // 4,000 resources with a cell in each of 3 contexts, imported as a snapshot.
   const big = new Pool({ seed: 1 });
   for (let i = 0; i < 4000; i++) big.register("PROXY", `proxy-${i}.example.net:8080`);
@@ -92,6 +92,12 @@ test("while a large whole dashboard is being built, a request that arrives meanw
           res.on("end", () => resolve({ status: res.statusCode, text }));
         }).on("error", reject);
       });
+    // An id nobody made is looked for among every resource: a page at a time, too.
+    order.length = 0;
+    const [unknown, st] = await Promise.all([get("/api/resources/AAAAAAAAAAAAAAAAAAAAAA", "unknown id"), get("/api/stats", "stats")]);
+    assert.equal(unknown.status, 404);
+    assert.equal(st.status, 200);
+    assert.deepEqual(order, ["stats", "unknown id"], "the stats waited for the scan for an unknown id");
     for (let attempt = 0; attempt < 3; attempt++) {
       order.length = 0;
       const dashboard = get("/api/resources", "dashboard");

@@ -356,7 +356,7 @@ export class MemoryHost {
   }
 
   resourceById(id) {
-    return this.#ids.find(id, () => this.#pool.resources());
+    return this.#ids.findInPages(id, (after) => this.#pool.resources({ limit: 25, ...(after ? { after } : {}) }));
   }
 
   maskValue(kind, value) {

@@ -651,7 +651,7 @@ export class PoolHost extends EventTarget {
   /** The resource `id` names ({kind, value}), or null: one the pool holds, or one it held
    * lately (whether it is still registered is for the call that uses it to say). */
   resourceById(id) {
-    return this.#ids.find(id, () => this.#pool.resources());
+    return this.#ids.findInPages(id, (after) => this.#pool.resources({ limit: 25, ...(after ? { after } : {}) }));
   }
 
   /** The value as events show it (`Pool.maskValue`). */

@@ -32,6 +32,7 @@ import { originGuard } from "./origin-guard.js";
 import { body, bytes, CONFIG_BODY_LIMIT, configShape, jsonObject, JSON_TYPE, snapshotLimitFor } from "./request-body.js";
 import { showResources } from "./resource-views.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
+import { nextTurn } from "../next-turn.js";
 
 export { snapshotLimitFor };
 const WORKER = new Set(["worker", "operator"]);
@@ -120,8 +121,6 @@ const BLOCK_QUERY = ["seconds", "permanent"];
 /** Resources per step of a dashboard built in steps (`dashboard`). */
 const DASHBOARD_STEP = 25;
 
-/** Resolves after the event loop has served what was waiting (I/O included). */
-const nextTurn = typeof setImmediate === "function" ? () => new Promise((r) => setImmediate(r)) : () => new Promise((r) => setTimeout(r, 0));
 
 /** The query of a request that has none. */
 const NO_QUERY = new URLSearchParams();
