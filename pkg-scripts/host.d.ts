@@ -97,6 +97,9 @@ export interface Host {
   resourceId(kind: Kind, value: string): string;
   /** The resource an id names (one held or lately held), or null. */
   resourceById(id: string): { kind: Kind; value: string } | null | Promise<{ kind: Kind; value: string } | null>;
+  /** Optional: `resourceById` as a promise that does not hold up other work meanwhile (a search
+   * of a large pool a page at a time); the handler uses it where present. */
+  resourceLookup?(id: string): Promise<{ kind: Kind; value: string } | null>;
   /** The value with its credentials masked. */
   maskValue(kind: Kind, value: string): string;
 }
@@ -133,6 +136,7 @@ export interface MemoryHost extends Host {
   readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
   metrics(): string;
   resourceById(id: string): { kind: Kind; value: string } | null;
+  resourceLookup(id: string): Promise<{ kind: Kind; value: string } | null>;
   close(): void;
 }
 export declare class MemoryHost {

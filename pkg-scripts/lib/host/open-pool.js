@@ -651,6 +651,12 @@ export class PoolHost extends EventTarget {
   /** The resource `id` names ({kind, value}), or null: one the pool holds, or one it held
    * lately (whether it is still registered is for the call that uses it to say). */
   resourceById(id) {
+    return this.#ids.find(id, () => this.#pool.resources());
+  }
+
+  /** `resourceById` without holding up other work: the pool is searched a page at a time, with
+   * turns of the event loop between pages (the HTTP handler's lookup). */
+  resourceLookup(id) {
     return this.#ids.findInPages(id, (after) => this.#pool.resources({ limit: 25, ...(after ? { after } : {}) }));
   }
 

@@ -18,7 +18,8 @@
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
 // streamCut(), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
-// of it), maskValue(kind, value) }.
+// of it), optionally resourceLookup(id) (the same, as a promise, not holding up other work
+// meanwhile: used instead where present), maskValue(kind, value) }.
 //
 // A path names a resource by `{kind}/{value}` or by its opaque id (`resource-views.js`): a
 // segment that is a kind starts the first form, any other is an id.
@@ -254,9 +255,11 @@ export async function createHandler(
     return `${list},"next":${parts.length === limit ? JSON.stringify(lastId) : "null"}}`;
   };
 
+  /** The resource `id` names, or null: by the host's stepwise lookup where it has one. */
+  const lookup = (id) => (host.resourceLookup ? host.resourceLookup(id) : host.resourceById(id));
   /** The resource an id in a path names; an unknown id is a 404 (as an unknown value is). */
   const byId = async (id) => {
-    const r = await host.resourceById(id);
+    const r = await lookup(id);
     if (!r) throw new HttpProblem(404, "unknown-resource", "no resource has this id");
     return r;
   };
@@ -338,7 +341,7 @@ export async function createHandler(
         filter.limit = nonNegativeInt("limit", q.get("limit"), 100);
         if (filter.limit < 1 || filter.limit > 1000) throw bad("limit must be in 1..=1000");
         if (q.has("after")) {
-          filter.after = await host.resourceById(q.get("after"));
+          filter.after = await lookup(q.get("after"));
           if (!filter.after) throw bad("after names no registered resource (removed since the page before?): start again without it");
         }
       }
