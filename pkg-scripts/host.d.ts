@@ -113,7 +113,8 @@ export interface Host {
 
   // Reads.
   /** `group: null` keeps the resources with no group. */
-  resources(filter?: { context?: string; state?: State; group?: string | null }): ResourceView[];
+  /** With `after` and/or `limit`, a page (Pool.resources). */
+  resources(filter?: { context?: string; state?: State; group?: string | null; after?: { kind: Kind; value: string }; limit?: number }): ResourceView[];
   resource(kind: Kind, value: string): ResourceDetail;
   nextChangeAt(context: string, options?: { groups?: (string | null)[] }): number | null;
   /** The canonical snapshot of the live pool. */
@@ -139,6 +140,9 @@ export interface Host {
   resourceId(kind: Kind, value: string): string;
   /** The resource an id names (one held or lately held), or null. */
   resourceById(id: string): { kind: Kind; value: string } | null | Promise<{ kind: Kind; value: string } | null>;
+  /** Optional: `resourceById` as a promise that does not hold up other work meanwhile (a search
+   * of a large pool a page at a time); the handler uses it where present. */
+  resourceLookup?(id: string): Promise<{ kind: Kind; value: string } | null>;
   /** The value with its credentials masked. */
   maskValue(kind: Kind, value: string): string;
 }
@@ -176,6 +180,7 @@ export interface MemoryHost extends Host {
   readEvents(options?: { after?: number; limit?: number }): Promise<EventPage>;
   metrics(): string;
   resourceById(id: string): { kind: Kind; value: string } | null;
+  resourceLookup(id: string): Promise<{ kind: Kind; value: string } | null>;
   close(): void;
 }
 export declare class MemoryHost {

@@ -249,11 +249,15 @@ export interface GroupsOptions {
   groups?: Group[];
 }
 
-/** `resources()`'s filter: one context's cells, a view state, one group (null: no group). */
+/** `resources()`'s filter: one context's cells, a view state, one group (null: no group); with
+ * `after` and/or `limit`, a page: at most `limit` of the resources after `after` (registered or
+ * not) in canonical order (kind, then value bytes). */
 export interface ResourceFilter {
   context?: string;
   state?: State;
   group?: Group;
+  after?: { kind: Kind; value: string };
+  limit?: number;
 }
 
 export interface ReputeError extends Error {

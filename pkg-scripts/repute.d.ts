@@ -129,6 +129,8 @@ export declare class PoolHost extends EventTarget {
   resourceId(kind: Kind, value: string): string;
   /** The resource an id names (one the pool holds or held lately), or null. */
   resourceById(id: string): { kind: Kind; value: string } | null;
+  /** The same as a promise, searching a large pool a page at a time between other work. */
+  resourceLookup(id: string): Promise<{ kind: Kind; value: string } | null>;
   /** The value as events show it: credentials masked (`Pool.maskValue`). */
   maskValue(kind: Kind, value: string): string;
   /** Calls `cb` for events of `type` ("event" for every type); returns a disposer. */

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
+import { lineOfKey } from "../lib/http/strict-json.js";
 import { jsonProblem } from "../lib/host/json-problem.js";
 
 // The engine and the server are loaded after the arguments are read, so `--help` and argument
@@ -105,7 +106,8 @@ function tokensFrom(file, inline) {
   try {
     tokens = parseTokens(doc);
   } catch (e) {
-    fail(`bad tokens ${where}: ${e.message}`);
+    const line = file && e.path ? lineOfKey(text, e.path) : null;
+    fail(`bad tokens ${where}${line === null ? "" : `, line ${line}`}: ${e.message}`);
   }
   if (tokens.length === 0) fail(`bad tokens ${where}: the list is empty (to serve without tokens on loopback, leave tokens out)`);
   return tokens;

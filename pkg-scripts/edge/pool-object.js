@@ -69,6 +69,55 @@ function configOf(text) {
   }
 }
 
+/** The most of a refused request's body read and dropped before answering (see `Upload`). */
+const DRAIN_LIMIT = 16 * 2 ** 20;
+
+/**
+ * A request's body, read by the handler through `chunks()` (as far as it wants: stopping early
+ * leaves the rest unread, not cancelled) and then `drain()`ed. workerd answers a request whose
+ * body was not read to its end by resetting the connection, and a client still sending (most
+ * send everything, then read) loses the answer with it: a refused 100 KB upload reset 3 times
+ * in 4. So the rest of a refused body is read and dropped before the answer, up to
+ * `DRAIN_LIMIT` bytes; a larger one is let go (workerd resets it; README "Edge worker").
+ */
+class Upload {
+  #stream;
+  #reader = null;
+  #done = false;
+  #read = 0;
+
+  constructor(stream) {
+    this.#stream = stream;
+    this.#done = stream === null;
+  }
+
+  async *chunks() {
+    if (this.#done) return;
+    this.#reader ??= this.#stream.getReader();
+    while (!this.#done) {
+      const { done, value } = await this.#reader.read();
+      if (done) this.#done = true;
+      else {
+        this.#read += value.byteLength;
+        yield value;
+      }
+    }
+  }
+
+  /** Reads what is left of the body (`declared`: its content-length) and drops it; false when
+   * more is left than is read so. */
+  async drain(declared) {
+    if (this.#done) return true;
+    if (Number(declared) - this.#read > DRAIN_LIMIT) return false;
+    try {
+      for await (const _ of this.chunks()) if (this.#read > DRAIN_LIMIT) return false;
+    } catch {
+      return false; // the client went away
+    }
+    return true;
+  }
+}
+
 export class PoolObject {
   #ctx;
   #env;
@@ -139,16 +188,21 @@ export class PoolObject {
       return new Response(body, { status, headers });
     }
     // The handler reads only these of a request (handler.js); the target is the region's.
+    const upload = new Upload(request.body);
     const adapted = {
       method: request.method,
       url: request.url,
       target,
       headers: request.headers,
-      body: request.body,
+      get body() {
+        return upload.chunks();
+      },
       signal: request.signal,
       text: () => request.text(),
     };
     const { status, headers, body } = await this.#handle.reply(adapted);
+    // A request refused before its body was read (401, 413, 415, …): read the rest first.
+    await upload.drain(request.headers.get("content-length"));
     return new Response(body, { status, headers });
   }
 

@@ -22,6 +22,9 @@ function fail(code, message) {
 
 const invalid = (message) => fail("INVALID_ARGUMENT", message);
 
+/** The keys `resources(filter)` takes. */
+const RESOURCE_FILTERS = ["context", "state", "group", "after", "limit"];
+
 function kindCode(kind) {
   const c = KIND_CODE.get(kind);
   if (c === undefined) throw invalid(KIND_MESSAGE);
@@ -654,15 +657,25 @@ export function makePool(RawPool) {
       return unpackEvents(resourceId === undefined ? view : view.slice(), strings, resourceId);
     }
 
+    /** The dashboard; `filter.after` ({kind, value}, registered or not) and `filter.limit` (an
+     * integer ≥ 0) make it a page: at most `limit` of the resources after `after` in canonical
+     * order. */
     resources(filter) {
       if (filter === undefined) return JSON.parse(this.#raw.resources(this.#now(), undefined, undefined, false, undefined));
       plainObject(filter, "filter");
-      for (const k in filter) if (k !== "context" && k !== "state" && k !== "group") throw invalid(`unknown filter ${k}`);
-      const { context, state } = filter;
+      for (const k in filter) if (!RESOURCE_FILTERS.includes(k)) throw invalid(`unknown filter ${k}`);
+      const { context, state, after, limit } = filter;
       if (context !== undefined) text("filter.context", context);
       if (state !== undefined) text("filter.state", state);
       const group = groupOf(filter.group, "filter.group");
-      return JSON.parse(this.#raw.resources(this.#now(), context, state, group !== undefined, group ?? undefined));
+      if (after === undefined && limit === undefined) {
+        return JSON.parse(this.#raw.resources(this.#now(), context, state, group !== undefined, group ?? undefined));
+      }
+      if (after !== undefined) plainObject(after, "filter.after");
+      if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0 && limit <= 2 ** 32 - 1)) throw invalid("filter.limit must be an integer from 0");
+      const afterKind = after === undefined ? undefined : kindCode(after.kind);
+      const afterValue = after === undefined ? undefined : text("filter.after.value", after.value);
+      return JSON.parse(this.#raw.resourcesPage(this.#now(), context, state, group !== undefined, group ?? undefined, afterKind, afterValue, limit ?? 2 ** 32 - 1));
     }
 
     /** One resource with every cell and its `window` (recent outcomes, oldest first). */

@@ -480,6 +480,21 @@ impl Pool {
 
     /// The dashboard view, in canonical order.
     pub fn resources(&mut self, now: f64, filter: &Filter) -> Result<Vec<ResourceView>> {
+        self.resources_page(now, filter, None, usize::MAX)
+    }
+
+    /// A page of the dashboard view: the resources `resources(filter)` lists that come after
+    /// `after` (a kind and value, registered or not) in canonical order, at most `limit`.
+    pub fn resources_page(
+        &mut self,
+        now: f64,
+        filter: &Filter,
+        after: Option<(Kind, &str)>,
+        limit: usize,
+    ) -> Result<Vec<ResourceView>> {
+        if let Some((_, value)) = after {
+            check::value_arg(value)?;
+        }
         let t = check::clock_reading(now)?;
         if let Some(ctx) = &filter.context {
             check::context_arg(ctx)?;
@@ -487,7 +502,7 @@ impl Pool {
         if let Some(group) = &filter.group {
             check::group_arg(group.as_deref())?;
         }
-        self.read(t, |c, _| c.resources(filter))
+        self.read(t, |c, _| c.resources_page(filter, after, limit))
     }
 
     /// One resource with every cell and its window (recent outcomes); `UNKNOWN_RESOURCE` when

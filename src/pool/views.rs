@@ -180,8 +180,18 @@ impl Core {
         ResourceDetail { view: self.resource_view(slot, cells), windows }
     }
 
-    pub(crate) fn resources(&self, filter: &Filter) -> Vec<ResourceView> {
-        let by_res = self.cells_by_resource();
+    /// The dashboard view of `filter`, from the first resource after `after` (kind, value) in canonical
+    /// order (registered or not), at most `limit` of them.
+    pub(crate) fn resources_page(
+        &self,
+        filter: &Filter,
+        after: Option<(Kind, &str)>,
+        limit: usize,
+    ) -> Vec<ResourceView> {
+        // A short page without a state filter lists at most `limit` resources: their cells are
+        // found context by context (O(contexts) each), not by listing every cell of the pool.
+        let per_slot = filter.state.is_none() && limit.saturating_mul(self.ctxs.len()) < self.cells.len();
+        let by_res = if per_slot { Vec::new() } else { self.cells_by_resource() };
         let mut out = Vec::new();
         let group = match &filter.group {
             None => None,
@@ -190,13 +200,29 @@ impl Core {
                 None => return out,
             },
         };
-        for slot in self.reg.in_order() {
+        let order = self.reg.in_order();
+        let key = |slot: u32| {
+            let r = self.reg.get(slot);
+            (r.kind, r.value.as_bytes())
+        };
+        let start = after.map_or(0, |(k, v)| order.partition_point(|&slot| key(slot) <= (k, v.as_bytes())));
+        for &slot in &order[start..] {
+            if out.len() >= limit {
+                break;
+            }
             let r = self.reg.get(slot);
             if group.is_some_and(|g| g != r.group()) {
                 continue;
             }
             let blocked = r.block().is_some();
-            let mut cells: Vec<CellView> = by_res[slot as usize]
+            let found;
+            let ids: &[u32] = if per_slot {
+                found = self.cells_of(slot);
+                &found
+            } else {
+                &by_res[slot as usize]
+            };
+            let mut cells: Vec<CellView> = ids
                 .iter()
                 .map(|&id| self.cell_view(id, blocked, self.now))
                 .filter(|v| filter.context.as_deref().is_none_or(|c| *v.context == *c))

@@ -485,6 +485,36 @@ impl RawPool {
         self.pool.resources(now, &filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
+    /// A page of the dashboard (`resources` from after the resource `after_kind_code` /
+    /// `after_value`, when given, at most `limit`), as a JSON array.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = resourcesPage)]
+    pub fn resources_page(
+        &mut self,
+        now: f64,
+        context: Option<String>,
+        state: Option<String>,
+        by_group: bool,
+        group: Option<String>,
+        after_kind_code: Option<u8>,
+        after_value: Option<String>,
+        limit: u32,
+    ) -> JsResult<String> {
+        let state = match state.as_deref() {
+            None => None,
+            Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
+        };
+        let after = match (after_kind_code, after_value.as_deref()) {
+            (Some(code), Some(value)) => Some((kind(code).map_err(js_error)?, value)),
+            _ => None,
+        };
+        let filter = Filter { context, state, group: by_group.then_some(group) };
+        self.pool
+            .resources_page(now, &filter, after, limit as usize)
+            .map(|v| views_json::resources(&v))
+            .map_err(js_error)
+    }
+
     /// One resource with each cell's window, as JSON.
     #[wasm_bindgen(js_name = resource)]
     pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {

@@ -71,6 +71,7 @@ test("a malformed REPUTE_CONFIG or REPUTE_TOKENS answers every request a 500 pro
     [{ REPUTE_CONFIG: '{"coolAfter": -5}' }, /REPUTE_CONFIG.*coolAfter/],
     [{ REPUTE_TOKENS: `${SECRET} not json` }, /REPUTE_TOKENS.*not valid JSON/],
     [{ REPUTE_TOKENS: JSON.stringify({ tokens: [{ token: SECRET, role: "admin" }] }) }, /REPUTE_TOKENS.*role/],
+    [{ REPUTE_TOKENS: JSON.stringify({ tokens: [{ token: `${SECRET} é`, role: "worker" }] }) }, /REPUTE_TOKENS.*tokens\[0\]\.token.*a space/],
   ];
   for (const [bindings, detail] of cases) {
     const e = await edge(await folder(), bindings);

@@ -59,6 +59,35 @@ const block = (query, value = "p2") => ({ method: "POST", path: resourcePath("PR
 const get = (path, headers) => ({ method: "GET", path, headers });
 const deep = (n) => `${"[".repeat(n)}${"]".repeat(n)}`;
 
+/** Each route with a request it would otherwise serve (or refuse for another reason). */
+const QUERY_ROUTES = [
+  ["healthz", get("/healthz")],
+  ["readyz", get("/readyz")],
+  ["metrics", get("/metrics")],
+  ["register", reg({ kind: "PROXY", value: "p1" })],
+  ["resources", get("/api/resources")],
+  ["resource", get(resourcePath("PROXY", "p1"))],
+  ["deregister", { method: "DELETE", path: resourcePath("PROXY", "p2") }],
+  ["block", block("")],
+  ["unblock", { method: "DELETE", path: resourcePath("PROXY", "p3", "/block") }],
+  ["acquire", lease({ context: "c" })],
+  ["finish", { method: "POST", path: () => `/api/leases/${heldId}/outcome`, body: { outcome: { ok: true } } }],
+  ["renew", { method: "POST", path: () => `/api/leases/${heldId}/renewal` }],
+  ["release", { method: "DELETE", path: () => `/api/leases/${heldId}` }],
+  ["report", out({ ok: true })],
+  ["events", get("/api/events")],
+  ["outcomes", get("/api/outcomes")],
+  ["stream", get("/api/events/stream")],
+  ["config", get("/api/config")],
+  ["config-update", { method: "PUT", path: "/api/config", body: { leaseTtlMs: 30000 } }],
+  ["stats", get("/api/stats")],
+  ["snapshot-export", get("/api/snapshot")],
+  ["snapshot-import", { method: "PUT", path: "/api/snapshot", body: () => olderSnapshot }],
+];
+
+/** `r` with `query` on its path (which has none). */
+const withQuery = (r, query) => ({ ...r, path: typeof r.path === "function" ? () => r.path() + query : r.path + query });
+
 /** [name, request, status, problem name?]. `request.token`: "none" | role | raw header. */
 const CORPUS = [
   // --- malformed bodies
@@ -198,6 +227,12 @@ const CORPUS = [
   ["group filter blank", get("/api/resources?group=%20%20"), 400, "invalid-argument"],
   ["group filter given twice", get("/api/resources?group=A&group="), 400, "bad-request"],
   ["unknown resources parameter", get("/api/resources?kind=PROXY"), 400, "bad-request"],
+  // --- every route checks its query in one place: an unknown parameter, or one given twice,
+  // is a 400 before the route does anything (a lease is not granted, released or renewed)
+  ...QUERY_ROUTES.flatMap(([route, r]) => [
+    [`unknown parameter on ${route}`, withQuery(r, "?x=1"), 400, "bad-request"],
+    [`repeated parameter on ${route}`, withQuery(r, "?x=1&x=2"), 400, "bad-request"],
+  ]),
   // --- lease ids
   ["renew a garbage id", { method: "POST", path: "/api/leases/not-a-lease/renewal" }, 409, "lease-not-renewed"],
   ["release a garbage id", { method: "DELETE", path: "/api/leases/not-a-lease" }, 404, "no-such-lease"],
@@ -419,6 +454,55 @@ test("a client that sends its whole oversized chunked upload (8 MiB) before read
   assert.deepEqual(errors, [], "the upload was cut");
   assert.match(text, /^HTTP\/1\.1 413 /);
   assert.match(text, /urn:repute:problem:body-too-large/);
+});
+
+/**
+ * POSTs a JSON body of about `bytes` to `path` as many clients do — write it all, then read —
+ * with a content-length or chunked; resolves to the response as `call` gives it, or
+ * `{ error }` when the connection failed (a reset) before one arrived.
+ */
+function upload(path, bytes, { chunked = false, headers = {} } = {}) {
+  const prefix = new URL(s.url).pathname.replace(/\/$/, ""); // an edge region's /regions/{region}
+  const head = '{"kind":"PROXY","value":"';
+  const size = head.length + bytes + 2;
+  const h = { "content-type": "application/json", ...headers, ...(chunked ? {} : { "content-length": String(size) }) };
+  return new Promise((resolve) => {
+    const req = http.request(s.url, { method: "POST", path: prefix + path, agent: false, headers: h }, (res) =>
+      readResponse(res).then(resolve, (error) => resolve({ error: error.code ?? error.message })),
+    );
+    req.on("error", (error) => resolve({ error: error.code ?? error.message }));
+    (async () => {
+      req.write(head);
+      const chunk = Buffer.alloc(65536, 0x78);
+      for (let sent = 0; sent < bytes && !req.destroyed; sent += chunk.length) {
+        if (!req.write(bytes - sent < chunk.length ? chunk.subarray(0, bytes - sent) : chunk)) await once(req, "drain").catch(() => {});
+      }
+      req.end('"}');
+    })();
+  });
+}
+
+test("an oversized upload (100 KB, 10 MB; content-length or chunked), or a large one refused (401, 415), gets its problem answer, never a reset", async () => {
+  const auth = { authorization: `Bearer ${TOKENS.operator}` };
+  const wrong = [];
+  for (const [bytes, status, headers] of [
+    [100_000, 413, auth],
+    [10_000_000, 413, auth],
+    [1_000_000, 401, {}],
+    [1_000_000, 415, { ...auth, "content-type": "text/plain" }],
+  ]) {
+    for (const chunked of [false, true]) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const res = await upload("/api/resources", bytes, { chunked, headers });
+        const what = `${bytes} bytes ${chunked ? "chunked" : "with content-length"} (try ${attempt + 1})`;
+        if (res.error) wrong.push(`${what}: ${res.error}`);
+        else if (res.status !== status || res.headers.get("content-type") !== "application/problem+json") wrong.push(`${what}: ${res.status} ${res.text.slice(0, 100)}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+  const stats = await call(s.url, "GET", "/api/stats", { token: TOKENS.operator });
+  assert.equal(stats.json.registered, 4, "nothing was registered");
 });
 
 const chunkedBody = (bytes) => {

@@ -68,6 +68,10 @@ test("PUT /api/config refusals name the problem and change nothing", async () =>
       [await put([1, 2]), 400, "bad-request", /JSON object/],
       [await put("{"), 400, "bad-request", /not valid UTF-8 JSON/],
       [await put({ leaseTtlMs: 1 }, { headers: { "content-type": "text/plain" } }), 415, "unsupported-media-type", /JSON/],
+      // Too many per-context gaps is refused from its shape, before the body's keys are
+      // scanned for duplicates (which costs in proportion to a body of up to 8 MiB): this one
+      // has a duplicate too, and is refused for its size.
+      [await put(`{"minGapMsByContext":{${Array.from({ length: 4097 }, (_, i) => `"site-${i}.example":1000`).join(",")},"site-0.example":5}}`), 400, "invalid-config", /^minGapMsByContext\b.*4096/],
       [await call(s.url, "PUT", "/api/config?x=1", { ...op, body: {} }), 400, "bad-request", /query parameter/],
       [await call(s.url, "PUT", "/api/config", { token: TOKENS.worker, body: { leaseTtlMs: 60000 } }), 403, "forbidden", /worker/],
       [await call(s.url, "PUT", "/api/config", { token: TOKENS.viewer, body: { leaseTtlMs: 60000 } }), 403, "forbidden", /viewer/],

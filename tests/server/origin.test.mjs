@@ -149,6 +149,26 @@ test("a malformed Host is a 400 problem in both modes (never a 500), and routes 
   }
 });
 
+test("an HTTP/1.1 request without Host, or with two Host headers, is a 400 problem in both modes, and routes nowhere", async () => {
+  for (const s of [open, guarded]) {
+    const port = s.server.port;
+    const auth = `Authorization: Bearer ${OPERATOR}\r\n`;
+    const none = await rawRequest(port, `GET /api/snapshot HTTP/1.1\r\n${auth}\r\n`);
+    assertProblem(none, 400, "bad-request", "no Host");
+    assert.match(none.json.detail, /Host/);
+    for (const [first, second] of [["127.0.0.1", "evil.example"], ["evil.example", "127.0.0.1"], ["127.0.0.1", "127.0.0.1"]]) {
+      const res = await rawRequest(port, `GET /api/snapshot HTTP/1.1\r\nHost: ${first}\r\n${auth}Host: ${second}\r\n\r\n`);
+      assertProblem(res, 400, "bad-request", `Host ${first}, then ${second}`);
+      assert.match(res.json.detail, /Host/);
+      assert.doesNotMatch(res.text, /"format"/);
+    }
+    // A path outside the API (the console's files, where served) is refused alike.
+    assertProblem(await rawRequest(port, "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\n\r\n"), 400, "bad-request", "a file, two Hosts");
+    // HTTP/1.0 may leave Host out (RFC 9112 §3.2 asks it of HTTP/1.1): judged by its Origin.
+    assert.equal((await rawRequest(port, `GET /api/stats HTTP/1.0\r\n${auth}\r\n`)).status, 200);
+  }
+});
+
 test("the shared web handler applies the same guard (an edge worker gets it too)", async () => {
   const dir = await tempDir("guard-web");
   const pool = await openPool({ dir, now: () => T0, seed: 7, checkpointMs: 0, handleSignals: false, onError: () => {} });

@@ -164,7 +164,7 @@ test("a damaged key file stops start-up naming the file, without quoting it; a k
   }
 });
 
-test("a viewer sees masked values in views and leases; workers' and operators' views are the values", async () => {
+test("a viewer sees masked values in views and leases; an operator's views are the values; a worker reads no view, its lease holds the value", async () => {
   const tokens = [
     { token: "viewer-token-0123456789", role: "viewer" },
     { token: "operator-token-012345678", role: "operator" },
@@ -187,6 +187,21 @@ test("a viewer sees masked values in views and leases; workers' and operators' v
     assert.equal(leased.lease.value, leased.value, "the lease in a viewer's view is masked too");
     assert.deepEqual(leased.leases.map((l) => [l.token, l.value]), [[lease.token, leased.value]], "and every lease of `leases`");
     assert.ok(!JSON.stringify(asViewer).match(/Secret|hunter2|abc/));
+    assert.ok(VALUES.some(([k, v]) => k === lease.kind && v === lease.value), "a worker's lease holds the value as it is");
+    for (const p of ["/api/resources", resourcePath(lease.kind, lease.value)]) {
+      assertProblem(await call(s.url, "GET", p, { token: worker }), 403, "forbidden", `a worker's GET ${p}`);
+    }
+    // The README says who sees values as they are: each role it names does, on the dashboard.
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+    const claim = /\(([^()]*?) see them as they are/.exec(readme.replace(/\s+/g, " "));
+    assert.ok(claim, "the README says who sees values as they are");
+    const named = ["viewer", "operator", "worker"].filter((role) => new RegExp(`\\b${role}s?\\b`).test(claim[1]));
+    assert.ok(named.length > 0, claim[1]);
+    for (const role of named) {
+      const res = await call(s.url, "GET", "/api/resources", { token: tokens.find((t) => t.role === role).token });
+      assert.equal(res.status, 200, `the README says ${role}s see values as they are: ${res.text}`);
+      assert.deepEqual(res.json.resources.map((r) => r.value).sort(), VALUES.map(([, v]) => v).sort(), role);
+    }
   } finally {
     await s.close();
   }

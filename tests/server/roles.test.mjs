@@ -286,6 +286,45 @@ for (const [name, content] of BAD_FILES) {
   });
 }
 
+// Tokens no `Authorization: Bearer` header can carry (RFC 6750: visible ASCII): none could
+// ever log in, so the server refuses to start, naming the entry, its line and what is wrong.
+const UNSENDABLE = [
+  ["a space", `${SECRET.slice(0, 10)} ${SECRET.slice(10)}`, /a space/],
+  ["a tab", `${SECRET}\t`, /a control character/],
+  ["a line feed", `${SECRET.slice(0, 10)}\n${SECRET.slice(10)}`, /a control character/],
+  ["DEL", `${SECRET}\u007f`, /a control character/],
+  ["an accented letter", `${SECRET}é`, /a non-ASCII character/],
+  ["a non-breaking space", `${SECRET}\u00a0`, /a non-ASCII character/],
+  ["an emoji", `${SECRET}\u{1F511}`, /a non-ASCII character/],
+];
+
+for (const [name, token, what] of UNSENDABLE) {
+  test(`CLI --tokens with ${name} in a token: refuses to start, naming the entry and its line, not the token`, async () => {
+    const file = path.join(cliRoot, `unsendable-${name.replace(/\W+/g, "-")}.json`);
+    const entries = [{ token: `${SECRET}-good`, role: "viewer" }, { token, role: "worker" }];
+    // One field per line: the bad token is on line 8.
+    await writeFile(file, JSON.stringify({ tokens: entries }, null, 2));
+    const r = await runServeToExit(["--tokens", file, "--port", "0", "--data", path.join(cliRoot, "data")]);
+    const output = r.stdout + r.stderr;
+    assert.notEqual(r.code, 0, output);
+    assert.doesNotMatch(r.stdout, /serving/);
+    assert.ok(r.stderr.includes(file), r.stderr);
+    assert.match(r.stderr, /tokens\[1\]\.token/);
+    assert.match(r.stderr, /line 8\b/);
+    assert.match(r.stderr, what);
+    assert.ok(!leaks(output), `the output echoes the token: ${output}`);
+  });
+}
+
+test("CLI REPUTE_TOKENS with a token holding a space: refuses to start, naming the entry, not the token", async () => {
+  const r = await runServeToExit(["--port", "0", "--data", path.join(cliRoot, "data")], {
+    env: { REPUTE_TOKENS: JSON.stringify({ tokens: [{ token: `${SECRET} x`, role: "worker" }] }) },
+  });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /REPUTE_TOKENS.*tokens\[0\]\.token.*a space/);
+  assert.ok(!leaks(r.stdout + r.stderr), r.stderr);
+});
+
 test(
   "CLI --tokens with an empty file: refuses to start (auth was asked for; never fail open)",
   async () => {

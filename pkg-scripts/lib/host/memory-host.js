@@ -383,6 +383,12 @@ export class MemoryHost {
     return this.#ids.find(id, () => this.#pool.resources());
   }
 
+  /** `resourceById` without holding up other work: the pool is searched a page at a time, with
+   * turns of the event loop between pages (the HTTP handler's lookup). */
+  resourceLookup(id) {
+    return this.#ids.findInPages(id, (after) => this.#pool.resources({ limit: 25, ...(after ? { after } : {}) }));
+  }
+
   maskValue(kind, value) {
     return this.#Pool.maskValue(kind, value);
   }

@@ -678,6 +678,12 @@ export class PoolHost extends EventTarget {
     return contextsOf(this, this.#sites);
   }
 
+  /** `resourceById` without holding up other work: the pool is searched a page at a time, with
+   * turns of the event loop between pages (the HTTP handler's lookup). */
+  resourceLookup(id) {
+    return this.#ids.findInPages(id, (after) => this.#pool.resources({ limit: 25, ...(after ? { after } : {}) }));
+  }
+
   /** The value as events show it (`Pool.maskValue`). */
   maskValue(kind, value) {
     return Pool.maskValue(kind, value);

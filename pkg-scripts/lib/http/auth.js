@@ -20,8 +20,25 @@ function equalBytes(a, b) {
 /** A token's name: 1 to 64 printable characters (letters, digits, space, and . _ @ + -). */
 const NAME = /^[\p{L}\p{N}._@+\- ]{1,64}$/u;
 
-/** Validates `{ tokens: [{ token, role, name? }] }`; throws a message naming the bad entry.
- * Each entry comes back with its `name` (its own, or `${role}-${n}`: the nth of its role). */
+/**
+ * What is wrong with `token` as an `Authorization: Bearer` credential, or null: it must be
+ * visible ASCII (U+0021–U+007E), what `roleOf` reads — RFC 6750's b64token is a subset, and no
+ * header carries a space inside a credential, a control character or a non-ASCII one. Says
+ * which kind of character, never which character.
+ */
+function unsendable(token) {
+  const bad = /[^\x21-\x7e]/.exec(token);
+  if (bad === null) return null;
+  const c = bad[0].codePointAt(0);
+  const what = c === 0x20 ? "a space" : c < 0x20 || c === 0x7f ? "a control character" : "a non-ASCII character";
+  return `holds ${what} (character ${bad.index + 1}), which no Authorization: Bearer header can carry: a token is visible ASCII only (RFC 6750)`;
+}
+
+/**
+ * Validates `{ tokens: [{ token, role, name? }] }`; throws a message naming the bad entry (never
+ * the token), with the offending field's path as the error's `path` (`tokens[1].token`). Each
+ * entry comes back with its `name` (its own, or `${role}-${n}`: the nth of its role).
+ */
 export function parseTokens(doc) {
   if (typeof doc !== "object" || doc === null || !Array.isArray(doc.tokens) || Object.keys(doc).length !== 1) {
     throw new Error('tokens must be {"tokens": [{"token": "...", "role": "worker|operator|viewer", "name": "optional"}]}');
@@ -30,11 +47,14 @@ export function parseTokens(doc) {
     if (typeof t !== "object" || t === null || Object.keys(t).some((k) => k !== "token" && k !== "role" && k !== "name")) {
       throw new Error(`tokens[${i}]: expected {token, role, name?}`);
     }
-    if (typeof t.token !== "string" || t.token.length < 16) throw new Error(`tokens[${i}].token: a string of at least 16 characters`);
-    if (!ROLES.includes(t.role)) throw new Error(`tokens[${i}].role: one of ${ROLES.join(", ")}`);
-    if ("name" in t && (typeof t.name !== "string" || !NAME.test(t.name))) {
-      throw new Error(`tokens[${i}].name: 1 to 64 letters, digits, spaces or . _ @ + -`);
-    }
+    const fail = (field, message) => {
+      throw Object.assign(new Error(`tokens[${i}].${field}: ${message}`), { path: `tokens[${i}].${field}` });
+    };
+    if (typeof t.token !== "string" || t.token.length < 16) fail("token", "a string of at least 16 characters");
+    const why = unsendable(t.token);
+    if (why !== null) fail("token", why);
+    if (!ROLES.includes(t.role)) fail("role", `one of ${ROLES.join(", ")}`);
+    if ("name" in t && (typeof t.name !== "string" || !NAME.test(t.name))) fail("name", "1 to 64 letters, digits, spaces or . _ @ + -");
     return t;
   }).map(named());
 }

@@ -17,8 +17,10 @@
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
 // Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
-// streamCut(), contexts() (per-context health, host/context-health.js), resourceId(kind, value), resourceById(id) → {kind, value} | null (or a promise
-// of it), maskValue(kind, value) }.
+// streamCut(), contexts() (per-context health, host/context-health.js), resourceId(kind,
+// value), resourceById(id) → {kind, value} | null (or a promise of it), optionally
+// resourceLookup(id) (the same, as a promise, not holding up other work
+// meanwhile: used instead where present), maskValue(kind, value) }.
 //
 // A path names a resource by `{kind}/{value}` or by its opaque id (`resource-views.js`): a
 // segment that is a kind starts the first form, any other is an id.
@@ -29,13 +31,14 @@ import { LeaseIds } from "./lease-id.js";
 import { eventStream } from "./sse.js";
 import { requestTarget } from "./request-target.js";
 import { originGuard } from "./origin-guard.js";
-import { duplicateKeyPath } from "./strict-json.js";
+import { body, bytes, CONFIG_BODY_LIMIT, configShape, jsonObject, JSON_TYPE, snapshotLimitFor } from "./request-body.js";
 import { showResources } from "./resource-views.js";
 import { eventFilterOf, readFiltered } from "./event-query.js";
 import { MAX_REASON } from "../host/operator-note.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
+import { nextTurn } from "../next-turn.js";
 
-const JSON_TYPE = "application/json";
+export { snapshotLimitFor };
 const WORKER = new Set(["worker", "operator"]);
 const VIEWER = new Set(["viewer", "operator"]);
 const OPERATOR = new Set(["operator"]);
@@ -82,83 +85,6 @@ function kindOf(kind) {
   return kind;
 }
 
-/**
- * The body's bytes, refused with a 413 as soon as it is known to exceed `limit`: by its
- * `content-length` before anything is read, or while streaming (a chunked body) once more has
- * arrived — never read whole first.
- */
-async function bytes(request, limit, what = "the body") {
-  const tooLarge = () => new HttpProblem(413, "body-too-large", `${what} is larger than ${limit} bytes`);
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) throw tooLarge();
-  const chunks = [];
-  let size = 0;
-  if (request.body) {
-    for await (const chunk of request.body) {
-      size += chunk.byteLength;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  return concat(chunks, size);
-}
-
-/** The largest snapshot a pool with this config writes, with room to spare: 1 MiB plus, for
- * each of `maxCells`, 640 bytes and 40 per window entry. A full 500 000-cell pool with
- * 10-outcome windows writes 373 bytes a cell (BENCHMARKS.md); this allows 1 040 (496 MiB). */
-export function snapshotLimitFor(config) {
-  return 2 ** 20 + config.maxCells * (640 + 40 * config.windowSize);
-}
-
-/** The largest `PUT /api/config` body read (operator only): a config is small but for
- * `minGapMsByContext`, up to 4096 contexts of up to 256 UTF-8 bytes — about 1 MB as hostnames,
- * 6 MiB with every character of every key `\u`-escaped — so it gets 8 MiB (or `bodyLimit`, if
- * larger), where the other routes' bodies stay within `bodyLimit`. */
-const CONFIG_BODY_LIMIT = 8 * 2 ** 20;
-
-/** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them);
- * duplicate keys are refused. */
-async function jsonObject(request, limit) {
-  const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
-  const raw = await bytes(request, limit);
-  let value;
-  let text;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
-    value = JSON.parse(text);
-  } catch {
-    throw bad("the body is not valid UTF-8 JSON");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bad("the body must be a JSON object");
-  const duplicate = duplicateKeyPath(text);
-  if (duplicate !== null) throw bad(`${duplicate}: duplicate field`);
-  return value;
-}
-
-/** Reads a JSON object body of at most `limit` bytes with the `fields` required and the
- * `optional` ones allowed, nothing else. */
-async function body(request, limit, fields, optional = []) {
-  const value = await jsonObject(request, limit);
-  // An unknown key is not quoted: it may be a value that went astray.
-  for (const k of Object.keys(value)) {
-    if (!fields.includes(k) && !optional.includes(k)) throw bad(`unknown field (the fields are ${fields.concat(optional).join(", ")})`);
-  }
-  for (const k of fields) if (!(k in value)) throw bad(`missing field ${JSON.stringify(k)}`);
-  return value;
-}
-
-function concat(chunks, size) {
-  if (chunks.length === 1) return chunks[0]; // a small body: one chunk, no copy
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
 function text(name, v) {
   if (typeof v !== "string") throw bad(`${name} must be a string`);
   return v;
@@ -197,7 +123,22 @@ function nextOf(v, waitMsOf) {
 
 const isAbort = (e) => e?.name === "AbortError";
 
+/** The query parameters of a block: `?seconds=N` or `?permanent=true`. */
+const BLOCK_QUERY = ["seconds", "permanent"];
+/** Resources per step of a dashboard built in steps (`dashboard`). */
+const DASHBOARD_STEP = 25;
+
+
+/** The query of a request that has none. */
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The query of `url` (request-target.js) checked against the parameters a route takes,
+ * `allowed`: an unknown one (not quoted back: it may be a value gone astray) or one given twice
+ * is a 400. Every route's query is checked here, once, before the route runs.
+ */
 function query(url, allowed) {
+  if (allowed.length === 0 && !url.hasQuery) return NO_QUERY;
   const seen = new Set();
   for (const k of url.searchParams.keys()) {
     if (!allowed.includes(k)) throw bad(allowed.length ? `unknown query parameter (this route takes ${allowed.join(", ")})` : "this route takes no query parameters");
@@ -303,27 +244,50 @@ export async function createHandler(
   // One snapshot upload is read at a time: ten at once could hold ten times the limit.
   let importing = false;
 
+  /**
+   * The dashboard's JSON text (`{"resources": [...]}`, and `"next"` for a page: `limit` given),
+   * built `DASHBOARD_STEP` resources at a time with a turn of the event loop between steps, so
+   * that a large one (a second of work for the whole of a 126k-cell pool) does not hold up
+   * every other request meanwhile. Each step reads the pool as it is then.
+   */
+  const dashboard = async ({ limit, after, ...filter }, masked) => {
+    const parts = [];
+    let last = after;
+    let lastId = null;
+    for (let left = limit ?? Infinity; left > 0; ) {
+      const step = Math.min(left, DASHBOARD_STEP);
+      const views = host.resources({ ...filter, limit: step, ...(last ? { after: last } : {}) });
+      for (const view of showResources(host, views, { masked })) parts.push(JSON.stringify(view));
+      left -= views.length;
+      if (views.length < step) break;
+      last = { kind: views[views.length - 1].kind, value: views[views.length - 1].value };
+      lastId = host.resourceId(last.kind, last.value);
+      if (left > 0) await nextTurn();
+    }
+    const list = `{"resources":[${parts.join(",")}]`;
+    if (limit === undefined) return `${list}}`;
+    return `${list},"next":${parts.length === limit ? JSON.stringify(lastId) : "null"}}`;
+  };
+
+  /** The resource `id` names, or null: by the host's stepwise lookup where it has one. */
+  const lookup = (id) => (host.resourceLookup ? host.resourceLookup(id) : host.resourceById(id));
   /** The resource an id in a path names; an unknown id is a 404 (as an unknown value is). */
   const byId = async (id) => {
-    const r = await host.resourceById(id);
+    const r = await lookup(id);
     if (!r) throw new HttpProblem(404, "unknown-resource", "no resource has this id");
     return r;
   };
   /** One resource with its cells' windows (the console's detail), shown as the dashboard shows
    * it (its id; masked for a viewer). */
-  const resource = (url, { kind, value }, role) => {
-    const q = query(url, ["masked"]);
-    return json(200, showResources(host, [host.resource(kind, value)], { masked: maskedFor(role, q) })[0]);
-  };
-  const deregister = async (url, { kind, value }, note) => {
-    query(url, []);
+  const resource = (q, { kind, value }, role) =>
+    json(200, showResources(host, [host.resource(kind, value)], { masked: maskedFor(role, q) })[0]);
+  const deregister = async ({ kind, value }, note) => {
     if (!(await host.deregister(kind, value, note))) throw new HttpProblem(404, "unknown-resource", "the resource is not registered");
     return json(204);
   };
   /** `POST …/block`: how long from the query; an optional JSON body `{reason}` (a reason
    * without a body is none). */
-  const block = async (req, url, { kind, value }, note) => {
-    const q = query(url, ["seconds", "permanent"]);
+  const block = async (req, q, { kind, value }, note) => {
     let how;
     if (q.has("permanent") && !q.has("seconds")) {
       if (q.get("permanent") !== "true") throw bad("permanent must be true");
@@ -366,28 +330,26 @@ export async function createHandler(
     }
     return { group, maxLeases };
   };
-  const unblock = async (req, url, { kind, value }, note) => {
-    query(url, []);
-    return json(200, { unblocked: await host.unblock(kind, value, { ...note, ...(await reasonOf(req)) }) });
-  };
+  const unblock = async (req, { kind, value }, note) =>
+    json(200, { unblocked: await host.unblock(kind, value, { ...note, ...(await reasonOf(req)) }) });
 
-  // [method, pattern, roles, name, handler]; a pattern segment ":" matches anything, ID any but
-  // a kind. The first route that matches serves (the ID forms come before the {kind}/{value}
-  // forms they overlap).
+  // [method, pattern, roles, name, query parameters taken, handler(request, query, parts, role,
+  // note)] — `note`: `{actor}`, the token's name, for the operator events the call causes;
+  // a pattern segment ":" matches anything, ID any but a kind. The first route that matches
+  // serves (the ID forms come before the {kind}/{value} forms they overlap). The query is
+  // checked against the route's list before the handler runs (`query`).
   const routes = [
-    ["GET", ["healthz"], OPEN, "healthz", () => json(200, { status: "ok" })],
+    ["GET", ["healthz"], OPEN, "healthz", [], () => json(200, { status: "ok" })],
     // Who the token is: its role and name (the console offers only what the role may do).
-    ["GET", ["api", "session"], ANY_ROLE, "session", (req, url, parts, role, note) => {
-      query(url, []);
-      return json(200, { role: role ?? "operator", name: note.actor, tokens: auth.enabled });
-    }],
-    ["GET", ["readyz"], OPEN, "readyz", () => {
+    ["GET", ["api", "session"], ANY_ROLE, "session", [], (req, q, parts, role, note) =>
+      json(200, { role: role ?? "operator", name: note.actor, tokens: auth.enabled })],
+    ["GET", ["readyz"], OPEN, "readyz", [], () => {
       const r = host.ready && host.readiness ? host.readiness() : { ready: host.ready };
       return json(r.ready ? 200 : 503, r);
     }],
-    ["GET", ["metrics"], VIEWER, "metrics", async () =>
+    ["GET", ["metrics"], VIEWER, "metrics", [], async () =>
       ({ status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" }, body: await host.metrics() })],
-    ["POST", ["api", "resources"], WORKER, "register", async (req, url, parts, role, note) => {
+    ["POST", ["api", "resources"], WORKER, "register", [], async (req, q, parts, role, note) => {
       // `group` absent: a known resource keeps its group; given (a name or null): it moves.
       // `maxLeases` absent: a known resource keeps its capacity, a new one gets 1.
       const b = await body(req, bodyLimit, ["kind", "value"], ["group", "maxLeases"]);
@@ -400,24 +362,34 @@ export async function createHandler(
       const now = current(kind, value, b, created);
       return json(created ? 201 : 200, { kind, value, id: host.resourceId(kind, value), created, ...now });
     }],
-    ["GET", ["api", "resources"], VIEWER, "resources", (req, url, parts, role) => {
-      const q = query(url, ["context", "state", "group", "masked"]);
+    ["GET", ["api", "resources"], VIEWER, "resources", ["context", "state", "group", "limit", "after", "masked"], async (req, q, parts, role) => {
       const filter = {};
       if (q.has("context")) filter.context = q.get("context");
       if (q.has("state")) filter.state = q.get("state");
       // `?group=` (empty) asks for the resources with no group: a group name is never blank.
       if (q.has("group")) filter.group = q.get("group") === "" ? null : q.get("group");
-      return json(200, { resources: showResources(host, host.resources(filter), { masked: maskedFor(role, q) }) });
+      // `?limit=N&after=ID`: a page, in canonical order, after the resource ID names; `next`
+      // names the page's last resource while there may be more.
+      const paged = q.has("limit") || q.has("after");
+      if (paged) {
+        filter.limit = nonNegativeInt("limit", q.get("limit"), 100);
+        if (filter.limit < 1 || filter.limit > 1000) throw bad("limit must be in 1..=1000");
+        if (q.has("after")) {
+          filter.after = await lookup(q.get("after"));
+          if (!filter.after) throw bad("after names no registered resource (removed since the page before?): start again without it");
+        }
+      }
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: await dashboard(filter, maskedFor(role, q)) };
     }],
-    ["GET", ["api", "resources", ID], VIEWER, "resource", async (req, url, [, , id], role) => resource(url, await byId(id), role)],
-    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", async (req, url, [, , id], role, note) => deregister(url, await byId(id), note)],
-    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", async (req, url, [, , id], role, note) => block(req, url, await byId(id), note)],
-    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", async (req, url, [, , id], role, note) => unblock(req, url, await byId(id), note)],
-    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", (req, url, [, , kind, value], role) => resource(url, { kind: kindOf(kind), value }, role)],
-    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", (req, url, [, , kind, value], role, note) => deregister(url, { kind: kindOf(kind), value }, note)],
-    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", (req, url, [, , kind, value], role, note) => block(req, url, { kind: kindOf(kind), value }, note)],
-    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", (req, url, [, , kind, value], role, note) => unblock(req, url, { kind: kindOf(kind), value }, note)],
-    ["POST", ["api", "leases"], WORKER, "acquire", async (req) => {
+    ["GET", ["api", "resources", ID], VIEWER, "resource", ["masked"], async (req, q, [, , id], role) => resource(q, await byId(id), role)],
+    ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", [], async (req, q, [, , id], role, note) => deregister(await byId(id), note)],
+    ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", BLOCK_QUERY, async (req, q, [, , id], role, note) => block(req, q, await byId(id), note)],
+    ["DELETE", ["api", "resources", ID, "block"], OPERATOR, "unblock", [], async (req, q, [, , id], role, note) => unblock(req, await byId(id), note)],
+    ["GET", ["api", "resources", ":", ":"], VIEWER, "resource", ["masked"], (req, q, [, , kind, value], role) => resource(q, { kind: kindOf(kind), value }, role)],
+    ["DELETE", ["api", "resources", ":", ":"], OPERATOR, "deregister", [], (req, q, [, , kind, value], role, note) => deregister({ kind: kindOf(kind), value }, note)],
+    ["POST", ["api", "resources", ":", ":", "block"], OPERATOR, "block", BLOCK_QUERY, (req, q, [, , kind, value], role, note) => block(req, q, { kind: kindOf(kind), value }, note)],
+    ["DELETE", ["api", "resources", ":", ":", "block"], OPERATOR, "unblock", [], (req, q, [, , kind, value], role, note) => unblock(req, { kind: kindOf(kind), value }, note)],
+    ["POST", ["api", "leases"], WORKER, "acquire", [], async (req) => {
       const b = await body(req, bodyLimit, ["context"], ["groups", "waitMs"]);
       const context = text("context", b.context);
       // With `groups`, the listed groups in order (SPEC §3); Retry-After is for them alone.
@@ -449,7 +421,7 @@ export async function createHandler(
         : `no resource ${which}is eligible ${waitMs > 0 ? `after waiting ${waitMs} ms` : "now"}`;
       throw new HttpProblem(409, "nothing-eligible", detail, retryAfter === null ? {} : { "retry-after": retryAfter });
     }],
-    ["POST", ["api", "leases", ":", "outcome"], WORKER, "finish", async (req, url, [, , id]) => {
+    ["POST", ["api", "leases", ":", "outcome"], WORKER, "finish", [], async (req, q, [, , id]) => {
       const b = await body(req, bodyLimit, ["outcome"], ["next"]);
       const next = "next" in b ? nextOf(b.next, waitMsOf) : null;
       const lease = await ids.decode(id);
@@ -480,34 +452,32 @@ export async function createHandler(
       const retryAfter = closing.signal.aborted ? "1" : retryAfterOf(context, where.groups ? { groups: where.groups } : undefined);
       return json(200, { next: null }, retryAfter === null ? {} : { "retry-after": retryAfter });
     }],
-    ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", async (req, url, [, , id]) => {
+    ["POST", ["api", "leases", ":", "renewal"], WORKER, "renew", [], async (req, q, [, , id]) => {
       const lease = await ids.decode(id);
       const renewed = lease && host.renew({ ...lease, leasedAt: 0, expiresAt: 0 });
       if (!renewed) throw new HttpProblem(409, "lease-not-renewed", "the lease lapsed, is not the current one, or the resource is blocked");
       return json(200, await withId(renewed));
     }],
-    ["DELETE", ["api", "leases", ":"], WORKER, "release", async (req, url, [, , id]) => {
+    ["DELETE", ["api", "leases", ":"], WORKER, "release", [], async (req, q, [, , id]) => {
       const lease = await ids.decode(id);
       if (!lease || !host.release({ ...lease, leasedAt: 0, expiresAt: 0 })) {
         throw new HttpProblem(404, "no-such-lease", "not the current holder of a lease");
       }
       return json(204);
     }],
-    ["POST", ["api", "outcomes"], WORKER, "report", async (req) => {
+    ["POST", ["api", "outcomes"], WORKER, "report", [], async (req) => {
       const b = await body(req, bodyLimit, ["kind", "value", "context", "outcome"]);
       host.report(kindOf(b.kind), text("value", b.value), text("context", b.context), b.outcome);
       return json(204);
     }],
-    ["GET", ["api", "events"], VIEWER, "events", async (req, url) => {
-      const q = query(url, ["after", "limit", "type", "context", "resource", "before"]);
+    ["GET", ["api", "events"], VIEWER, "events", ["after", "limit", "type", "context", "resource", "before"], async (req, q) => {
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
       const filter = eventFilterOf(q);
       return json(200, filter ? await readFiltered(host, { after, limit, filter }) : await host.readEvents({ after, limit }));
     }],
-    ["GET", ["api", "outcomes"], VIEWER, "outcomes", async (req, url) => {
-      const q = query(url, ["after", "limit"]);
+    ["GET", ["api", "outcomes"], VIEWER, "outcomes", ["after", "limit"], async (req, q) => {
       const after = nonNegativeInt("after", q.get("after"), 0);
       const limit = nonNegativeInt("limit", q.get("limit"), 100);
       if (limit < 1 || limit > 1000) throw bad("limit must be in 1..=1000");
@@ -515,8 +485,7 @@ export async function createHandler(
       if (!page) throw new HttpProblem(404, "outcomes-not-recorded", "this pool does not record reported outcomes (start it with --record-outcomes)");
       return json(200, page);
     }],
-    ["GET", ["api", "events", "stream"], VIEWER, "stream", (req, url) => {
-      const q = query(url, ["after"]);
+    ["GET", ["api", "events", "stream"], VIEWER, "stream", ["after"], (req, q) => {
       const last = req.headers.get("last-event-id");
       const after = nonNegativeInt("Last-Event-ID", last ?? q.get("after"), null);
       const newest = host.stats().nextEventSeq - 1;
@@ -530,20 +499,17 @@ export async function createHandler(
       const onEnd = () => streams--;
       return eventStream(host, { after, heartbeatMs, maxQueue: streamQueue, onCut: onStreamCut, onEnd, signal: req.signal, maxMs: streamMaxMs });
     }],
-    ["GET", ["api", "config"], VIEWER, "config", () => json(200, host.config())],
-    ["PUT", ["api", "config"], OPERATOR, "config-update", async (req, url, parts, role, note) => {
-      query(url, []);
-      return json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT)), note));
-    }],
-    ["GET", ["api", "stats"], VIEWER, "stats", () => json(200, host.stats())],
-    ["GET", ["api", "contexts"], VIEWER, "contexts", (req, url) => {
-      query(url, []);
+    ["GET", ["api", "config"], VIEWER, "config", [], () => json(200, host.config())],
+    ["PUT", ["api", "config"], OPERATOR, "config-update", [], async (req, q, parts, role, note) =>
+      json(200, await host.setConfig(await jsonObject(req, Math.max(bodyLimit, CONFIG_BODY_LIMIT), configShape), note))],
+    ["GET", ["api", "stats"], VIEWER, "stats", [], () => json(200, host.stats())],
+    ["GET", ["api", "contexts"], VIEWER, "contexts", [], () => {
       if (!host.contexts) throw new HttpProblem(404, "contexts-not-kept", "this host keeps no per-context health");
       return json(200, host.contexts());
     }],
-    ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", () =>
+    ["GET", ["api", "snapshot"], OPERATOR, "snapshot-export", [], () =>
       ({ status: 200, headers: { "content-type": JSON_TYPE }, body: host.snapshot() })],
-    ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", async (req) => {
+    ["PUT", ["api", "snapshot"], OPERATOR, "snapshot-import", [], async (req) => {
       const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
       if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send the snapshot as application/json");
       if (importing) throw new HttpProblem(409, "import-in-progress", "another snapshot is being imported", { "retry-after": "1" });
@@ -602,7 +568,7 @@ export async function createHandler(
           ? new HttpProblem(405, "method-not-allowed", `${request.method} is not allowed here`, { allow: allowed.join(", ") })
           : new HttpProblem(404, "not-found", "no such route");
       }
-      const [, , roles, routeName, run] = route;
+      const [, , roles, routeName, takes, run] = route;
       name = routeName;
       let role = null; // null: no tokens, every route open
       let actor = ANONYMOUS;
@@ -614,7 +580,7 @@ export async function createHandler(
         actor = who.name;
       }
       if (roles !== OPEN && !host.ready) throw new HttpProblem(503, "not-ready", "the pool is still being restored", { "retry-after": "1" });
-      out = await run(request, url, parts, role, { actor });
+      out = await run(request, query(url, takes), parts, role, { actor });
     } catch (error) {
       out = problemReply(problemOf(error));
     }

@@ -1,7 +1,8 @@
 // What node:http does with a connection outside the handler's answers: errors it raises itself
 // (a request it cannot parse, one not received in time) answered as problem+json; a timed-out
 // request remembered, so the handler still reading its body records a 408; and the staged
-// close after an answer that left part of a request body unread.
+// close after an answer that left part of a request body unread; and the Host headers node:http
+// lets through or answers itself (none, or two).
 
 import { HttpProblem, problemReply, TITLES } from "./problems.js";
 
@@ -51,6 +52,24 @@ export function refuseRestOfBody(req, res, headers) {
     timer.unref();
     this.once("close", () => clearTimeout(timer));
   };
+}
+
+/**
+ * The problem with a request's Host headers, or null: node:http answers an HTTP/1.1 request
+ * without Host with an empty 400 of its own (`requireHostHeader`, turned off by the server so
+ * that this answers instead), and keeps the first of two Host headers, dropping the other —
+ * which the origin guard would then never see. One Host is required of HTTP/1.1 and at most
+ * one allowed of any request (RFC 9112 §3.2).
+ */
+export function hostProblem(req) {
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts++;
+  if (hosts > 1) return new HttpProblem(400, "bad-request", `the request has ${hosts} Host headers: send one`);
+  if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    return new HttpProblem(400, "bad-request", "an HTTP/1.1 request must have a Host header");
+  }
+  return null;
 }
 
 /** Raw bytes of a problem answer that closes the connection (for errors node:http raises). */

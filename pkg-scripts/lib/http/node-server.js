@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
 import { writeStream } from "./node-stream.js";
-import { answerClientError, isLingering, refuseRestOfBody } from "./node-connection.js";
+import { answerClientError, hostProblem, isLingering, refuseRestOfBody } from "./node-connection.js";
 import { bodyChunks } from "./node-body.js";
 import { isApiTarget, staticFiles } from "./static-files.js";
 import { originGuard } from "./origin-guard.js";
@@ -161,7 +161,7 @@ export async function serve(
   const answering = new WeakMap(); // socket → its latest response (see answerClientError)
   let closing = false;
   const timeouts = { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(30000, Math.max(10, requestTimeoutMs / 4)) };
-  const server = createServer({ keepAliveTimeout: 65000, ...timeouts }, async (req, res) => {
+  const server = createServer({ keepAliveTimeout: 65000, requireHostHeader: false, ...timeouts }, async (req, res) => {
     answering.set(req.socket, res);
     if (isLingering(req.socket)) {
       // Sent after the body of a refused request, on a connection that is closing.
@@ -176,9 +176,11 @@ export async function serve(
       return;
     }
     let reply;
+    const badHost = hostProblem(req);
     try {
+      if (badHost) reply = problemReply(badHost);
       // An API request is never a file: no lookup (about 2 % of the server's time under load).
-      reply = (files && !isApiTarget(req.url) && (await fileReply(req, res))) || (await handle.reply(new NodeRequest(req, res)));
+      else reply = (files && !isApiTarget(req.url) && (await fileReply(req, res))) || (await handle.reply(new NodeRequest(req, res)));
     } catch {
       reply = { status: 500, headers: {}, body: null };
     }
@@ -192,14 +194,28 @@ export async function serve(
       }
       return;
     }
-    // Everything else is a small string: one write with its length.
+    // Everything else is a string: one write with its length.
     if (body !== null) headers["content-length"] = String(Buffer.byteLength(body));
     // A wait ended by close() is answered on a connection that is not kept.
     if (closing) headers.connection = "close";
     if (!req.complete) refuseRestOfBody(req, res, headers);
     res.writeHead(status, headers);
-    res.end(body);
+    if (body === null) res.end();
+    else endWhenWritten(res, body);
   });
+  /**
+   * Writes `body` and ends the response only once the socket has taken all of it. node:http
+   * counts a connection idle as soon as `res.end()` is called, and `closeIdleConnections()`
+   * (which `server.close()` calls too) destroys it — with a large body (a 30 MB snapshot)
+   * still in the process's buffers, cut. A response not yet ended is left alone, so shutdown
+   * lets it finish; once it has, a server that is closing lets go of its connection.
+   */
+  const endWhenWritten = (res, body) => {
+    res.write(body, () => {
+      res.end();
+      if (closing) res.once("finish", () => server.closeIdleConnections());
+    });
+  };
   server.on("clientError", (error, socket) => answerClientError(error, socket, answering));
   await new Promise((ok, fail) => {
     server.once("error", fail);

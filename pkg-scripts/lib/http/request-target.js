@@ -33,6 +33,12 @@ class Target {
     this.#target = target;
   }
 
+  /** True when the target has a query that is not empty (`/x?` has none). */
+  get hasQuery() {
+    const q = this.#target.indexOf("?");
+    return q >= 0 && q < this.#target.length - 1;
+  }
+
   get searchParams() {
     // The scheme and host are fixed, so nothing in the target can become an authority.
     this.#url ??= new URL(`http://target.invalid${this.#target}`);

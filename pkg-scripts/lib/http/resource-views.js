@@ -1,7 +1,8 @@
 // The dashboard (`GET /api/resources`) as the HTTP API shows it: each ResourceView with its
 // opaque `id` beside its value, and for a viewer the value masked, in the view and in its
-// leases (`lease` and each of `leases`), by the engine's rule (`host.maskValue`). Workers and operators see values as they are
-// (a worker needs the proxy's URL). The ids themselves are the host's (`resource-id.js`).
+// leases (`lease` and each of `leases`), by the engine's rule (`host.maskValue`). Operators (and
+// every caller of a server without tokens) see values as they are; a worker reads no view, and
+// gets the value in its lease. The ids themselves are the host's (`resource-id.js`).
 
 /** `views` (the engine's ResourceViews) with `id` after `value`; values masked when `masked`. */
 export function showResources(host, views, { masked }) {

@@ -1,10 +1,16 @@
 // JSON request bodies read as strictly as snapshots and configs are: `JSON.parse` lets the last
 // of two equal keys win, silently; the engine's parser refuses a duplicate key naming its path
 // (`outcome.ok: duplicate field`). This finds the first duplicate in text that `JSON.parse`
-// has already accepted, so the handler can refuse it the same way.
+// has already accepted, so the handler can refuse it the same way; and the line a key's path is
+// on, so a message about a file (the tokens file) can name its line without quoting it.
 
-/** The path of the first duplicated key in valid JSON `text` (`outcome.ok`, `a[2].b`), or null. */
-export function duplicateKeyPath(text) {
+/**
+ * Walks the object keys of valid JSON `text` in order: `visit(stack, at)` for each, with the
+ * key as the innermost object's `key` (`pathOf(stack)` its path) and `at` the offset of its
+ * opening quote. The first value `visit` returns other than undefined ends the walk and is
+ * returned (undefined if none).
+ */
+function eachKey(text, visit) {
   // One frame per open object ({ keys, key, expectKey }) or array ({ index }).
   const stack = [];
   for (let i = 0; i < text.length; i++) {
@@ -20,11 +26,11 @@ export function duplicateKeyPath(text) {
       }
       const top = stack[stack.length - 1];
       if (top?.keys && top.expectKey) {
-        const key = escaped ? JSON.parse(text.slice(i, j + 1)) : text.slice(i + 1, j);
-        top.key = key;
+        top.key = escaped ? JSON.parse(text.slice(i, j + 1)) : text.slice(i + 1, j);
         top.expectKey = false;
-        if (top.keys.has(key)) return pathOf(stack);
-        top.keys.add(key);
+        const result = visit(stack, i);
+        if (result !== undefined) return result;
+        top.keys.add(top.key);
       }
       i = j;
     } else if (c === 0x7b) stack.push({ keys: new Set(), key: null, expectKey: true });
@@ -36,7 +42,24 @@ export function duplicateKeyPath(text) {
       else top.index++;
     }
   }
-  return null;
+  return undefined;
+}
+
+/** The path of the first duplicated key in valid JSON `text` (`outcome.ok`, `a[2].b`), or null. */
+export function duplicateKeyPath(text) {
+  return eachKey(text, (stack) => {
+    const top = stack[stack.length - 1];
+    return top.keys.has(top.key) ? pathOf(stack) : undefined;
+  }) ?? null;
+}
+
+/** The line (from 1) of the key at `path` (`tokens[1].token`) in valid JSON `text`, or null. */
+export function lineOfKey(text, path) {
+  const at = eachKey(text, (stack, i) => (pathOf(stack) === path ? i : undefined));
+  if (at === undefined) return null;
+  let line = 1;
+  for (let i = text.indexOf("\n"); i >= 0 && i < at; i = text.indexOf("\n", i + 1)) line++;
+  return line;
 }
 
 function pathOf(stack) {

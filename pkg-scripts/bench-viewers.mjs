@@ -1,0 +1,141 @@
+// What dashboard viewers cost the workers (figures in BENCHMARKS.md, "Hardening round two"):
+// starts `repute serve` as a child process on a pool of --resources resources × --contexts
+// contexts (126,000 cells by default, seeded as a snapshot file in a temporary data folder),
+// then for --duration seconds runs --viewers viewers, each fetching the dashboard in a loop
+// (`GET /api/resources`, whole; with --page N, page by page: `?limit=N&after=…` to the end), and
+// one worker doing acquire + release in a loop on its own connection, plus a `/healthz` probe
+// every 50 ms. Prints the worker's acquire+release latency percentiles (one step: both
+// requests), the probe's, how many dashboards the viewers read, and the load average.
+//
+// Usage: node pkg-scripts/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
+//        [--duration 15] [--page N]
+
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { Pool as HttpPool } from "undici";
+import { Pool } from "./node.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const { values: o } = parseArgs({
+  options: {
+    resources: { type: "string", default: "12600" },
+    contexts: { type: "string", default: "10" },
+    viewers: { type: "string", default: "4" },
+    duration: { type: "string", default: "15" },
+    page: { type: "string" },
+  },
+});
+const R = Number(o.resources);
+const C = Number(o.contexts);
+const VIEWERS = Number(o.viewers);
+const DURATION_MS = Number(o.duration) * 1000;
+const PAGE = o.page === undefined ? null : Number(o.page);
+
+/** A snapshot of R proxies (credentials in their URLs, as a fleet's are) with a cell in each of C contexts. */
+function seed() {
+  const pool = new Pool({ config: { maxResources: Math.max(R, 1000), maxCells: Math.max(R * C, 1000) }, seed: 1 });
+  const value = (i) => `http://user${i}:pass${i}@proxy-${i}.example.net:8080`;
+  for (let i = 0; i < R; i++) pool.register("PROXY", value(i));
+  for (let c = 0; c < C; c++) {
+    for (let i = 0; i < R; i++) {
+      const outcome = i % 7 === 0 ? { ok: false, failure: "TIMEOUT" } : { ok: true, latencyMs: 100 + (i % 50) };
+      pool.report("PROXY", value(i), `site-${c}.example`, outcome);
+    }
+  }
+  return pool.snapshot();
+}
+
+function percentiles(ms) {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (p) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return { n: s.length, p50: at(50), p90: at(90), p99: at(99), max: s[s.length - 1] };
+}
+const fmt = ({ n, p50, p90, p99, max }) =>
+  `n ${n}, p50 ${p50.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(2)} ms`;
+
+const dir = await mkdtemp(path.join(os.tmpdir(), "repute-bench-viewers-"));
+await writeFile(path.join(dir, "snapshot.json"), seed());
+const child = spawn(process.execPath, [path.join(HERE, "bin/repute.js"), "serve", "--port", "0", "--data", dir], {
+  stdio: ["ignore", "pipe", "inherit"],
+  env: { ...process.env, REPUTE_TOKENS: "" },
+});
+try {
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /repute: serving (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", () => reject(new Error(`repute serve exited:\n${out}`)));
+  });
+  const http = new HttpPool(url, { connections: VIEWERS + 2 });
+  const request = async (method, p, body) => {
+    const res = await http.request({ method, path: p, headers: body ? { "content-type": "application/json" } : {}, body: body && JSON.stringify(body) });
+    const text = await res.body.text();
+    return { status: res.statusCode, text };
+  };
+  const until = Date.now() + DURATION_MS;
+  let dashboards = 0;
+  let pages = 0;
+  const viewer = async () => {
+    while (Date.now() < until) {
+      if (PAGE === null) {
+        const { status } = await request("GET", "/api/resources");
+        if (status !== 200) throw new Error(`GET /api/resources: ${status}`);
+        pages++;
+      } else {
+        let after = null;
+        do {
+          const page = JSON.parse((await request("GET", `/api/resources?limit=${PAGE}${after ? `&after=${after}` : ""}`)).text);
+          after = page.next;
+          pages++;
+        } while (after && Date.now() < until);
+      }
+      dashboards++;
+    }
+  };
+  const steps = [];
+  const worker = async () => {
+    while (Date.now() < until) {
+      const t = performance.now();
+      const lease = await request("POST", "/api/leases", { context: "site-1.example" });
+      if (lease.status === 201) await request("DELETE", `/api/leases/${JSON.parse(lease.text).leaseId}`);
+      steps.push(performance.now() - t);
+    }
+  };
+  const probes = [];
+  const prober = async () => {
+    while (Date.now() < until) {
+      const t = performance.now();
+      await request("GET", "/healthz");
+      probes.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const quiet = [];
+  // The worker alone first (2 s), as the baseline.
+  const quietUntil = Date.now() + 2000;
+  while (Date.now() < quietUntil) {
+    const t = performance.now();
+    const lease = await request("POST", "/api/leases", { context: "site-1.example" });
+    if (lease.status === 201) await request("DELETE", `/api/leases/${JSON.parse(lease.text).leaseId}`);
+    quiet.push(performance.now() - t);
+  }
+  await Promise.all([worker(), prober(), ...Array.from({ length: VIEWERS }, viewer)]);
+  console.log(`pool: ${R} resources × ${C} contexts = ${R * C} cells; ${VIEWERS} viewers, ${PAGE === null ? "whole dashboards" : `pages of ${PAGE}`}, ${DURATION_MS / 1000} s`);
+  console.log(`worker alone, acquire+release:        ${fmt(percentiles(quiet))}`);
+  console.log(`worker with viewers, acquire+release: ${fmt(percentiles(steps))}`);
+  console.log(`/healthz with viewers:                ${fmt(percentiles(probes))}`);
+  console.log(`viewers read ${dashboards} dashboards (${pages} requests); load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  await http.close();
+} finally {
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+  await rm(dir, { recursive: true, force: true });
+}
