@@ -114,9 +114,11 @@ export declare class PoolClient {
   readonly url: string;
   /** `maxLeases` (1–1024): how many leases of the resource may be live at once (default 1). */
   register(kind: Kind, value: string, options?: RegisterOptions & { maxLeases?: number }): Promise<boolean>;
-  /** Operator. False when the resource was not registered. */
+  /** Operator. False when the resource was not registered. By kind and value the client asks
+   * the resource's id first (`POST /api/resources/lookup`, the value in its body): no value is
+   * ever in a URL; by id (a view will do) with no extra request. */
   deregister(kind: Kind, value: string): Promise<boolean>;
-  /** By the server's resource id (a view will do): no value in the URL. */
+  /** By the server's resource id (a view will do). */
   deregister(resource: { id: string }): Promise<boolean>;
   /** Null when nothing is eligible (as the embedded pool's acquire). */
   acquire(context: string, options?: GroupsOptions): Promise<RemoteLease | null>;

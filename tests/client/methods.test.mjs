@@ -73,7 +73,7 @@ test("register, resources, resource, deregister: as the embedded pool, with grou
   assert.equal(await operator.deregister("PROXY", "dc-1"), true);
 });
 
-test("deregister, block, unblock and resource by { id }: no value in any request line (a credential would reach access logs)", async (t) => {
+test("deregister, block, unblock and resource by { id } or by kind and value: no value in any request line (a credential would reach access logs)", async (t) => {
   const relay = await startRelay(server.server.port);
   const op = connectPool({ url: relay.url, token: TOKENS.operator });
   t.after(async () => {
@@ -89,11 +89,19 @@ test("deregister, block, unblock and resource by { id }: no value in any request
   assert.equal(await op.unblock({ id: view.id }), true);
   assert.equal(await op.deregister({ id: view.id }), true);
   assert.equal(await op.deregister({ id: view.id }), false, "not registered any more: false");
-  // Request lines only: the register body carries the value, as it must.
+  // By kind and value: the id is asked for with both in a body, then the path names the id.
+  assert.equal(await op.register("PROXY", value), true);
+  assert.equal((await op.resource("PROXY", value)).value, value);
+  await op.block("PROXY", value, { permanent: true });
+  assert.equal(await op.unblock("PROXY", value), true);
+  assert.equal(await op.deregister("PROXY", value), true);
+  assert.equal(await op.deregister("PROXY", value), false, "not registered any more: false");
+  // Request lines only: the register and lookup bodies carry the value, as they must.
   const lines = [...relay.sent.join("").matchAll(/(?:GET|POST|PUT|DELETE) \/\S* HTTP\/1\.1/g)].map((m) => m[0]);
-  const named = lines.filter((l) => /^[A-Z]+ \/api\/resources\//.test(l));
-  assert.equal(named.length, 6, lines.join("\n"));
+  const named = lines.filter((l) => /^[A-Z]+ \/api\/resources\/(?!lookup )/.test(l));
+  assert.equal(named.length, 11, lines.join("\n"));
   assert.ok(named.every((l) => l.includes(`/api/resources/${view.id}`)), named.join("\n"));
+  assert.equal(lines.filter((l) => l.startsWith("POST /api/resources/lookup ")).length, 5, "one lookup per call by kind and value");
   assert.ok(!lines.some((l) => /SeKrit|idtest/.test(l)), lines.join("\n"));
   for (const bad of [{}, { id: "x" }, { id: 7 }, null]) {
     await rejectsWith(op.deregister(bad), "INVALID_ARGUMENT");

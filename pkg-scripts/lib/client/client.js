@@ -21,17 +21,16 @@ export { PoolClientError, CLIENT_CODES } from "./errors.js";
 
 /** A path segment: percent-encoded, and never a dot segment a URL parser would fold away. */
 const seg = (s) => (s === "." || s === ".." ? s.replaceAll(".", "%2E") : encodeURIComponent(String(s)));
-const resourcePath = (kind, value, suffix = "") => `/api/resources/${seg(kind)}/${seg(value)}${suffix}`;
 
-/** A resource named by the caller: `{ id }` (the server's resource id, as `resources()`,
- * `register`'s server answer and events give it; a view itself will do) puts no value in the
- * URL, so no credential reaches a proxy's access log — or kind and value (percent-encoded). */
-function resourceTarget(ref, value, suffix = "") {
-  if (ref === null || typeof ref !== "object") return resourcePath(ref, value, suffix);
+/** The id of a resource named by `{ id }` (the server's resource id, as `resources()`,
+ * `register`'s server answer and events give it; a view itself will do), checked; null when it
+ * is named by kind and value. */
+function idOf(ref) {
+  if (ref === null || typeof ref !== "object") return null;
   if (typeof ref.id !== "string" || !/^[A-Za-z0-9_-]{22}$/.test(ref.id)) {
     throw invalidArgument("name a resource by { id } (the server's resource id: 22 URL-safe characters) or by kind and value");
   }
-  return `/api/resources/${ref.id}${suffix}`;
+  return ref.id;
 }
 
 /** A lease as the server gave it, with `release` on `await using` (Symbol.asyncDispose). */
@@ -116,10 +115,22 @@ export class PoolClient {
     return r.json.created === true;
   }
 
+  /** The path of a resource named by `({ id })` or `(kind, value)`: by kind and value, its id is
+   * asked first with both in a request body (`POST /api/resources/lookup`), so that no value —
+   * a credential, perhaps — is ever in a URL, where a proxy's access log would keep it. */
+  async #target(ref, value, suffix = "") {
+    let id = idOf(ref);
+    if (id === null) {
+      const body = { kind: ref, value };
+      id = (await this.#t.request("resource-id", { method: "POST", path: "/api/resources/lookup", body, idempotent: true, expect: { 200: true } })).json.id;
+    }
+    return `/api/resources/${id}${suffix}`;
+  }
+
   /** Removes a resource and its cells (operator): `(kind, value)` or `({ id })`. False when it
    * was not registered. */
   async deregister(kind, value) {
-    const r = await this.#t.request("deregister", { method: "DELETE", path: resourceTarget(kind, value), expect: { 204: true, 404: "unknown-resource" } });
+    const r = await this.#t.request("deregister", { method: "DELETE", path: await this.#target(kind, value), expect: { 204: true, 404: "unknown-resource" } });
     return r.status === 204;
   }
 
@@ -225,12 +236,12 @@ export class PoolClient {
     if (keys.length === 1 && how.permanent === true) query = "permanent=true";
     else if (keys.length === 1 && typeof how.seconds === "number" && Number.isFinite(how.seconds)) query = `seconds=${how.seconds}`;
     else throw invalidArgument("block takes { seconds } or { permanent: true }");
-    await this.#t.request("block", { method: "POST", path: resourceTarget(kind, value, `/block?${query}`), idempotent: true, expect: { 204: true } });
+    await this.#t.request("block", { method: "POST", path: await this.#target(kind, value, `/block?${query}`), idempotent: true, expect: { 204: true } });
   }
 
   /** Ends a block (operator): `(kind, value)` or `({ id })`; true when there was one. */
   async unblock(kind, value) {
-    const r = await this.#t.request("unblock", { method: "DELETE", path: resourceTarget(kind, value, "/block") });
+    const r = await this.#t.request("unblock", { method: "DELETE", path: await this.#target(kind, value, "/block") });
     return r.json.unblocked === true;
   }
 
@@ -249,7 +260,7 @@ export class PoolClient {
 
   /** One resource, its cells with their windows: `(kind, value)` or `({ id })`. */
   async resource(kind, value) {
-    return (await this.#t.request("resource", { path: resourceTarget(kind, value) })).json;
+    return (await this.#t.request("resource", { path: await this.#target(kind, value) })).json;
   }
 
   /** One page of the audit log: `{ events, next }`. */

@@ -381,6 +381,12 @@ export async function createHandler(
       }
       return { status: 200, headers: { "content-type": JSON_TYPE }, body: await dashboard(filter, maskedFor(role, q)) };
     }],
+    // A resource's id from its kind and value, sent in a body: what a client asks before naming
+    // the resource in a path, so that no value (a credential, perhaps) is in a URL.
+    ["POST", ["api", "resources", "lookup"], VIEWER, "resource-id", [], async (req) => {
+      const b = await body(req, bodyLimit, ["kind", "value"]);
+      return json(200, { id: host.resourceId(kindOf(b.kind), text("value", b.value)) });
+    }],
     ["GET", ["api", "resources", ID], VIEWER, "resource", ["masked"], async (req, q, [, , id], role) => resource(q, await byId(id), role)],
     ["DELETE", ["api", "resources", ID], OPERATOR, "deregister", [], async (req, q, [, , id], role, note) => deregister(await byId(id), note)],
     ["POST", ["api", "resources", ID, "block"], OPERATOR, "block", BLOCK_QUERY, async (req, q, [, , id], role, note) => block(req, q, await byId(id), note)],
