@@ -92,6 +92,21 @@ fn optional_resource_id(n: f64) -> Result<Option<ResourceId>, Error> {
     if n == 0.0 { Ok(None) } else { resource_id(n).map(Some) }
 }
 
+/// The dashboard's filter from `resources`' arguments: `state` a view state name, `by_group`
+/// filtering by `group` (`None`: the resources with no group).
+fn filter_of(
+    context: Option<String>,
+    state: Option<String>,
+    by_group: bool,
+    group: Option<String>,
+) -> JsResult<Filter> {
+    let state = match state.as_deref() {
+        None => None,
+        Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
+    };
+    Ok(Filter { context, state, group: by_group.then_some(group) })
+}
+
 /// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
 fn context_id(n: f64) -> Result<ContextId, Error> {
     ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
@@ -477,11 +492,7 @@ impl RawPool {
         by_group: bool,
         group: Option<String>,
     ) -> JsResult<String> {
-        let state = match state.as_deref() {
-            None => None,
-            Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
-        };
-        let filter = Filter { context, state, group: by_group.then_some(group) };
+        let filter = filter_of(context, state, by_group, group)?;
         self.pool.resources(now, &filter).map(|v| views_json::resources(&v)).map_err(js_error)
     }
 
@@ -500,15 +511,11 @@ impl RawPool {
         after_value: Option<String>,
         limit: u32,
     ) -> JsResult<String> {
-        let state = match state.as_deref() {
-            None => None,
-            Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
-        };
+        let filter = filter_of(context, state, by_group, group)?;
         let after = match (after_kind_code, after_value.as_deref()) {
             (Some(code), Some(value)) => Some((kind(code).map_err(js_error)?, value)),
             _ => None,
         };
-        let filter = Filter { context, state, group: by_group.then_some(group) };
         self.pool
             .resources_page(now, &filter, after, limit as usize)
             .map(|v| views_json::resources(&v))

@@ -3,11 +3,12 @@
 // server of www/ on 127.0.0.1 that sends the Content-Security-Policy `repute serve` sends with
 // the console — simulation mode must work from any static file server, and a page that needs
 // an inline script, a style attribute or a foreign worker fails here too — and page helpers.
+import { before, after, afterEach } from "node:test";
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
 import { CONTENT_SECURITY_POLICY } from "../../pkg-scripts/lib/http/static-files.js";
-import { WWW } from "./_support.mjs";
+import { WWW, launchChromium, watchedPage } from "./_support.mjs";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json" };
 
@@ -27,6 +28,37 @@ export async function serveWww() {
   });
   await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+/**
+ * The set-up every simulation test file shares, called at its top: www/ served and Chromium
+ * launched before its tests, both closed after; `sim(viewport?)` opens a watched page on
+ * simulation mode, which is checked for problems and closed after each test.
+ */
+export function simPages() {
+  let www;
+  let browser;
+  const opened = [];
+  before(async () => {
+    www = await serveWww();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await www?.close();
+  });
+  afterEach(async () => {
+    for (const w of opened.splice(0)) {
+      w.assertClean("simulation mode");
+      await w.context.close();
+    }
+  });
+  return async function sim(viewport) {
+    const w = await watchedPage(browser, viewport ? { viewport } : {});
+    opened.push(w);
+    await openSim(w.page, www.url);
+    return w;
+  };
 }
 
 /** Opens simulation mode at `base` and waits until the engine has loaded and Run shows. */

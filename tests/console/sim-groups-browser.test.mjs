@@ -5,42 +5,20 @@
 // the cooling cap than without (and the cells it holds); the v2 policy fields and the
 // scenario's group fields show the engine's and the checker's verdicts beside them. No console
 // error and no failed request on any screen.
-import { test, before, after, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Pool } from "repute";
-import { launchChromium, watchedPage, screenshot } from "./_support.mjs";
-import { serveWww, openSim, downloadOf, run } from "./_sim-support.mjs";
+import { screenshot } from "./_support.mjs";
+import { simPages, downloadOf, run } from "./_sim-support.mjs";
 import { assertEscalatesAndReturns } from "./_groups-support.mjs";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";
 import { POLICIES } from "../../www/sim/core/policies.js";
 
-let www;
-let browser;
-const opened = [];
+const sim = simPages();
 const defaults = new Pool({ seed: 0 }).config();
 
-before(async () => {
-  www = await serveWww();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await www?.close();
-});
-afterEach(async () => {
-  for (const w of opened.splice(0)) {
-    w.assertClean("simulation mode");
-    await w.context.close();
-  }
-});
 
-async function sim() {
-  const w = await watchedPage(browser);
-  opened.push(w);
-  await openSim(w.page, www.url);
-  return w;
-}
 
 /** Loads a ready-made scenario through the form. */
 async function loadScenario(page, id) {

@@ -6,13 +6,13 @@
 // with the spread per measure; charts with shaded incidents, legends that show values before
 // any hover, one colour per policy in every chart and round time ticks. Writes the A/B
 // screenshot the README shows (docs/console-ab.png).
-import { test, before, after, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Pool } from "repute";
-import { launchChromium, watchedPage, screenshot, ROOT } from "./_support.mjs";
-import { serveWww, openSim, downloadOf, run } from "./_sim-support.mjs";
+import { screenshot, ROOT } from "./_support.mjs";
+import { simPages, downloadOf, run } from "./_sim-support.mjs";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";
 import { POLICIES } from "../../www/sim/core/policies.js";
@@ -20,32 +20,10 @@ import { verdictOf, seedsFrom, SEEDS } from "../../www/sim/core/verdict.js";
 import { POLICY_COLOURS } from "../../www/sim/ui/charts.js";
 import { TICKS_S } from "../../www/sim/core/chart-data.js";
 
-let www;
-let browser;
-const opened = [];
+const sim = simPages();
 const defaults = new Pool({ seed: 0 }).config();
 
-before(async () => {
-  www = await serveWww();
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await www?.close();
-});
-afterEach(async () => {
-  for (const w of opened.splice(0)) {
-    w.assertClean("simulation mode");
-    await w.context.close();
-  }
-});
 
-async function sim(viewport) {
-  const w = await watchedPage(browser, viewport ? { viewport } : {});
-  opened.push(w);
-  await openSim(w.page, www.url);
-  return w;
-}
 const results = (page) => page.locator('section[aria-labelledby="sim-results-h"]');
 async function loadScenario(page, id) {
   await page.getByLabel("Ready-made scenario").selectOption(id);

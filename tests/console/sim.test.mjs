@@ -5,47 +5,28 @@
 // replay of a recorded log, an exported policy that `repute serve --config` accepts, engine
 // errors beside their field, labels and keyboard. No console error and no failed request on
 // any screen; screenshots go to tests/console/artifacts/.
-import { test, before, after, afterEach } from "node:test";
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile, rm, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Pool, openPool } from "repute";
-import { launchChromium, watchedPage, screenshot } from "./_support.mjs";
-import { serveWww, openSim, downloadOf, run } from "./_sim-support.mjs";
+import { screenshot } from "./_support.mjs";
+import { simPages, downloadOf, run } from "./_sim-support.mjs";
 import { call, spawnServe } from "../server/_http-support.mjs";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS, DEFAULT_SCENARIO } from "../../www/sim/core/scenario.js";
 import { summaryRows, formatValue } from "../../www/sim/core/compare.js";
 
-let www;
-let browser;
 let tmp;
-const opened = [];
+/** A watched page on simulation mode; checked for problems after the test. */
+const sim = simPages();
 
 before(async () => {
-  www = await serveWww();
-  browser = await launchChromium();
   tmp = await mkdtemp(path.join(os.tmpdir(), "repute-console-sim-"));
 });
 after(async () => {
-  await browser?.close();
-  await www?.close();
   await rm(tmp, { recursive: true, force: true });
-});
-
-/** A watched page on simulation mode; checked for problems after the test. */
-async function sim() {
-  const w = await watchedPage(browser);
-  opened.push(w);
-  await openSim(w.page, www.url);
-  return w;
-}
-afterEach(async () => {
-  for (const w of opened.splice(0)) {
-    w.assertClean("simulation mode");
-    await w.context.close();
-  }
 });
 
 const results = (page) => page.locator('section[aria-labelledby="sim-results-h"]');
