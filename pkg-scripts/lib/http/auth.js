@@ -22,7 +22,7 @@ const NAME = /^[\p{L}\p{N}._@+\- ]{1,64}$/u;
 
 /**
  * What is wrong with `token` as an `Authorization: Bearer` credential, or null: it must be
- * visible ASCII (U+0021–U+007E), what `roleOf` reads — RFC 6750's b64token is a subset, and no
+ * visible ASCII (U+0021–U+007E), what `identify` reads — RFC 6750's b64token is a subset, and no
  * header carries a space inside a credential, a control character or a non-ASCII one. Says
  * which kind of character, never which character.
  */
@@ -82,14 +82,8 @@ export class Auth {
     return this.#entries.length > 0;
   }
 
-  /** The role of the request's bearer token, or null (missing or unknown). Checks every
+  /** `{role, name}` of the request's bearer token, or null (missing or unknown). Checks every
    * configured token so the time taken does not depend on which one matched. */
-  async roleOf(request) {
-    return (await this.identify(request))?.role ?? null;
-  }
-
-  /** `{role, name}` of the request's bearer token, or null (missing or unknown); constant time
-   * as `roleOf`. */
   async identify(request) {
     const header = request.headers.get("authorization") ?? "";
     // The scheme is case-insensitive (RFC 9110 §11.1).
