@@ -1,4 +1,4 @@
-//! The native side of `pkg-scripts/bench`: the engine benchmark's acquire + report + release
+//! The native side of `pkg-scripts/perf/bench`: the engine benchmark's acquire + report + release
 //! cycle (benches/common/workload.rs) after the same 20 000-cycle warm-up as the Node side,
 //! then exactly the number of cycles the Node side ran — the same simulated period, so both
 //! sides do the same work (cooldowns started, expired, recovered) — printed as one JSON line

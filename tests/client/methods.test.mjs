@@ -298,7 +298,7 @@ test("CLIENT_CODES lists each code once, and exactly the codes client.d.ts decla
   const { readFile } = await import("node:fs/promises");
   const text = (f) => readFile(new URL(`../../pkg-scripts/${f}`, import.meta.url), "utf8");
   const literals = (src, type) => [...new RegExp(`export type ${type} =([^;]+);`).exec(src)[1].matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
-  const declared = [...literals(await text("pool.d.ts"), "ErrorCode"), ...literals(await text("client.d.ts"), "PoolClientErrorCode")];
+  const declared = [...literals(await text("types/pool.d.ts"), "ErrorCode"), ...literals(await text("types/client.d.ts"), "PoolClientErrorCode")];
   assert.equal(new Set(CLIENT_CODES).size, CLIENT_CODES.length, `a code listed twice: ${CLIENT_CODES.join(" ")}`);
   assert.deepEqual([...CLIENT_CODES].sort(), [...declared].sort());
 });

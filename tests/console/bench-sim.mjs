@@ -3,7 +3,7 @@
 // the page's real path, served with the console's CSP); then what the page's Compare costs now
 // that it runs every policy on SEEDS seeds, against one seed per policy as it did before.
 // Prints figures; asserts nothing.
-// Run: pkg-scripts/bench-sim (figures in BENCHMARKS.md).
+// Run: pkg-scripts/perf/bench-sim (figures in BENCHMARKS.md).
 import { Pool } from "repute";
 import { createRun } from "../../www/sim/core/simulate.js";
 import { SCENARIOS } from "../../www/sim/core/scenario.js";

@@ -40,7 +40,7 @@ function declaredExactly(specifier, names) {
 for (const [entry, specifier, expected] of [
   ["node.js", "repute", ["Bulkhead", "CallError", "HedgeBudget", "Pool", "PoolHost", "ProbeError", "RetryBudget", "credentialCache", "hedgeBudget", "httpProbe", "openPool", "proxyFetch", "proxyUrls", "redactCredentials", "retryBudget"]],
   ["lib/crawlee/index.js", "repute/crawlee", ["BLOCKED_STATUS_CODES", "ReputeProxyConfiguration", "RequestBlockedError"]],
-  ["web.js", "../../../pkg-scripts/web.js", ["Pool", "init"]],
+  ["web.js", "../../../pkg-scripts/types/web.js", ["Pool", "init"]],
   ["lib/client/client.js", "repute/client", ["CLIENT_CODES", "PoolClient", "PoolClientError", "connectPool"]],
   ["lib/http/node-server.js", "repute/server", ["isLoopback", "serve"]],
   ["lib/http/handler-entry.js", "repute/handler", ["MemoryHost", "createHandler"]],

@@ -5,7 +5,7 @@
 // Type-checked only, never run:
 //   pkg-scripts/node_modules/.bin/tsc -p tests/js/tsconfig.json --noEmit
 // `repute` resolves through the package's `exports` (the `node` condition → repute.d.ts). The
-// web entry's types are imported by path: tsc always adds the `node` condition under
+// web entry's types are imported by path (pkg-scripts/types/): tsc always adds the `node` condition under
 // "nodenext" and the exports map lists `node` first, so customConditions ["browser"] cannot
 // reach web.d.ts through the package name.
 import { Pool } from "repute";
@@ -35,8 +35,8 @@ import type {
   WaitOptions,
   WaitTimers,
 } from "repute";
-import { init, Pool as WebPool } from "../../pkg-scripts/web.js";
-import type { Lease as WebLease } from "../../pkg-scripts/web.js";
+import { init, Pool as WebPool } from "../../pkg-scripts/types/web.js";
+import type { Lease as WebLease } from "../../pkg-scripts/types/web.js";
 
 // ----- options and config ---------------------------------------------------------------------
 
@@ -408,8 +408,8 @@ void [notAConfig, unchecked, next, nextSure, counters, snapshot, edge];
 // ----- Node runtime: openPool and the server ----------------------------------------------------
 
 import { openPool, type PoolHost, type DisposableLease, type HostStats, type HostTimers } from "repute";
-import type { serve, Host } from "../../pkg-scripts/server.js";
-import type { createHandler, MemoryHost } from "../../pkg-scripts/handler.js";
+import type { serve, Host } from "../../pkg-scripts/types/server.js";
+import type { createHandler, MemoryHost } from "../../pkg-scripts/types/handler.js";
 
 export async function hostUsage(): Promise<void> {
   const host: PoolHost = await openPool({ dir: "./data", checkpointMs: 30_000, handleSignals: false, reserveStep: 65_536, storageRetryMs: 1_000 });
@@ -686,5 +686,5 @@ export async function clientUsage(): Promise<void> {
 // ----- the web entry declares the engine, not the Node runtime ---------------------------------
 
 // @ts-expect-error openPool is Node-only
-import { openPool as webOpenPool } from "../../pkg-scripts/web.js";
+import { openPool as webOpenPool } from "../../pkg-scripts/types/web.js";
 void webOpenPool;

@@ -30,7 +30,7 @@ test("every failure type is recorded by the engine under its own name", () => {
 });
 
 test("the package's types spell the same words in the same order", () => {
-  const types = readFileSync(join(ROOT, "pkg-scripts/pool.d.ts"), "utf8");
+  const types = readFileSync(join(ROOT, "pkg-scripts/types/pool.d.ts"), "utf8");
   const union = (name) => [...new RegExp(`export type ${name} = ([^;]+);`).exec(types)[1].matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
   assert.deepEqual(union("Kind"), [...KINDS]);
   assert.deepEqual(union("FailureType"), [...FAILURE_TYPES]);

@@ -50,7 +50,7 @@ test("the tarball holds the engine, the console, README, LICENSE and types, and 
   for (const f of Object.values(manifest.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e).flatMap((v) => (typeof v === "string" ? [v] : Object.values(v)))))) {
     assert.ok(files.includes(f.replace(/^\.\//, "")), `${f}, named by exports, is in the package`);
   }
-  for (const f of ["lib/setup.sh", "edge/dev.js", "prepack", "build", "test", "load.mjs", "bench.mjs"]) assert.ok(!files.includes(f), `${f} is not in the package`);
+  for (const f of ["lib/setup.sh", "edge/dev.js", "prepack", "build", "test", "perf/load.mjs", "perf/bench.mjs", "perf/bench"]) assert.ok(!files.includes(f), `${f} is not in the package`);
   assert.ok(!files.some((f) => f.startsWith("node_modules/")), "no node_modules");
   assert.match(readFileSync(join(project, "node_modules/repute/LICENSE"), "utf8"), /^MIT License/);
   assert.ok(!existsSync(join(pkgDir, "www")) && !existsSync(join(pkgDir, "LICENSE")), "postpack removed prepack's copies");

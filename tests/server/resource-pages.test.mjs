@@ -4,7 +4,7 @@
 // joined are the whole dashboard; filters apply within pages; a viewer's pages are masked like
 // its whole dashboard; a bad `limit` or an `after` naming no resource is a 400. One page costs
 // the server in proportion to its size, so viewers paging through a large pool leave the
-// workers served in between (pkg-scripts/bench-viewers.mjs); the whole dashboard is built a
+// workers served in between (pkg-scripts/perf/bench-viewers.mjs); the whole dashboard is built a
 // page at a time too, with turns of the event loop between pages, so a request that arrives
 // meanwhile is answered before it is done. Runs against the edge worker too
 // (tests/edge/resource-pages.test.mjs).

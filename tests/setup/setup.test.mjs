@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const repo = new URL("../../", import.meta.url).pathname;
-const SCRIPTS = ["build", "test", "start", "bench", "bench-edge", "load", "profile", "prepack", "lib/setup.sh"];
+const SCRIPTS = ["build", "test", "start", "perf/bench", "perf/bench-edge", "perf/load", "perf/profile", "prepack", "lib/setup.sh"];
 const WANT = /name = "wasm-bindgen"\nversion = "([^"]+)"/.exec(readFileSync(join(repo, "Cargo.lock"), "utf8"))[1];
 const TOOLCHAIN = /channel = "([^"]+)"/.exec(readFileSync(join(repo, "rust-toolchain.toml"), "utf8"))[1];
 
@@ -112,7 +112,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   const root = join(dir, "project");
   const bin = join(dir, "bin");
   const state = join(dir, "state");
-  for (const d of [join(root, "pkg-scripts", "lib"), join(root, "pkg-scripts", "bin"), bin, state]) mkdirSync(d, { recursive: true });
+  for (const d of [join(root, "pkg-scripts", "lib"), join(root, "pkg-scripts", "bin"), join(root, "pkg-scripts", "perf"), bin, state]) mkdirSync(d, { recursive: true });
   for (const s of SCRIPTS) copyFileSync(join(repo, "pkg-scripts", s), join(root, "pkg-scripts", s));
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
@@ -344,11 +344,11 @@ function assertInstalledThen(log, then) {
 for (const [script, args, then, made = []] of [
   ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/repute/lib/vocabulary.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
-  ["bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate",
+  ["perf/bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate",
     "cargo build --quiet --release --locked --target wasm32-unknown-unknown --manifest-path", "wasm-opt -O3", "bench.mjs 1000"]],
-  ["bench-edge", [], ["cargo build --profile wasm", "wasm-opt -O3", "bench-edge.mjs"]],
-  ["load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
-  ["profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
+  ["perf/bench-edge", [], ["cargo build --profile wasm", "wasm-opt -O3", "bench-edge.mjs"]],
+  ["perf/load", ["--duration", "1"], ["cargo build", "load.mjs --duration 1"]],
+  ["perf/profile", ["1000"], ["cargo build", "wasm-bindgen --target web --keep-debug", "wasm-opt -O3", "profile.mjs"]],
   ["prepack", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"],
     ["pkg-scripts/pkg/repute_bg.wasm", "pkg-scripts/LICENSE", "pkg-scripts/README.md", "pkg-scripts/repute.config.schema.json", "pkg-scripts/repute.config.json", "pkg-scripts/www/index.html", "pkg-scripts/www/vendor/repute/pkg/repute_bg.wasm"]],
 ]) {

@@ -15,8 +15,8 @@ import { classifyError, classifyResult } from "../outcome/classify.js";
 import { redactCredentials } from "../outcome/redact.js";
 
 /**
- * @typedef {import("../../pool.d.ts").Kind} Kind
- * @typedef {import("../../pool.d.ts").FailureType} FailureType
+ * @typedef {import("../../types/pool.d.ts").Kind} Kind
+ * @typedef {import("../../types/pool.d.ts").FailureType} FailureType
  * @typedef {{ ok: true, latencyMs?: number } | { ok: false, failure: FailureType, latencyMs?: number }} Outcome
  * @typedef {{ kind: Kind, value: string, context: string, token: number, leasedAt: number, expiresAt: number }} Lease
  */

@@ -7,7 +7,7 @@
 // every 50 ms. Prints the worker's acquire+release latency percentiles (one step: both
 // requests), the probe's, how many dashboards the viewers read, and the load average.
 //
-// Usage: node pkg-scripts/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
+// Usage: node pkg-scripts/perf/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
 //        [--duration 15] [--page N]
 
 import { spawn } from "node:child_process";
@@ -17,7 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool as HttpPool } from "undici";
-import { Pool } from "./node.js";
+import { Pool } from "../node.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: o } = parseArgs({
@@ -59,7 +59,7 @@ const fmt = ({ n, p50, p90, p99, max }) =>
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "repute-bench-viewers-"));
 await writeFile(path.join(dir, "snapshot.json"), seed());
-const child = spawn(process.execPath, [path.join(HERE, "bin/repute.js"), "serve", "--port", "0", "--data", dir], {
+const child = spawn(process.execPath, [path.join(HERE, "../bin/repute.js"), "serve", "--port", "0", "--data", dir], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, REPUTE_TOKENS: "" },
 });

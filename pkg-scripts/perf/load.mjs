@@ -42,7 +42,7 @@
 // comes; it prints the statuses, what the clients sent, and the server's RSS after each (after
 // a full GC) and its peak RSS so far (VmHWM).
 //
-// Usage: pkg-scripts/load [--connections 16] [--duration 10] [--soak MINUTES] [--resources 1000]
+// Usage: pkg-scripts/perf/load [--connections 16] [--duration 10] [--soak MINUTES] [--resources 1000]
 //        [--contexts 10] [--warmup 3] [--streams 0] [--cpu-prof DIR] [--steps]
 //        [--upload MIB [--snapshot-limit BYTES]]
 
@@ -56,10 +56,10 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Pool as HttpPool } from "undici";
-import { mulberry32 } from "./lib/mulberry32.js";
+import { mulberry32 } from "../lib/mulberry32.js";
 import { runSteps } from "./load-steps.mjs";
 
-const BIN = fileURLToPath(new URL("./bin/repute.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/repute.js", import.meta.url));
 const SAMPLE_MS = 30_000;
 
 const { values: opt } = parseArgs({

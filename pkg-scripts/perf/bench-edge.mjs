@@ -10,9 +10,9 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startEdge } from "./edge/dev.js";
-import { Pool } from "./node.js";
-import { initSync } from "./pkg/repute.js";
+import { startEdge } from "../edge/dev.js";
+import { Pool } from "../node.js";
+import { initSync } from "../pkg/repute.js";
 
 const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 3);
 const IN_FLIGHT = 16;
@@ -97,7 +97,7 @@ try {
   const [emptyMs] = await first("nothing-stored");
   const [restoreMs, stats] = await first("checkpoint");
   line({ restore_cells: stats.cells, resources: stats.registered, ms: (restoreMs - emptyMs).toFixed(0), first_request_ms: restoreMs.toFixed(0), empty_region_ms: emptyMs.toFixed(0) });
-  const wasm = initSync({ module: readFileSync(new URL("./pkg/repute_bg.wasm", import.meta.url)) });
+  const wasm = initSync({ module: readFileSync(new URL("../pkg/repute_bg.wasm", import.meta.url)) });
   const before = wasm.memory.buffer.byteLength;
   const pool = Pool.restore(snap, { seed: 1, now: () => T0 });
   line({

@@ -1,4 +1,4 @@
-// The profiling half of pkg-scripts/profile: loads the named module from the folder given,
+// The profiling half of pkg-scripts/perf/profile: loads the named module from the folder given,
 // runs the benchmark's cycle (bench-workload.mjs) to warm up, then samples the steady loop
 // through node:inspector and prints where the time went. Prints figures; asserts nothing.
 //   node profile.mjs <folder with repute.js and repute_bg.wasm> [sizes…]
@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { makePool } from "./lib/pool.js";
+import { makePool } from "../lib/pool.js";
 import { cyclingPool } from "./bench-workload.mjs";
 
 const [dir, ...args] = process.argv.slice(2);

@@ -9,15 +9,15 @@
 // default 1500; BENCH_TOP=1 also lists where the thread's time went and how much each layout
 // touched), with the machine's load average: wall-clock frame times are only meaningful
 // on an idle machine, the main thread's work per frame less affected. Asserts nothing.
-//   pkg-scripts/build && node pkg-scripts/bench-console.mjs [resources=10000] [contexts=10]
+//   pkg-scripts/build && node pkg-scripts/perf/bench-console.mjs [resources=10000] [contexts=10]
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { Pool } from "repute";
-import { openPool } from "./lib/host/open-pool.js";
-import { serve } from "./lib/http/node-server.js";
+import { openPool } from "../lib/host/open-pool.js";
+import { serve } from "../lib/http/node-server.js";
 
 const N = Number(process.argv[2] ?? 10000);
 const C = Number(process.argv[3] ?? 10);
@@ -25,7 +25,7 @@ const STEP_PX = 96; // three rows per frame: a brisk scroll
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 1500);
 const T0 = 1_700_000_000_000;
 const TOKEN = "opr-bench-0123456789abcdef";
-const www = fileURLToPath(new URL("../www/", import.meta.url));
+const www = fileURLToPath(new URL("../../www/", import.meta.url));
 
 /** The pool's state built in memory, imported in one durable write. */
 function snapshot() {

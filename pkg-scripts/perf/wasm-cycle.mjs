@@ -1,5 +1,5 @@
 // The engine's cycle inside WebAssembly with no JavaScript per cycle (benches/wasm-cycle, built
-// by pkg-scripts/bench): a fresh instance per measurement, `init(n)` (the pool and the 20 000
+// by pkg-scripts/perf/bench): a fresh instance per measurement, `init(n)` (the pool and the 20 000
 // warm-up cycles), then `run(cycles)` timed around the one call. Imports the module does not
 // call on this path (wasm-bindgen's, from the engine's facade) are stubs that throw.
 import { readFileSync } from "node:fs";

@@ -2,7 +2,7 @@
 // it, and for those that cross as JSON text the share that is `JSON.parse` of the text (parsing
 // the same text again); `config()` and `stats()` cross as structured values (serde-wasm-bindgen,
 // src/wasm/views_value.rs), so they have no parse share. Prints a table and one BOUNDARY line
-// per call:  node pkg-scripts/bench-boundary.mjs [resources]  (after pkg-scripts/build).
+// per call:  node pkg-scripts/perf/bench-boundary.mjs [resources]  (after pkg-scripts/build).
 import { Pool } from "repute";
 import { CONTEXTS, cyclingPool } from "./bench-workload.mjs";
 

@@ -4,15 +4,15 @@
 // usage caps removed), in the same run, at 1k / 10k / 100k resources; then the cost of a
 // rejected acquire and its `nextChangeAt` on a saturated pool. Prints figures, and for each size
 // one line `BENCH {"size","nativeNs","nodeNs","ratio","crawleeNs","wasmNs","wasmRatio"}` (medians
-// of the rounds; `wasmNs`: the same cycle run inside WebAssembly by one call, pkg-scripts/wasm-cycle.mjs,
+// of the rounds; `wasmNs`: the same cycle run inside WebAssembly by one call, pkg-scripts/perf/wasm-cycle.mjs,
 // the bound the package's Node cycle could reach with no glue; `wasmRatio` = wasmNs ÷ nativeNs);
 // asserts nothing.
-//   pkg-scripts/bench            (all sizes)     pkg-scripts/bench 10000     (one size)
+//   pkg-scripts/perf/bench            (all sizes)     pkg-scripts/perf/bench 10000     (one size)
 // BENCH_CYCLES (default 1 000 000): cycles per round, the same number natively and in Node, so
 //   both cover the same simulated period (1 ms a cycle; far longer runs exhaust a 1k pool:
 //   every cell cools). BENCH_ROUNDS (default 3): rounds per size, each on a fresh pool.
 // BENCH_SECONDS (default 3): the time per Crawlee round. REPUTE_NATIVE_BIN, REPUTE_WASM_CYCLE:
-//   the built example and module (pkg-scripts/bench builds them).
+//   the built example and module (pkg-scripts/perf/bench builds them).
 import { spawnSync } from "node:child_process";
 import { SessionPool } from "@crawlee/core";
 import { Pool } from "repute";
@@ -104,7 +104,7 @@ function saturated(n) {
   return us;
 }
 
-if (!NATIVE || !WASM_CYCLE) throw new Error("REPUTE_NATIVE_BIN or REPUTE_WASM_CYCLE is not set: run pkg-scripts/bench, which builds them");
+if (!NATIVE || !WASM_CYCLE) throw new Error("REPUTE_NATIVE_BIN or REPUTE_WASM_CYCLE is not set: run pkg-scripts/perf/bench, which builds them");
 const sizes = process.argv.slice(2).map(Number);
 const fmt = (ns) => `${ns.toFixed(0).padStart(7)} ns`;
 console.log(`acquire + report + release, ns per cycle, median of ${ROUNDS} rounds (${CYCLES.toLocaleString("en")} cycles a round natively and in Node, ${SECONDS} s for Crawlee; 10 contexts, 85 % success)`);

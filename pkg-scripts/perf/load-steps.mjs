@@ -1,4 +1,4 @@
-// The steps mode of the load test (`pkg-scripts/load --steps`; figures in BENCHMARKS.md, "Pool
+// The steps mode of the load test (`pkg-scripts/perf/load --steps`; figures in BENCHMARKS.md, "Pool
 // server over HTTP"): a worker's whole step in one request. Each keep-alive connection acquires
 // once (POST /api/leases), then finishes each lease with the next in the same call (POST
 // /api/leases/{leaseId}/outcome with `"next": {}`), the answer's next lease feeding the next
