@@ -6,7 +6,7 @@
 //! secret in a bad argument never reaches an error message.
 
 use crate::error::{Result, invalid_argument};
-use crate::redact::redact;
+use crate::redact::{colon_credentials, redact};
 use crate::types::{Kind, Millis};
 
 /// The largest instant or duration the engine accepts from outside: 2^52 ms.
@@ -155,21 +155,23 @@ pub fn context_arg(s: &str) -> Result<()> {
     context_text("context", s).map_err(invalid_argument)?;
     if holds_credential(s) {
         return Err(invalid_argument(
-            "context must not hold a credential (a user and password, or a token, before `@`): name the destination, never the credential",
+            "context must not hold a credential (a user and password or a token, before `@` or beside `host:port`): name the destination, never the credential",
         ));
     }
     Ok(())
 }
 
-/// A context holding a credential — `user:pass@host`, a URL with a userinfo, `token@host:port`
-/// — by the masking rule of values (`redact.rs`): it has an `@`, and masked as a proxy and as
-/// an account it would lose something either way. A context is never masked (events, metric
+/// A context holding a credential — `user:pass@host`, a URL with a userinfo, `token@host:port`,
+/// or a proxy list's colon form `host:port:user:pass` / `user:pass:host:port` — by the masking
+/// rule of values (`redact.rs`): it has an `@`, and masked as a proxy and as an account it
+/// would lose something either way; or it is a colon form, whose fields beside `host:port` the
+/// proxy rule masks. A context is never masked (events, metric
 /// labels, leases show it as it is, and it must stay distinct from its neighbours), so such a
 /// context is refused instead. An e-mail address (`alice@example.com`: a login to the account
-/// rule) and names without `@` (`shop:eu`, a URL without userinfo) are contexts as before.
+/// rule) and other names (`shop:eu`, `shop.example:443`, a URL without userinfo) are contexts.
 /// Restores do not apply it: a snapshot written before keeps loading.
 fn holds_credential(s: &str) -> bool {
-    s.contains('@') && redact(Kind::Proxy, s) != s && redact(Kind::Account, s) != s
+    (s.contains('@') && redact(Kind::Proxy, s) != s && redact(Kind::Account, s) != s) || colon_credentials(s)
 }
 
 /// The longest group name, in UTF-8 bytes (SPEC §3, groups).

@@ -253,9 +253,7 @@ fn colon_form(v: &str, out: &mut String) {
     let parts = split_colons(v);
     let n = parts.len();
     let mut masked = vec![false; n];
-    let host_port = |i: usize| is_host(parts[i]) && is_port(parts[i + 1]);
-    let starts = n >= 3 && host_port(0);
-    let ends = n >= 3 && host_port(n - 2);
+    let (starts, ends) = host_port_ends(&parts);
     if starts {
         // host:port:user:pass… (host:port:secret when there are three fields)
         let first_secret = if n >= 4 && shown_field(parts[2]) { 3 } else { 2 };
@@ -281,6 +279,22 @@ fn colon_form(v: &str, out: &mut String) {
         }
         out.push_str(if masked[i] { MASK } else { part });
     }
+}
+
+/// Whether three or more colon-separated fields start with `host:port` and whether they end
+/// with it: the proxy list forms `host:port:user:pass` and `user:pass:host:port`.
+fn host_port_ends(parts: &[&str]) -> (bool, bool) {
+    let n = parts.len();
+    let host_port = |i: usize| is_host(parts[i]) && is_port(parts[i + 1]);
+    (n >= 3 && host_port(0), n >= 3 && host_port(n - 2))
+}
+
+/// A value in one of the proxy lists' colon forms, which carry a secret beside their
+/// `host:port` (`host:port:user:pass`, `user:pass:host:port`, `host:port:token`): the forms a
+/// name without `@` can hold a credential in (a context must not: `check::context_arg`).
+pub fn colon_credentials(v: &str) -> bool {
+    let (starts, ends) = host_port_ends(&split_colons(split_authority(v).0));
+    starts || ends
 }
 
 /// Splits at `:` outside `[…]` (a bracketed IPv6 address is one field).

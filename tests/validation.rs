@@ -377,6 +377,46 @@ fn blank_values_and_contexts_are_invalid_arguments_and_change_nothing() {
     assert!(h.pool.register(Kind::Proxy, " p ").unwrap());
 }
 
+/// Contexts are shown as they are (events, metric labels, leases), so one holding a credential
+/// is refused, by the masking rule of values: with an `@` (`user:pass@host`, URLs with a
+/// userinfo, `token@host:port`) and in the proxy lists' colon forms (issue 26), quoting nothing.
+#[test]
+fn contexts_holding_credentials_are_invalid_arguments_and_change_nothing() {
+    let mut h = populated();
+    let b = before(&mut h);
+    for c in [
+        "shopper:pw9SeKrit@shop.example",
+        "https://shopper:pw9SeKrit@shop.example/cart",
+        "pw9SeKrit@gate.example:8080",
+        "gate.example.net:8080:shopper:pw9SeKrit",
+        "10.0.0.1:1080:shopper:pw9SeKrit",
+        "shopper:pw9SeKrit:10.0.0.1:1080",
+        "gate.example.net:8080:pw9SeKrit",
+        "[2001:db8::1]:8080:shopper:pw9SeKrit",
+    ] {
+        context_calls(&mut h, c);
+        match h.pool.acquire(c) {
+            Err(Error::InvalidArgument(msg)) => {
+                assert!(msg.starts_with("context must not hold a credential"), "{c}: {msg}");
+                assert!(!msg.contains("SeKrit"), "{c}: the message quotes nothing: {msg}");
+            }
+            other => panic!("{c}: {other:?}"),
+        }
+    }
+    assert_unchanged(&mut h, &b, "contexts holding credentials");
+    // Names, not credentials: an e-mail address, `name:name`, `host:port`, URLs without userinfo.
+    for c in [
+        "alice@example.com",
+        "shop:eu",
+        "shop:eu:fr",
+        "shop.example:443",
+        "https://shop.example:443/a:b",
+        "checkout-us",
+    ] {
+        assert!(h.pool.next_change_at(c).is_ok(), "{c} is a name");
+    }
+}
+
 /// Values and contexts holding control (Cc), format (Cf) or line/paragraph separator
 /// characters: not blank (a zero-width space is not White_Space), still refused.
 const HIDDEN: [&str; 14] = [

@@ -716,11 +716,11 @@ test(
 /** Blank per Rust's char::is_whitespace (Unicode White_Space). */
 const BLANKS = ["", " ", "   ", "\t", "\n", "\r\n", "\u000b\u000c", "\u0085", "\u00a0", "\u1680", "\u2003", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", " \u00a0\t"];
 
-test("a context that holds a credential (user:pass@host, a URL with userinfo, token@host:port) → INVALID_ARGUMENT naming the field, quoting nothing", () => {
+test("a context that holds a credential (user:pass@host, a URL with userinfo, token@host:port, host:port:user:pass) → INVALID_ARGUMENT naming the field, quoting nothing", () => {
   // Contexts are shown as they are (events, metric labels, leases): a credential in one would
   // show everywhere (issue 26). An e-mail address, a URL without userinfo, `a:b` are names.
   const { pool, lease } = fixture();
-  for (const ctx of ["shopper:pw9SeKrit@shop.example", "https://shopper:pw9SeKrit@shop.example/cart", "pw9SeKrit@gate.example:8080", "socks5://pw9SeKrit@10.0.0.1:1080"]) {
+  for (const ctx of ["shopper:pw9SeKrit@shop.example", "https://shopper:pw9SeKrit@shop.example/cart", "pw9SeKrit@gate.example:8080", "socks5://pw9SeKrit@10.0.0.1:1080", "gate.example.net:8080:shopper:pw9SeKrit", "shopper:pw9SeKrit:10.0.0.1:1080"]) {
     const calls = {
       acquire: () => pool.acquire(ctx),
       acquireResource: () => pool.acquireResource("PROXY", "c", ctx),
@@ -738,7 +738,7 @@ test("a context that holds a credential (user:pass@host, a URL with userinfo, to
       }
     }
   }
-  for (const ctx of ["alice@example.com", "shop:eu", "https://shop.example/checkout?q=1", "checkout-us"]) {
+  for (const ctx of ["alice@example.com", "shop:eu", "shop.example:443", "https://shop.example/checkout?q=1", "checkout-us"]) {
     pool.register("PROXY", `p-${ctx}`);
     assert.equal(pool.acquireResource("PROXY", `p-${ctx}`, ctx)?.context, ctx, `${ctx} is a name`);
   }
