@@ -8,7 +8,8 @@
 // requests), the probe's, how many dashboards the viewers read, and the load average.
 //
 // Usage: node pkg-scripts/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
-//        [--duration 15] [--page N]
+//        [--duration 15] [--page N] [--cpu-prof DIR] (the server's CPU profile, written in DIR
+//        when it stops)
 
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -27,6 +28,7 @@ const { values: o } = parseArgs({
     viewers: { type: "string", default: "4" },
     duration: { type: "string", default: "15" },
     page: { type: "string" },
+    "cpu-prof": { type: "string" },
   },
 });
 const R = Number(o.resources);
@@ -59,7 +61,8 @@ const fmt = ({ n, p50, p90, p99, max }) =>
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "repute-bench-viewers-"));
 await writeFile(path.join(dir, "snapshot.json"), seed());
-const child = spawn(process.execPath, [path.join(HERE, "bin/repute.js"), "serve", "--port", "0", "--data", dir], {
+const profile = o["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", o["cpu-prof"]] : [];
+const child = spawn(process.execPath, [...profile, path.join(HERE, "bin/repute.js"), "serve", "--port", "0", "--data", dir], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, REPUTE_TOKENS: "" },
 });

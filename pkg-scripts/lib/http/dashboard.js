@@ -1,14 +1,15 @@
 // The dashboard's JSON (`GET /api/resources`: `{"resources":[...]}`, and `"next"` for a page),
-// built STEP resources at a time with a turn of the event loop between steps, and sent as it is
-// built (`Pieces`, replies.js): a large one (a second of work and 31 MB of JSON for the whole
-// of a 126k-cell pool) neither holds up every other request meanwhile nor waits whole in
-// memory, and a client that reads slowly slows its building (the next step is built only once
-// the one before has been taken). Each step reads the pool as it is then. The bytes are those
-// of the dashboard built at once (tests/server/resource-pages.test.mjs).
+// built STEP resources at a time — each step in a turn of the event loop shared with every
+// other dashboard's (next-turn.js `stepLater`) — and sent as it is built (`Pieces`,
+// replies.js): a large one (a second of work and 31 MB of JSON for the whole of a 126k-cell
+// pool) neither holds up other requests meanwhile nor waits whole in memory, and a client that
+// reads slowly slows its building (the next step is built only once the one before has been
+// taken). Each step reads the pool as it is then. The bytes are those of the dashboard built
+// at once (tests/server/dashboard-pieces.test.mjs).
 
 import { showResources } from "./resource-views.js";
 import { Pieces } from "./replies.js";
-import { nextTurn } from "../next-turn.js";
+import { stepLater } from "../next-turn.js";
 
 /** Resources per step. */
 export const STEP = 25;
@@ -26,8 +27,7 @@ export function dashboard(host, { limit, after, ...filter }, masked) {
     (async function* rest() {
       yield first.piece;
       for (;;) {
-        await nextTurn();
-        const { piece, done } = step();
+        const { piece, done } = await stepLater(step);
         yield piece;
         if (done) return;
       }
