@@ -4,13 +4,10 @@
 //
 // `stepLater` shares the turns among all such work: however many dashboards are being built at
 // once, one turn of the loop runs their queued steps, first come first served, for about
-// STEP_BUDGET_MS at most, then lets the loop serve I/O. With one turn each (`nextTurn`), four
-// viewers' steps held the loop four steps long between two reads of a worker's socket.
+// STEP_BUDGET_MS at most, then lets the loop serve I/O. With a turn of its own for each step,
+// four viewers' steps held the loop four steps long between two reads of a worker's socket.
 
 const later = typeof setImmediate === "function" ? setImmediate : (f) => setTimeout(f, 0);
-
-/** Resolves after the event loop has served what was waiting. */
-export const nextTurn = () => new Promise((r) => later(r));
 
 /** Milliseconds of queued steps one turn runs before it lets I/O in (at least one step). */
 export const STEP_BUDGET_MS = 2;
