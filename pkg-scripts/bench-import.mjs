@@ -9,15 +9,12 @@
 //
 // Usage: node pkg-scripts/bench-import.mjs [--mib 400] [--cpu-prof DIR]
 
-import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "./node.js";
+import { serveChild } from "./bench-serve.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: o } = parseArgs({ options: { mib: { type: "string", default: "400" }, "cpu-prof": { type: "string" } } });
 const VALUE_BYTES = 1000;
 const R = Math.ceil((Number(o.mib) * 2 ** 20) / (VALUE_BYTES + 100));
@@ -50,26 +47,12 @@ const memory = async (pid) => {
 };
 const mb = (x) => `${x.toFixed(0)} MB`;
 
-const dir = await mkdtemp(path.join(os.tmpdir(), "repute-bench-import-"));
 const seedPool = new Pool({ config, seed: 1 });
-await writeFile(path.join(dir, "snapshot.json"), seedPool.snapshot());
+const server = await serveChild(seedPool.snapshot(), { cpuProf: o["cpu-prof"] });
 seedPool.free();
-const nodeArgs = o["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", o["cpu-prof"]] : [];
-const child = spawn(process.execPath, [...nodeArgs, path.join(HERE, "bin/repute.js"), "serve", "--port", "0", "--data", dir], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, REPUTE_TOKENS: "" },
-});
+const child = { pid: server.pid };
 try {
-  const url = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /repute: serving (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once("exit", () => reject(new Error(`repute serve exited:\n${out}`)));
-  });
+  const { url } = server;
   /** `send()` while probing /healthz and sampling memory; prints what they saw. */
   const measure = async (what, send) => {
     const before = await memory(child.pid);
@@ -113,7 +96,5 @@ try {
   });
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await rm(dir, { recursive: true, force: true });
+  await server.stop();
 }
