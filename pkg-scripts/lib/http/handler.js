@@ -16,7 +16,8 @@
 // resources({context, state, group}?), resource, nextChangeAt(context, {groups}?), snapshot
 // (sync), readEvents({after, limit}) (async), optionally readOutcomes({after, limit}) (async;
 // null when outcomes are not recorded), subscribe(listener) → unsubscribe, metrics() →
-// Prometheus text (or a promise of it), observeRequest(route, method, status, seconds),
+// Prometheus text (or a promise of it), observeRequest(route, method, status, seconds) (an
+// answer sent in pieces counts until its first piece),
 // streamCut(), contexts() (per-context health, host/context-health.js), resourceId(kind,
 // value), resourceById(id) → {kind, value} | null (or a promise of it), optionally
 // resourceLookup(id) (the same, as a promise, not holding up other work
