@@ -25,6 +25,7 @@
 import wasm from "../pkg/repute_bg.wasm";
 import { init, Pool } from "../web.js";
 import { createHandler } from "../lib/http/handler.js";
+import { webBody } from "../lib/http/replies.js";
 import { parseTokens } from "../lib/http/auth.js";
 import { HttpProblem, problemReply } from "../lib/http/problems.js";
 import { DurableHost } from "./durable-host.js";
@@ -203,7 +204,8 @@ export class PoolObject {
     const { status, headers, body } = await this.#handle.reply(adapted);
     // A request refused before its body was read (401, 413, 415, …): read the rest first.
     await upload.drain(request.headers.get("content-length"));
-    return new Response(body, { status, headers });
+    // A large dashboard comes in pieces: a stream that builds each only when workerd asks.
+    return new Response(webBody(body), { status, headers });
   }
 
   async alarm() {

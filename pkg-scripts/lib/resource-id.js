@@ -13,7 +13,7 @@
 // are drained, synchronously.
 
 import { b64url } from "./http/lease-id.js";
-import { nextTurn } from "./next-turn.js";
+import { stepLater } from "./next-turn.js";
 
 const encoder = new TextEncoder();
 /** Ids remembered both ways, at most (the oldest is forgotten first). */
@@ -61,8 +61,8 @@ export class ResourceIds {
   /**
    * `find` for a pool that may be large: the resources are listed a page at a time
    * (`page(after)`: up to a page of `{kind, value}` after `after` in canonical order, from the
-   * first when `after` is undefined; fewer at the end), with a turn of the event loop between
-   * pages, so that an id nobody made lately (a scan of every resource: a second at 126k cells)
+   * first when `after` is undefined; fewer at the end), a page a step in the event loop's
+   * turns (next-turn.js `stepLater`), so that an id nobody made lately (a scan of every resource: a second at 126k cells)
    * does not hold up every other request meanwhile.
    * @param {string} id
    * @param {(after?: {kind: string, value: string}) => Array<{kind: string, value: string}>} page
@@ -72,12 +72,17 @@ export class ResourceIds {
     if (known) return { ...known };
     if (typeof id !== "string" || !/^[A-Za-z0-9_-]{22}$/.test(id)) return null;
     let after;
-    for (;;) {
+    // A page a step, in the loop's turns shared with every other work in steps (dashboards).
+    const step = () => {
       const list = page(after);
-      for (const { kind, value } of list) if (this.of(kind, value) === id) return { kind, value };
-      if (list.length === 0) return null;
+      for (const { kind, value } of list) if (this.of(kind, value) === id) return { found: { kind, value } };
+      if (list.length === 0) return { found: null };
       after = { kind: list[list.length - 1].kind, value: list[list.length - 1].value };
-      await nextTurn();
+      return null;
+    };
+    for (;;) {
+      const done = await stepLater(step);
+      if (done) return done.found;
     }
   }
 

@@ -8,18 +8,15 @@
 // requests), the probe's, how many dashboards the viewers read, and the load average.
 //
 // Usage: node pkg-scripts/perf/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
-//        [--duration 15] [--page N]
+//        [--duration 15] [--page N] [--cpu-prof DIR] (the server's CPU profile, written in DIR
+//        when it stops)
 
-import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool as HttpPool } from "undici";
 import { Pool } from "../node.js";
+import { serveChild } from "./bench-serve.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 const { values: o } = parseArgs({
   options: {
     resources: { type: "string", default: "12600" },
@@ -27,6 +24,7 @@ const { values: o } = parseArgs({
     viewers: { type: "string", default: "4" },
     duration: { type: "string", default: "15" },
     page: { type: "string" },
+    "cpu-prof": { type: "string" },
   },
 });
 const R = Number(o.resources);
@@ -57,23 +55,9 @@ function percentiles(ms) {
 const fmt = ({ n, p50, p90, p99, max }) =>
   `n ${n}, p50 ${p50.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(2)} ms`;
 
-const dir = await mkdtemp(path.join(os.tmpdir(), "repute-bench-viewers-"));
-await writeFile(path.join(dir, "snapshot.json"), seed());
-const child = spawn(process.execPath, [path.join(HERE, "../bin/repute.js"), "serve", "--port", "0", "--data", dir], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, REPUTE_TOKENS: "" },
-});
+const server = await serveChild(seed(), { cpuProf: o["cpu-prof"] });
 try {
-  const url = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /repute: serving (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once("exit", () => reject(new Error(`repute serve exited:\n${out}`)));
-  });
+  const { url } = server;
   const http = new HttpPool(url, { connections: VIEWERS + 2 });
   const request = async (method, p, body) => {
     const res = await http.request({ method, path: p, headers: body ? { "content-type": "application/json" } : {}, body: body && JSON.stringify(body) });
@@ -135,7 +119,5 @@ try {
   console.log(`viewers read ${dashboards} dashboards (${pages} requests); load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   await http.close();
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await rm(dir, { recursive: true, force: true });
+  await server.stop();
 }

@@ -35,12 +35,19 @@ export interface HandlerOptions {
   maxWaiting?: number;
 }
 
-/** A reply before it becomes a `Response`: headers with lower-case names; body a string, an
- * event stream's bytes, or null. */
+/** A large answer (a dashboard of more than 25 resources) sent as it is built: its pieces,
+ * joined, are the body; read the next only once the one before is sent. `stream()` gives them
+ * as the bytes of a ReadableStream that builds each piece when its reader asks. */
+export interface Pieces extends AsyncIterable<string> {
+  stream(): ReadableStream<Uint8Array>;
+}
+
+/** A reply before it becomes a `Response`: headers with lower-case names; body a string,
+ * `Pieces`, an event stream's bytes, or null. */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string | ReadableStream<Uint8Array> | null;
+  body: string | Pieces | ReadableStream<Uint8Array> | null;
 }
 
 /** The HTTP API of the README as one web-standard handler; `reply` gives the same answer

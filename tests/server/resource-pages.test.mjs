@@ -85,11 +85,14 @@ test("while a large whole dashboard is being built, or an unknown id looked for,
     const get = (path, name) =>
       new Promise((resolve, reject) => {
         http.get(`${own.url}${path}`, { headers, agent: false }, (res) => {
-          order.push(name);
           let text = "";
           res.setEncoding("utf8");
           res.on("data", (d) => (text += d));
-          res.on("end", () => resolve({ status: res.statusCode, text }));
+          // In the order the answers are complete: a dashboard's head leaves with its first piece.
+          res.on("end", () => {
+            order.push(name);
+            resolve({ status: res.statusCode, text });
+          });
         }).on("error", reject);
       });
     // An id nobody made is looked for among every resource: a page at a time, too.

@@ -7,7 +7,8 @@
 import { createServer } from "node:http";
 import { isIP } from "node:net";
 import { createHandler } from "./handler.js";
-import { writeStream } from "./node-stream.js";
+import { slices, writePieces, writeStream } from "./node-stream.js";
+import { Pieces } from "./replies.js";
 import { answerClientError, hostProblem, isLingering, refuseRestOfBody } from "./node-connection.js";
 import { bodyChunks } from "./node-body.js";
 import { isApiTarget, staticFiles } from "./static-files.js";
@@ -87,6 +88,10 @@ class NodeHeaders {
     return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
   }
 }
+
+/** A string body longer than this (UTF-16 units) is written in slices of it, each once the
+ * socket has taken the one before: no copy of a whole 30 MB answer at once. */
+const PIECE = 64 * 1024;
 
 /** The host while the pool is being opened: not ready, counts nothing. */
 const STARTING = Object.freeze({ ready: false, now: () => Date.now(), observeRequest() {}, streamCut() {} });
@@ -194,14 +199,18 @@ export async function serve(
       }
       return;
     }
-    // Everything else is a string: one write with its length.
-    if (body !== null) headers["content-length"] = String(Buffer.byteLength(body));
+    // Else a string (or a file's bytes), with its length, or pieces (chunked); a large string
+    // in slices.
+    if (body !== null && !(body instanceof Pieces)) headers["content-length"] = String(Buffer.byteLength(body));
     // A wait ended by close() is answered on a connection that is not kept.
     if (closing) headers.connection = "close";
     if (!req.complete) refuseRestOfBody(req, res, headers);
     res.writeHead(status, headers);
     if (body === null) res.end();
-    else endWhenWritten(res, body);
+    else if (body instanceof Pieces || (typeof body === "string" && body.length > PIECE)) {
+      const pieces = body instanceof Pieces ? body : slices(body, PIECE);
+      writePieces(pieces, res, { writeTimeoutMs: streamWriteTimeoutMs, last: (piece) => endWhenWritten(res, piece) });
+    } else endWhenWritten(res, body);
   });
   /**
    * Writes `body` and ends the response only once the socket has taken all of it. node:http
