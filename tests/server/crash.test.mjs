@@ -237,7 +237,7 @@ test(`kill -9 under load and checkpointing, then restart: nothing acknowledged i
     for (let w = 0; w < WORKERS; w++) loops.push(worker(url, state, mulberry32(SEED + trial * 101 + w)));
     loops.push(operator(url, state, known, trial));
 
-    await sleep(300 + Math.floor(killDelays() * 1200));
+    await sleep(300 + Math.floor(killDelays() * 1200)); // real time: the kill lands at a random point of a real child's load
     server.child.kill("SIGKILL");
     const { signal } = await server.exited;
     assert.equal(signal, "SIGKILL", `${where}: the server died of the kill, not before it`);
