@@ -122,7 +122,7 @@ async function worker(url, state, r) {
       const context = pick(CONTEXTS, r);
       const a = await call(client, "POST", "/api/leases", { context });
       if (a.status === 409) {
-        await sleep(2);
+        await sleep(2); // real time: a worker's back-off against the real child's full pool
         continue;
       }
       assert.equal(a.status, 201, JSON.stringify(a.json));
