@@ -173,7 +173,7 @@ test("no timeout (attemptTimeoutMs and deadlineMs Infinity) does not fire at onc
   const { pool } = setup();
   const host = recorded(pool);
   let n = 0;
-  // Real timers: a delay past 2^31 − 1 ms (Infinity too) becomes 1 ms in Node.
+  // real time: only Node's real timers clamp a delay past 2^31 − 1 ms (Infinity too) to 1 ms.
   const res = await call(host, "shop", () => (n++, new Promise((r) => setTimeout(() => r(answer(200)), 30))), {
     budget: new RetryBudget(),
     readOnly: true,
@@ -197,7 +197,7 @@ test("proxyFetch idleMs Infinity keeps an unused dispatcher (it was closed after
   const lease = { kind: "PROXY", value: proxy.url() };
   const url = `http://127.0.0.1:${origin.server.address().port}/`;
   assert.equal(await (await proxies.fetch(lease, url)).text(), "ok");
-  await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 50)); // real time: only Node's real timer clamps Infinity to 1 ms
   assert.equal(proxies.size, 1, "the dispatcher is kept");
   assert.equal(await (await proxies.fetch(lease, url)).text(), "ok");
   assert.equal(new Set(proxy.seen.map((s) => s.conn)).size, 1, "the keep-alive connection was reused");

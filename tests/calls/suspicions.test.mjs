@@ -28,6 +28,7 @@ async function unhandledDuring(fn) {
   } catch (error) {
     return { error, seen };
   } finally {
+    // real time: a rejection left unhandled may come from a real socket's late event.
     await new Promise((r) => setTimeout(r, 20));
     process.off("unhandledRejection", listen);
   }

@@ -94,7 +94,7 @@ test("the caller's abort over the client: ABORTED, the lease back on the server,
   let leased = null;
   const pending = client.call("abort", ({ lease, signal }) => {
     leased = lease;
-    setTimeout(() => controller.abort(), 20);
+    setImmediate(() => controller.abort()); // once the call waits on its fn
     return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
   }, fresh({ readOnly: true, signal: controller.signal, groups: ["cheap", "backup"] }));
   const e = await within(pending.catch((x) => x), 10_000, "the abort");

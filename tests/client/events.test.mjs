@@ -145,7 +145,9 @@ test("streams the server ends (a lifetime of 150 ms): every reconnection resumes
   try {
     for (let i = 1; i <= 12; i++) {
       await client.register("SESSION", `s-${i}`);
-      await new Promise((res) => setTimeout(res, 40)); // spread over several stream lifetimes
+      // real time: the server ends each stream after a real 150 ms; the events are spread
+      // over several of those lifetimes.
+      await new Promise((res) => setTimeout(res, 40));
     }
     await r.until(12);
     const log = (await client.readEvents({ after: 0, limit: 1000 })).events;

@@ -54,7 +54,7 @@ test("keep-alive: sequential calls share one connection; concurrent ones a few",
     // made in the same turn may open a second one)
     for (let i = 0; i < 20; i++) await client.stats();
     assert.ok(relay.connections <= 2, `20 calls, ${relay.connections} connections`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 10)); // real time: undici's idle sockets, on real connections
     await Promise.all(Array.from({ length: 4 }, () => client.stats()));
     assert.ok(relay.connections <= 4, `4 at once reuse the idle ones: ${relay.connections} connections in all`);
     assert.ok(relay.sent[0].includes(`authorization: Bearer ${TOKEN}`), "the token goes in the Authorization header");

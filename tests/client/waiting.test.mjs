@@ -86,7 +86,8 @@ test("acquireWait refuses a missing or bad waitMs or signal before sending anyth
 });
 
 test("the call's time limit is timeoutMs plus waitMs: a server that answers within both is heard", async () => {
-  // Real time: the scripted server answers on a timer, as a waiting pool server would.
+  // real time: the client's time limit is undici's, on the real clock; the scripted server
+  // answers on a timer, as a waiting pool server would.
   const s = await scripted(async () => (await after_(400), json(201, LEASE)));
   const c = connectPool({ url: s.url, timeoutMs: 150 });
   try {
@@ -248,7 +249,7 @@ test("a waiting acquire through the client is served by a release on the real se
   await client.register("PROXY", "w1", { group: "w1" });
   const held = await client.acquire("wait", { groups: ["w1"] });
   const waiting = client.acquireWait("wait", { groups: ["w1"], waitMs: 10_000 });
-  await after_(200); // a real pause: the request reaches the server's wait
+  await within((async () => { while (server.pool.waiting === 0) await after_(5); })(), 5_000, "the request waits on the server");
   assert.equal(await client.release(held), true);
   const got = await waiting;
   assert.equal(got?.value, "w1");

@@ -103,7 +103,9 @@ test("in the browser the latency is the document's proxy leg, as Chromium timed 
     if (req.url !== "/slow") return page("asset")(req, res);
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.write("<html><head><title>slow</title></head><body>");
-    setTimeout(() => res.end("</body></html>"), 2000); // wide margins: a first page's head is slower
+    // real time: Chromium times the proxy leg on its own clock; wide margins, as a first page's
+    // head is slower.
+    setTimeout(() => res.end("</body></html>"), 2000);
   };
   const pool = poolOf(["proxy-1"]);
   const { handled } = await crawl(pool, [world.sites.b.url("/slow")], { proxyOptions: { slowThresholdMs: 1200 } });

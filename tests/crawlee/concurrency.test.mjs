@@ -53,6 +53,7 @@ function resetSites() {
     const banned = new Set(BANNED[k]);
     site.hits.length = 0;
     site.handle = (req, res, from) => {
+      // real time: what more proxies give is measured on the real clock (see the header).
       setTimeout(() => {
         if (banned.has(from)) {
           res.statusCode = 403;

@@ -86,8 +86,10 @@ test("a success is reported with its latency; the page reaches the handler", asy
 
 test("a success slower than slowThresholdMs is SLOW, and still delivered", async () => {
   const pool = poolOf(["proxy-1"]);
-  world.sites.a.handle = (req, res) => setTimeout(() => page("slow")(req, res), 300);
-  const { handled } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { slowThresholdMs: 150 } });
+  // Virtual time for the proxy leg (the configuration's `timers`): 300 ms pass at the site at once.
+  const timers = new VirtualTimers();
+  world.sites.a.handle = async (req, res) => (await timers.advance(300), page("slow")(req, res));
+  const { handled } = await crawl(pool, [world.sites.a.url("/")], { proxyOptions: { slowThresholdMs: 150, timers } });
   assert.deepEqual(handled.map((h) => h.title), ["slow"]);
   const c = cellOf(pool, "proxy-1");
   assert.deepEqual([c.state, c.cooldownCause], ["COOLING", "SLOW"]);
@@ -95,16 +97,23 @@ test("a success slower than slowThresholdMs is SLOW, and still delivered", async
 
 test("the latency is the proxy leg, request sent to answer head: a slow body or a slow handler is not SLOW", async () => {
   const pool = poolOf(["proxy-1"]);
-  // The head and the first bytes at once; the rest of the page 800 ms later (a real socket:
-  // the margins are wide, so a loaded machine does not make the head itself slow).
-  world.sites.a.handle = (req, res) => {
+  // Virtual time for the proxy leg (the configuration's `timers`). The head and the first bytes
+  // at once; once the crawler has the head (a postNavigationHook after the configuration's),
+  // 800 ms pass before the rest of the page, and 800 ms more in the user's handler.
+  const timers = new VirtualTimers();
+  let headSeen;
+  const head = new Promise((r) => (headSeen = r));
+  world.sites.a.handle = async (req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.write("<html><head><title>late body</title></head><body>");
-    setTimeout(() => res.end("</body></html>"), 800);
+    await head;
+    await timers.advance(800);
+    res.end("</body></html>");
   };
   const { handled } = await crawl(pool, [world.sites.a.url("/")], {
-    proxyOptions: { slowThresholdMs: 500 },
-    handler: () => new Promise((r) => setTimeout(r, 800)), // the user's work is not the proxy's
+    proxyOptions: { slowThresholdMs: 500, timers },
+    crawlerOptions: { postNavigationHooks: [() => headSeen()] },
+    handler: () => timers.advance(800), // the user's work is not the proxy's
   });
   assert.deepEqual(handled.map((h) => h.title), ["late body"]);
   const c = cellOf(pool, "proxy-1");
@@ -273,6 +282,7 @@ test("a lease is renewed while its request runs, and outlives its TTL", async ()
 
 test("leases are exclusive per request: three proxies, three requests at once, never two on one proxy", async () => {
   const pool = poolOf(["proxy-1", "proxy-2", "proxy-3"]);
+  // real time: the requests must overlap on the real sockets to the proxies.
   world.sites.b.handle = (req, res) => setTimeout(() => page("b")(req, res), 60);
   for (const p of world.proxies) p.maxInFlight = 0;
   const urls = Array.from({ length: 12 }, (_, i) => world.sites.b.url(`/page/${i}`));

@@ -66,7 +66,7 @@ test("more requests at once than proxies: each waits for a release, none counted
   let mostWaiting = 0;
   world.sites.a.handle = (req, res) => {
     mostWaiting = Math.max(mostWaiting, pool.waiting);
-    // A real delay on the socket, so that the six requests overlap on two proxies.
+    // real time: a delay on the real socket, so that the six requests overlap on two proxies.
     setTimeout(() => {
       res.setHeader("content-type", "text/html; charset=utf-8");
       res.end(`<html><head><title>${req.url}</title></head></html>`);

@@ -122,7 +122,7 @@ async function worker(url, state, r) {
       const context = pick(CONTEXTS, r);
       const a = await call(client, "POST", "/api/leases", { context });
       if (a.status === 409) {
-        await sleep(2);
+        await sleep(2); // real time: a worker's back-off against the real child's full pool
         continue;
       }
       assert.equal(a.status, 201, JSON.stringify(a.json));
@@ -237,7 +237,7 @@ test(`kill -9 under load and checkpointing, then restart: nothing acknowledged i
     for (let w = 0; w < WORKERS; w++) loops.push(worker(url, state, mulberry32(SEED + trial * 101 + w)));
     loops.push(operator(url, state, known, trial));
 
-    await sleep(300 + Math.floor(killDelays() * 1200));
+    await sleep(300 + Math.floor(killDelays() * 1200)); // real time: the kill lands at a random point of a real child's load
     server.child.kill("SIGKILL");
     const { signal } = await server.exited;
     assert.equal(signal, "SIGKILL", `${where}: the server died of the kill, not before it`);

@@ -276,7 +276,7 @@ test("in process, a small reservation step: nothing past reserve.json is handed 
   const a = await call(url, "POST", "/api/leases", { body: { context: "after" } });
   assert.equal(a.status, 201);
   assert.ok(a.json.token > Math.max(...tokens));
-  await sleep(10); // the microtask that drains
+  await new Promise((r) => setImmediate(r)); // the microtask that drains
   for (let i = 1; i < delivered.length; i++) {
     assert.equal(delivered[i], delivered[i - 1] + 1, `event seq ${delivered[i]} after ${delivered[i - 1]}: none lost, none twice`);
   }

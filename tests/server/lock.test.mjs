@@ -190,7 +190,9 @@ test("an empty lock file that its creator fills while we wait is judged by what 
   const holder = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   try {
     const attempt = acquireLock(dir);
-    await new Promise((r) => setTimeout(r, 50)); // well inside the second an empty lock is given
+    // real time: acquireLock reads the file on the real clock; 50 ms is well inside the second
+    // an empty lock is given, so the attempt sees it empty first.
+    await new Promise((r) => setTimeout(r, 50));
     const live = { pid: holder.pid, host: os.hostname(), startedAt: new Date().toISOString() };
     await writeFile(file, JSON.stringify(live));
     await assert.rejects(attempt, (e) => {

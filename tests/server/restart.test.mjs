@@ -73,6 +73,19 @@ async function populate(url) {
   return tokens;
 }
 
+/** Resolves with the live snapshot once `<dir>/snapshot.json` holds its revision or a later one:
+ * the child's periodic checkpoint wrote everything done so far. The child tells no one when it
+ * writes, so the file is read until it does (instead of a fixed sleep past a few intervals). */
+async function checkpointed(url, dir) {
+  const live = await snapshot(url);
+  for (let i = 0; ; i++) {
+    const stored = await readFile(path.join(dir, "snapshot.json"), "utf8").then(JSON.parse, () => null);
+    if (stored?.revision >= live.revision) return live;
+    assert.ok(i < 500, `no checkpoint of revision ${live.revision} within 10 s (on disk: ${stored?.revision})`);
+    await new Promise((r) => setTimeout(r, 20)); // real time: the child's checkpoint timer is real
+  }
+}
+
 const withoutLeases = (list) => list.map((r) => ({ ...r, lease: null, leases: [] }));
 
 function assertNoDuplicateSeqs(events) {
@@ -144,8 +157,7 @@ test("SIGKILL: the last checkpoint plus every acknowledged operator action are r
   const dir = await newDir();
   const first = await start(dir, ["--checkpoint-ms", "100"]);
   const tokens = await populate(first.url);
-  await new Promise((r) => setTimeout(r, 400)); // > several checkpoint intervals
-  const checkpointed = await snapshot(first.url);
+  const checkpointedState = await checkpointed(first.url, dir);
 
   // Operator actions right before the kill: each acknowledged only once on disk.
   await ok(register(first.url, "SESSION", "late:1/é"), 201, "late register");
@@ -174,9 +186,9 @@ test("SIGKILL: the last checkpoint plus every acknowledged operator action are r
   // The checkpointed state.
   const restored = await snapshot(second.url);
   const cellsOf = (snap) => snap.cells.filter((c) => c.value !== "p2" && !(c.value === "p3" && c.context === "search"));
-  assert.deepEqual(cellsOf(restored), cellsOf(checkpointed), "cells as checkpointed");
+  assert.deepEqual(cellsOf(restored), cellsOf(checkpointedState), "cells as checkpointed");
   assert.ok(restored.blocklist.some((b) => b.value === "p4"), "the temporary block of p4");
-  assert.deepEqual(restored.config, checkpointed.config);
+  assert.deepEqual(restored.config, checkpointedState.config);
   // No lease survives.
   assert.ok(view.every((r) => r.lease === null));
   // Tokens: larger than any issued before the kill.
@@ -209,7 +221,7 @@ test("SIGKILL after worker-only activity: the periodic checkpoint (--checkpoint-
   for (let i = 0; i < 2; i++) leases.push((await ok(acquire(first.url, "periodic"), 201, "acquire")).json.token);
   const expected = (await snapshot(first.url)).cells.filter((c) => c.context === "periodic");
   assert.equal(expected.length, 3);
-  await new Promise((r) => setTimeout(r, 400));
+  await checkpointed(first.url, dir);
   first.child.kill("SIGKILL");
   assert.equal((await first.exited).signal, "SIGKILL");
 

@@ -254,7 +254,7 @@ test("killed with SIGKILL at random moments while writing, 20 times: always a wh
       child.once("exit", () => reject(new Error("the writer died before its first write")));
     });
     assert.ok(written > highest, `round ${round}: the writer continued from the stored revision`);
-    await new Promise((r) => setTimeout(r, Math.floor(rand() * 20)));
+    await new Promise((r) => setTimeout(r, Math.floor(rand() * 20))); // real time: a kill at a random point of a real writer process
     child.kill("SIGKILL");
     assert.equal(await exited, "SIGKILL");
     if (readdirSync(dir).some((n) => n.includes(".tmp-"))) midWrite++;

@@ -280,7 +280,7 @@ test("stopping the server ends open streams (the final chunk is sent)", async ()
     res.setEncoding("utf8");
     let text = "";
     res.on("data", (d) => (text += d));
-    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(await within(once(res, "data"), 5000), "the stream's first bytes"); // the server holds the stream
     const ended = once(res, "end");
     await s.close();
     await ended;
@@ -328,7 +328,7 @@ for (const reconnect of [false, true]) {
       const s = await startServer({});
       const c = await rawStreamClient(s.server.port, { reconnect });
       try {
-        await new Promise((r) => setTimeout(r, 50));
+        assert.ok(await within(once(c.sock, "data"), 5000), "the stream's head"); // the server holds the stream
         const closing = s.server.close();
         const done = await within(closing, 2000);
         await within(once(c.sock, "close"), 2000);

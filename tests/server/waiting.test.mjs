@@ -318,7 +318,8 @@ test("a wait longer than the request timeout is not cut: requestTimeoutMs covers
     const waiting = s.nextWait();
     const r = acquire(s, "shop", { waitMs: 10_000 });
     const w = await within(waiting, "the request waits");
-    // node:http checks request timeouts on its own timer (every 25 ms here): a real wait past it.
+    // real time: node:http checks request timeouts on its own timer (every 25 ms here), so the
+    // wait must really outlast requestTimeoutMs.
     await new Promise((resolve) => setTimeout(resolve, 400));
     s.host.release({ ...held.json });
     w.grant();
@@ -335,6 +336,7 @@ test("a wait longer than the request timeout is not cut: requestTimeoutMs covers
  * calls to acquireWait; on the edge (no pool in this process) after a real pause for the
  * request to arrive. */
 function waitersArrive(s) {
+  // real time: on the edge the waiters are in workerd, which this process cannot count.
   if (onEdge || !s.pool) return () => new Promise((r) => setTimeout(r, 300));
   const pool = s.pool;
   const own = pool.acquireWait;
@@ -425,10 +427,11 @@ test("a finish's next waits for a lease (next.waitMs) until a release", async ()
     const mine = await acquire(s, "shop");
     const other = await acquire(s, "shop");
     // BLOCKED cools my resource in shop (coolAfter 1), the other is held: the next lease waits.
+    const arrived = waitersArrive(s);
     const waiting = call(s.url, "POST", `/api/leases/${mine.json.leaseId}/outcome`, {
       body: { outcome: { ok: false, failure: "BLOCKED" }, next: { waitMs: 20_000 } },
     });
-    await new Promise((r) => setTimeout(r, 300)); // a real pause: the request reaches its wait
+    await arrived(1);
     assert.equal((await call(s.url, "DELETE", `/api/leases/${other.json.leaseId}`)).status, 204);
     const got = await waiting;
     assert.equal(got.status, 200, got.text);
