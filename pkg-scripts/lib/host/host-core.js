@@ -32,7 +32,7 @@
 // A hook that does nothing is the memory host's behaviour.
 
 import { ResourceIds } from "../resource-id.js";
-import { TextMetrics } from "./text-metrics.js";
+import { HostMetrics } from "./metrics.js";
 import { ContextHealth, contextsOf } from "./context-health.js";
 import { annotate, configChanges } from "./operator-note.js";
 import { checkImportRoom, liftPool } from "../counters.js";
@@ -80,9 +80,9 @@ export class HostCore extends EventTarget {
    * (as `Pool` takes them), `key` (≥ 16 bytes for resource ids), `timers` ({setTimeout,
    * clearTimeout}, and `monotonicMs` if the shell has one, for waits, calls and metrics; default
    * the platform's), `maxWaiters`, `onError` (where a consumer's or a listener's failure goes),
-   * `deferDrain` (deliver hot-path events at the end of the turn), `metrics` (a factory).
+   * `deferDrain` (deliver hot-path events at the end of the turn).
    */
-  async _configure({ Pool, config, now = Date.now, seed, random, key, timers, maxWaiters = 10_000, onError = () => {}, deferDrain = false, metrics }) {
+  async _configure({ Pool, config, now = Date.now, seed, random, key, timers, maxWaiters = 10_000, onError = () => {}, deferDrain = false }) {
     this.#Pool = Pool;
     this.#timers = timers;
     this.#monotonicMs = timers?.monotonicMs ?? (() => performance.now());
@@ -92,7 +92,7 @@ export class HostCore extends EventTarget {
     this.#ids = await ResourceIds.create(key);
     this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
     this.#overrides = config;
-    this.#metrics = metrics ? metrics(this, this.#monotonicMs) : new TextMetrics(this);
+    this.#metrics = new HostMetrics(this, this.#monotonicMs);
   }
 
   #restoreOptions() {
@@ -403,7 +403,7 @@ export class HostCore extends EventTarget {
       ...(this.#timers ? { timers: this.#timers } : {}),
       wallNow: () => this.now(),
       onError: this.#onError,
-      ...(this.#metrics.calls ? { metrics: this.#metrics.calls } : {}),
+      metrics: this.#metrics.calls,
       ...(random ? { random } : {}),
       ...options,
     });

@@ -61,7 +61,6 @@ import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
-import { HostMetrics } from "./metrics.js";
 import { ChangeLog } from "./change-log.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
@@ -172,7 +171,7 @@ export class PoolHost extends HostCore {
       const overrides = prober ? { halfOpenCauses: ["BLOCKED"], ...config } : config;
       await this._configure({
         Pool, config: overrides, now, seed, random, key: await loadKey(dir, "resource-id.key"), timers, maxWaiters, onError,
-        deferDrain: true, metrics: (host, monotonicMs) => new HostMetrics(host, monotonicMs),
+        deferDrain: true,
       });
       this.#store = await SnapshotStore.open(dir);
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
