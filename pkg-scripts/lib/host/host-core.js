@@ -1,14 +1,14 @@
 // `HostCore`: the host contract the HTTP handler serves (host.d.ts, `Host`) over one `Pool`,
 // written once for every platform. The in-memory host (memory-host.js), the Node host
-// (lib/node/pool-host.js: a data folder) and the edge's Durable Object host
+// (lib/node/open-pool.js: a data folder) and the edge's Durable Object host
 // (lib/edge/durable-host.js: SQLite) extend it and add only what their platform has, through
 // the hooks below. Platform-neutral: no Node API, no storage.
 //
 // Owns: the live pool (given its `Pool` class, Node's or the web build's); draining its events
-// after every call, to the event log (a hook), the metrics (metrics.js), subscribers,
-// `on`/`addEventListener` listeners and `events()` iterators (a throwing consumer is reported to
-// `onError` and never fails a pool call); the highest token handed out; waiting acquires
-// (waiters.js); per-context health (context-health.js); operator notes (operator-note.js);
+// after every call, to the event log (a hook), the metrics (metrics.js) and the in-process
+// consumers (event-hub.js, its base: a throwing consumer is reported to `onError` and never
+// fails a pool call); the highest token handed out; waiting acquires (waiters.js); per-context
+// health (context-health.js); operator notes (operator-note.js) and undos (operator-undo.js);
 // resource ids (resource-id.js, under the key it is given); imports (never to a lower revision;
 // tokens and seqs continue above what was used, counters.js); resilient calls (lib/call).
 // Does not own: durability. A shell makes it durable by overriding the hooks:
@@ -38,11 +38,12 @@ import { annotate, configChanges } from "./operator-note.js";
 import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 import { call } from "../call/call.js";
-import { eventStream } from "./event-stream.js";
+import { EventHub } from "./event-hub.js";
+import { blockOf, groupOf, restoreBlock } from "./operator-undo.js";
 
 const closing = () => Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
 
-export class HostCore extends EventTarget {
+export class HostCore extends EventHub {
   #Pool;
   #pool = null;
   #poolOptions;
@@ -50,11 +51,6 @@ export class HostCore extends EventTarget {
   #ids;
   #metrics;
   #sites = new ContextHealth(() => this.now());
-  #subscribers = new Set();
-  /** Wakes waiting `events()` iterators (on close). */
-  #wakers = new Set();
-  /** The listener wrappers `addEventListener` registered, by listener. */
-  #wrapped = new WeakMap();
   /** The highest token handed out. */
   #fencing = 0;
   #timers;
@@ -63,8 +59,6 @@ export class HostCore extends EventTarget {
   /** Hot-path calls deliver their events at the end of the turn (one drain for many calls). */
   #deferDrain = false;
   #drainScheduled = false;
-  #deliveryDropped = 0;
-  #closed = false;
   /** Waiting acquires (waiters.js), made on the first wait; its options. */
   #waiters = null;
   #waitOptions;
@@ -88,6 +82,7 @@ export class HostCore extends EventTarget {
     this.#monotonicMs = timers?.monotonicMs ?? (() => performance.now());
     this.#waitOptions = { ...(timers ? { timers } : {}), max: maxWaiters };
     this.#onError = onError;
+    this._useOnError(onError);
     this.#deferDrain = deferDrain;
     this.#ids = await ResourceIds.create(key);
     this.#poolOptions = { now, ...(random ? { random } : {}), ...(seed !== undefined ? { seed } : {}) };
@@ -121,11 +116,6 @@ export class HostCore extends EventTarget {
   /** The highest token handed out. */
   get _fencing() {
     return this.#fencing;
-  }
-
-  /** The platform's timers and monotonic clock, and where failures go, for shells. */
-  get _platform() {
-    return { timers: this.#timers, monotonicMs: this.#monotonicMs, onError: this.#onError };
   }
 
   // --- hooks (see the header) --------------------------------------------------------------
@@ -173,17 +163,7 @@ export class HostCore extends EventTarget {
     if (events.length === 0) return;
     this._logged(events);
     this.#metrics.events(events);
-    for (const e of events) {
-      for (const s of this.#subscribers) {
-        try {
-          s(e);
-        } catch (error) {
-          this.#onError(error);
-        }
-      }
-      this.dispatchEvent(new CustomEvent(e.type, { detail: e }));
-      this.dispatchEvent(new CustomEvent("event", { detail: e }));
-    }
+    this._publish(events);
   }
 
   /** Delivers now, or (`deferDrain`) once at the end of this turn. */
@@ -210,59 +190,6 @@ export class HostCore extends EventTarget {
    * stored by its own `_persist`.) */
   #acted(note) {
     this._drain(note);
-  }
-
-  /** EventTarget, with listeners guarded: one that throws is reported to `onError` (Node's
-   * EventTarget would turn it into an uncaught exception and end the process). */
-  addEventListener(type, listener, options) {
-    if (listener === null || listener === undefined) return;
-    let wrapper = this.#wrapped.get(listener);
-    if (!wrapper) {
-      wrapper = (ev) => {
-        try {
-          if (typeof listener === "function") listener.call(this, ev);
-          else listener.handleEvent(ev);
-        } catch (error) {
-          this.#onError(error);
-        }
-      };
-      this.#wrapped.set(listener, wrapper);
-    }
-    super.addEventListener(type, wrapper, options);
-  }
-
-  removeEventListener(type, listener, options) {
-    super.removeEventListener(type, this.#wrapped.get(listener) ?? listener, options);
-  }
-
-  /** Calls `cb(event)` for events of `type` (`"event"` for all); returns a disposer. A
-   * throwing callback is reported to `onError` and does not affect the pool. */
-  on(type, cb) {
-    const listener = (ev) => cb(ev.detail);
-    this.addEventListener(type, listener);
-    return () => this.removeEventListener(type, listener);
-  }
-
-  /** Live events, synchronously, as they are drained; returns the unsubscribe function. */
-  subscribe(listener) {
-    this.#subscribers.add(listener);
-    return () => this.#subscribers.delete(listener);
-  }
-
-  /**
-   * Events as an async iterator (event-stream.js). `after`: replay from the event log first
-   * (events with a larger seq), then live. At most `queue` undelivered events are kept; a
-   * consumer that falls further behind loses the oldest (counted in `stats().deliveryDropped`).
-   */
-  events({ signal, after = null, queue = 10000 } = {}) {
-    return eventStream(this, {
-      signal,
-      after,
-      queue,
-      dropped: () => this.#deliveryDropped++,
-      wakers: this.#wakers,
-      closed: () => this.#closed,
-    });
   }
 
   // --- the hot path --------------------------------------------------------------------------
@@ -420,7 +347,7 @@ export class HostCore extends EventTarget {
   async register(kind, value, options, note) {
     this._admit();
     const group = options?.group;
-    const before = group === undefined ? undefined : this.#groupOf(kind, value);
+    const before = group === undefined ? undefined : groupOf(this.#pool, kind, value);
     this._drain(); // earlier events are not this action's
     const added = this.#pool.register(kind, value, options);
     this._touched(kind, value);
@@ -429,16 +356,6 @@ export class HostCore extends EventTarget {
     const moved = !added && before !== undefined && before !== group;
     await this._persist(added ? () => this.#pool.deregister(kind, value) : moved ? () => this.#pool.register(kind, value, { group: before }) : null);
     return added;
-  }
-
-  /** The resource's group now (null: none), or undefined when it is not registered (or the
-   * call is refused: `register` then refuses it the same way). */
-  #groupOf(kind, value) {
-    try {
-      return this.#pool.resource(kind, value).group;
-    } catch {
-      return undefined;
-    }
   }
 
   /** Has no inverse (its cells and their history are gone): `_writeAhead`. */
@@ -462,37 +379,24 @@ export class HostCore extends EventTarget {
 
   async block(kind, value, how, note) {
     this._admit();
-    const before = this.#blockOf(kind, value);
+    const before = blockOf(this.#pool, kind, value);
     this._drain();
     this.#pool.block(kind, value, how);
     this._touched(kind, value);
     this.#acted(note);
-    await this._persist(() => this.#restoreBlock(kind, value, before));
+    await this._persist(() => restoreBlock(this.#pool, this.now(), kind, value, before));
   }
 
   async unblock(kind, value, note) {
     this._admit();
-    const before = this.#blockOf(kind, value);
+    const before = blockOf(this.#pool, kind, value);
     this._drain();
     const unblocked = this.#pool.unblock(kind, value);
     this._touched(kind, value);
     this.#acted(note);
     if (unblocked) this._kick();
-    await this._persist(unblocked ? () => this.#restoreBlock(kind, value, before) : null);
+    await this._persist(unblocked ? () => restoreBlock(this.#pool, this.now(), kind, value, before) : null);
     return unblocked;
-  }
-
-  /** The resource's block now (`{until}` or `{permanent: true}`), or null. */
-  #blockOf(kind, value) {
-    return this.#pool.resources({ state: "BLOCKLISTED" }).find((r) => r.kind === kind && r.value === value)?.blocked ?? null;
-  }
-
-  /** Puts back the block `before` (null: none); a timed one ends when it would have. */
-  #restoreBlock(kind, value, before) {
-    const left = before && !before.permanent ? before.until - this.now() : 0;
-    if (before?.permanent) this.#pool.block(kind, value, { permanent: true });
-    else if (left > 0) this.#pool.block(kind, value, { seconds: left / 1000 });
-    else this.#pool.unblock(kind, value);
   }
 
   /** Changes the config in force (the engine validates it; nothing changes on an error) and
@@ -563,7 +467,7 @@ export class HostCore extends EventTarget {
   stats() {
     const s = this.#pool.stats();
     this.#deliver();
-    return { ...s, auditDropped: this._auditDropped, deliveryDropped: this.#deliveryDropped, ...this.#metrics.checkpointStats() };
+    return { ...s, auditDropped: this._auditDropped, deliveryDropped: this._deliveryDropped, ...this.#metrics.checkpointStats() };
   }
 
   /** The canonical snapshot of the live pool. */
@@ -652,20 +556,14 @@ export class HostCore extends EventTarget {
 
   /** Stops serving: waits end (POOL_CLOSED), subscribers and iterators are let go. */
   _stopDelivery() {
-    this.#closed = true;
     this.ready = false;
+    this._stopEvents();
     this.#waiters?.close(closing());
-    this.#subscribers.clear();
-    for (const wake of this.#wakers) wake();
   }
 
   /** Frees the live pool (the last step of closing). */
   _freePool() {
     this.#pool?.free();
     this.#pool = null;
-  }
-
-  get _closed() {
-    return this.#closed;
   }
 }
