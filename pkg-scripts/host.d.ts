@@ -1,7 +1,8 @@
 // The host contract: what the HTTP handler (`repute/handler`, lib/http/handler.js) needs of the
-// pool it serves. The Node runtime's `PoolHost` (openPool: a data folder), `MemoryHost`
+// pool it serves. Implemented once by the host core (lib/host/host-core.js), which the Node
+// runtime's `PoolHost` (lib/node/open-pool.js, openPool: a data folder), `MemoryHost`
 // (lib/host/memory-host.js: no storage) and the edge worker's Durable Object host
-// (edge/durable-host.js) implement it; the handler imports none of them.
+// (lib/edge/durable-host.js) extend; the handler imports none of them.
 import type { Config, ConfigPatch, Kind, Lease, Outcome, PoolEvent, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
 
 export interface Readiness {

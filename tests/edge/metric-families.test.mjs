@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { disposeWorkers, edgeServer } from "./_edge-support.mjs";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
 import { MemoryHost } from "../../pkg-scripts/lib/host/memory-host.js";
 import { FAMILIES } from "../../pkg-scripts/lib/host/metric-families.js";
 import { Pool } from "../../pkg-scripts/node.js";

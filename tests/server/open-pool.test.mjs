@@ -1,4 +1,4 @@
-// The in-process Node host `openPool` (pkg-scripts/lib/host/open-pool.js): one `Pool` made
+// The in-process Node host `openPool` (pkg-scripts/lib/node/open-pool.js): one `Pool` made
 // durable in a folder and observable.
 //
 // Covered: the same methods and results as a plain `Pool` fed the same calls and clock; events

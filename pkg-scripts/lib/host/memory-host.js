@@ -1,7 +1,7 @@
 // `MemoryHost`: the host contract (host.d.ts, `Host`) in memory, with no storage — for tests,
 // browsers and `repute/handler` users: the platform-neutral core (host-core.js) with the last
 // `eventsKept` events in a ring for `readEvents`. Durable shells extend the core instead
-// (lib/node/pool-host.js, lib/edge/durable-host.js).
+// (lib/node/open-pool.js, lib/edge/durable-host.js).
 
 import { HostCore } from "./host-core.js";
 

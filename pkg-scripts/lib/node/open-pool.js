@@ -54,8 +54,8 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Pool } from "../node-engine.js";
-import { HostCore } from "./host-core.js";
+import { Pool } from "../engine/node-engine.js";
+import { HostCore } from "../host/host-core.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { AuditLog } from "./audit-log.js";

@@ -5,7 +5,7 @@
 // socket destroyed. Without that, a stream cut for falling behind kept its socket, and the
 // bytes queued for it, for as long as its reader never came back.
 
-import { CUT } from "./sse.js";
+import { CUT } from "../http/sse.js";
 
 /**
  * Starts writing `body` to `res` (whose head is already written). Returns `{ stop() }`:

@@ -19,7 +19,7 @@
 //   starts above the reservation, so a token or seq is never handed out twice. If that write
 //   fails, calls go on while the stored reservation still covers them.
 
-import { HostCore } from "../lib/host/host-core.js";
+import { HostCore } from "../host/host-core.js";
 import { SqlStore, rowKey } from "./sql-store.js";
 
 const storageUnavailable = (cause) =>
