@@ -195,7 +195,7 @@ test("every subpath resolves and loads from the installed package (repute/edge r
   assert.deepEqual(got.server, ["isLoopback", "serve"]);
   assert.deepEqual(got.handler, ["MemoryHost", "createHandler"]);
   assert.equal(got.version, manifest.version);
-  assert.match(got.edge, /node_modules\/repute\/edge\/worker\.js$/);
+  assert.match(got.edge, /node_modules\/repute\/lib\/edge\/worker\.js$/);
   assert.equal(got.schema, "repute pool config", "repute/config.schema.json is the config's schema");
   assert.ok(got.example > 0, "repute/config.example.json is the example config");
 });
