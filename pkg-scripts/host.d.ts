@@ -170,6 +170,8 @@ export interface MemoryHostOptions {
   floor?: { fencing?: number; eventSeq?: number };
   /** Events kept for `readEvents` (default 10000). */
   eventsKept?: number;
+  /** Where a throwing subscriber or listener is reported (default: nowhere). */
+  onError?: (error: unknown) => void;
 }
 
 /** The host contract in memory, with no storage (lib/host/memory-host.js): every method of
@@ -182,6 +184,11 @@ export interface MemoryHost extends Host {
   metrics(): string;
   resourceById(id: string): { kind: Kind; value: string } | null;
   resourceLookup(id: string): Promise<{ kind: Kind; value: string } | null>;
+  /** Calls `cb` for events of `type` ("event" for every type); returns a disposer (the host
+   * core's, as on openPool's host; `addEventListener` too: the host is an EventTarget). */
+  on(type: PoolEvent["type"] | "event", cb: (event: PoolEvent) => void): () => void;
+  /** Live events (after replaying the event log past `after`, when given). */
+  events(options?: { signal?: AbortSignal; after?: number; queue?: number }): AsyncIterable<PoolEvent>;
   close(): void;
 }
 export declare class MemoryHost {

@@ -1207,7 +1207,9 @@ test("metrics() is Prometheus text with the documented families", async () => {
   host.release(held);
   host.observeRequest("/api/leases", "POST", 201, 0.002);
   await tick();
-  const text = await host.metrics();
+  const answer = host.metrics();
+  assert.ok(answer instanceof Promise, "a promise, as repute.d.ts declares it");
+  const text = await answer;
   const families = {
     repute_acquisitions_total: "counter",
     repute_events_total: "counter",

@@ -378,6 +378,12 @@ export class PoolHost extends HostCore {
     return run;
   }
 
+  /** Prometheus text, as a promise: `PoolHost.metrics()` has always returned one (repute.d.ts;
+   * prom-client's was asynchronous), and callers may `.then` it. */
+  metrics() {
+    return Promise.resolve(super.metrics());
+  }
+
   // --- the logs --------------------------------------------------------------------------
 
   /** The audit log, by seq (keyset pagination). */
