@@ -1,12 +1,12 @@
 // The `repute` package in Node.js: the `Pool` class (SPEC §9) over the WebAssembly module, loaded
-// from disk on import (lib/node-engine.js), and the Node runtime around it.
-export { Pool } from "./lib/node-engine.js";
+// from disk on import (lib/engine/node-engine.js), and the Node runtime around it.
+export { Pool } from "./lib/engine/node-engine.js";
 
-// The durable in-process host (snapshots, audit log, events, prober): see lib/host/open-pool.js.
-export { openPool, PoolHost } from "./lib/host/open-pool.js";
+// The durable in-process host (snapshots, audit log, events, prober): see lib/node/open-pool.js.
+export { openPool, PoolHost } from "./lib/node/open-pool.js";
 // The recovery prober's ready-made HTTP probe through a proxy, and the credential masking the
 // host uses in its own messages.
-export { httpProbe, ProbeError } from "./lib/host/prober.js";
+export { httpProbe, ProbeError } from "./lib/node/prober.js";
 export { redactCredentials } from "./lib/outcome/redact.js";
 // Resilient calls through the pool (`host.call`): their errors, the process-wide retry budget
 // (and kill switch) and hedging budget, the bulkhead, single-flight credentials, and a ready fetch through PROXY resources. See lib/call/.

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTokens } from "../lib/http/auth.js";
 import { lineOfKey } from "../lib/http/strict-json.js";
-import { jsonProblem } from "../lib/host/json-problem.js";
+import { jsonProblem } from "../lib/node/json-problem.js";
 
 // The engine and the server are loaded after the arguments are read, so `--help` and argument
 // errors answer without the built WebAssembly module.
@@ -205,7 +205,7 @@ async function main(argv) {
 
   const [{ Pool, openPool, httpProbe, redactCredentials }, { serve }] = await Promise.all([
     import("../node.js"),
-    import("../lib/http/node-server.js"),
+    import("../lib/node/http-server.js"),
   ]);
   // The engine checks the config before anything listens: a bad field stops here, named.
   if (config !== undefined) {
@@ -289,7 +289,7 @@ async function portFree(host, port) {
   if (error) fail(error.code === "EADDRINUSE" ? `${host}:${port} is in use: stop what serves it, or give another --port` : `cannot listen on ${host}:${port}: ${error.code ?? error.message}`);
 }
 
-/** `repute edge-dev`: the edge worker under Miniflare (edge/dev.js) until SIGTERM / SIGINT. */
+/** `repute edge-dev`: the edge worker under Miniflare (lib/edge/dev.js) until SIGTERM / SIGINT. */
 async function edgeDev(v) {
   const host = v.host ?? "127.0.0.1";
   const port = integer("--port", v.port ?? "8787");
@@ -307,14 +307,14 @@ async function edgeDev(v) {
       fail(`bad config in ${v.config ? `--config ${v.config}` : "REPUTE_CONFIG"}: ${e.message}`);
     }
   }
-  const { isLoopback } = await import("../lib/http/node-server.js");
+  const { isLoopback } = await import("../lib/node/http-server.js");
   if (tokens.length === 0 && !isLoopback(host)) fail(`refusing to serve ${host} without tokens: give --tokens FILE, or a loopback address`);
   if (port > 65535) fail("--port must be at most 65535");
   // workerd dies with a crash dump on a taken port: try the address first, and say so plainly.
   if (port !== 0) await portFree(host, port);
   let edge;
   try {
-    const { startEdge } = await import("../edge/dev.js");
+    const { startEdge } = await import("../lib/edge/dev.js");
     edge = await startEdge({ host, port, persist: v.persist, tokens, config, bindings: { REPUTE_CHECKPOINT_MS: String(checkpointMs) } });
   } catch (e) {
     fail(e.code === "ERR_MODULE_NOT_FOUND" ? "edge-dev runs from a checkout of the repository, with its development packages (npm install in pkg-scripts/): to deploy the worker, see the README's \"Edge worker\"" : e.message);

@@ -5,7 +5,7 @@
 // its `Pool` class).
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** Imports with a counter above this are refused (see lib/host/reservations.js). */
+/** Imports with a counter above this are refused (see lib/node/reservations.js). */
 export const IMPORT_CEILING = 2 ** 52;
 
 /** The pool's three counters, by their names in a snapshot and in `stats()`: each stays at

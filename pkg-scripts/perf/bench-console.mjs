@@ -16,8 +16,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { Pool } from "repute";
-import { openPool } from "../lib/host/open-pool.js";
-import { serve } from "../lib/http/node-server.js";
+import { openPool } from "../lib/node/open-pool.js";
+import { serve } from "../lib/node/http-server.js";
 
 const N = Number(process.argv[2] ?? 10000);
 const C = Number(process.argv[3] ?? 10);

@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startEdge } from "../edge/dev.js";
+import { startEdge } from "../lib/edge/dev.js";
 import { Pool } from "../node.js";
 import { initSync } from "../pkg/repute.js";
 

@@ -1,7 +1,7 @@
 // Types of `repute/edge`: the edge worker (a module worker for workerd / Cloudflare Workers) and
 // its Durable Object class, one pool per region. It imports the engine as a `.wasm` module, so it
 // loads in workerd (or a bundler that handles such imports), not in Node. Bindings: README "Edge
-// worker" and edge/wrangler.toml.
+// worker" and lib/edge/wrangler.toml.
 
 /** The region's Durable Object: one pool, served over the HTTP API under /regions/{region}/. */
 export declare class PoolObject {

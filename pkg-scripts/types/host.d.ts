@@ -1,7 +1,8 @@
 // The host contract: what the HTTP handler (`repute/handler`, lib/http/handler.js) needs of the
-// pool it serves. The Node runtime's `PoolHost` (openPool: a data folder), `MemoryHost`
+// pool it serves. Implemented once by the host core (lib/host/host-core.js), which the Node
+// runtime's `PoolHost` (lib/node/open-pool.js, openPool: a data folder), `MemoryHost`
 // (lib/host/memory-host.js: no storage) and the edge worker's Durable Object host
-// (edge/durable-host.js) implement it; the handler imports none of them.
+// (lib/edge/durable-host.js) extend; the handler imports none of them.
 import type { Config, ConfigPatch, Kind, Lease, Outcome, PoolEvent, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
 
 export interface Readiness {
@@ -169,6 +170,8 @@ export interface MemoryHostOptions {
   floor?: { fencing?: number; eventSeq?: number };
   /** Events kept for `readEvents` (default 10000). */
   eventsKept?: number;
+  /** Where a throwing subscriber or listener is reported (default: nowhere). */
+  onError?: (error: unknown) => void;
 }
 
 /** The host contract in memory, with no storage (lib/host/memory-host.js): every method of
@@ -181,6 +184,11 @@ export interface MemoryHost extends Host {
   metrics(): string;
   resourceById(id: string): { kind: Kind; value: string } | null;
   resourceLookup(id: string): Promise<{ kind: Kind; value: string } | null>;
+  /** Calls `cb` for events of `type` ("event" for every type); returns a disposer (the host
+   * core's, as on openPool's host; `addEventListener` too: the host is an EventTarget). */
+  on(type: PoolEvent["type"] | "event", cb: (event: PoolEvent) => void): () => void;
+  /** Live events (after replaying the event log past `after`, when given). */
+  events(options?: { signal?: AbortSignal; after?: number; queue?: number }): AsyncIterable<PoolEvent>;
   close(): void;
 }
 export declare class MemoryHost {

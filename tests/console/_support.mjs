@@ -11,8 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const WWW = path.join(ROOT, "www");

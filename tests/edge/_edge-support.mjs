@@ -1,4 +1,4 @@
-// The edge worker (pkg-scripts/edge/worker.js) under Miniflare, which runs it in real workerd,
+// The edge worker (pkg-scripts/lib/edge/worker.js) under Miniflare, which runs it in real workerd,
 // its Durable Objects' SQLite storage persisted in a temporary folder. `edgeServer` is what the
 // Node server's HTTP suites get from `startServer` on the edge (tests/server/_http-support.mjs):
 // a fresh region of a worker shared by every test with the same tokens and config. Not a test
@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { startEdge } from "../../pkg-scripts/edge/dev.js";
+import { startEdge } from "../../pkg-scripts/lib/edge/dev.js";
 
 export { startEdge };
 export const tempDir = (prefix) => mkdtemp(path.join(os.tmpdir(), `repute-${prefix}-`));

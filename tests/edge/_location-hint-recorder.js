@@ -1,10 +1,10 @@
-// Not a test file: the real edge worker (pkg-scripts/edge/worker.js) as workerd runs it, with
+// Not a test file: the real edge worker (pkg-scripts/lib/edge/worker.js) as workerd runs it, with
 // its `POOL` binding passed through a wrapper that records the options of each `get` — and
 // calls the real Durable Object namespace with them — and sends them back in a response header
 // (`x-test-get-options`), so a test sees which location hint the worker asked for.
-import worker from "../../pkg-scripts/edge/worker.js";
+import worker from "../../pkg-scripts/lib/edge/worker.js";
 
-export { PoolObject } from "../../pkg-scripts/edge/worker.js";
+export { PoolObject } from "../../pkg-scripts/lib/edge/worker.js";
 
 export default {
   async fetch(request, env) {

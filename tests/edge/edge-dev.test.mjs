@@ -1,4 +1,4 @@
-// `repute edge-dev` (pkg-scripts/bin/repute.js, pkg-scripts/edge/dev.js): the edge worker under
+// `repute edge-dev` (pkg-scripts/bin/repute.js, pkg-scripts/lib/edge/dev.js): the edge worker under
 // Miniflare on a port, storage persisted in a folder, tokens from a file (never printed);
 // SIGTERM stops it, and a second start on the same folder serves the same pool. Without tokens
 // it refuses a non-loopback address; without --persist it says what is missing.

@@ -11,12 +11,12 @@ import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { workerOptions } from "../../pkg-scripts/edge/dev.js";
-import { LOCATION_HINTS } from "../../pkg-scripts/edge/regions.js";
+import { workerOptions } from "../../pkg-scripts/lib/edge/dev.js";
+import { LOCATION_HINTS } from "../../pkg-scripts/lib/edge/regions.js";
 import { tempDir } from "./_edge-support.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const WRANGLER = readFileSync(path.join(ROOT, "pkg-scripts/edge/wrangler.toml"), "utf8");
+const WRANGLER = readFileSync(path.join(ROOT, "pkg-scripts/lib/edge/wrangler.toml"), "utf8");
 
 /** The shipped wrangler.toml's [vars.REPUTE_LOCATION_HINTS] table and its REPUTE_REGIONS. */
 function shipped() {

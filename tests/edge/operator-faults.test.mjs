@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readdir, rm } from "node:fs/promises";
 import { startEdge, tempDir } from "./_edge-support.mjs";
 import { Pool } from "../../pkg-scripts/node.js";
-import { CHUNK } from "../../pkg-scripts/edge/sql-store.js";
+import { CHUNK } from "../../pkg-scripts/lib/edge/sql-store.js";
 
 const T0 = 1_700_000_000_000;
 const dirs = [];

@@ -1,7 +1,7 @@
 // Each entry of the package declares exactly the values it exports: node.js against repute.d.ts
 // (what `import … from "repute"` gets in Node), web.js against web.d.ts (browsers, edge),
 // lib/crawlee/index.js against crawlee.d.ts (`repute/crawlee`), lib/client/client.js against
-// client.d.ts (`repute/client`), lib/http/node-server.js against server.d.ts (`repute/server`),
+// client.d.ts (`repute/client`), lib/node/http-server.js against server.d.ts (`repute/server`),
 // lib/http/handler-entry.js against handler.d.ts (`repute/handler`). The installed package's
 // entries, `repute/edge` included, are checked by tests/package/. The
 // runtime's export names are read by importing the entry; tsc then checks a file that spells
@@ -42,7 +42,7 @@ for (const [entry, specifier, expected] of [
   ["lib/crawlee/index.js", "repute/crawlee", ["BLOCKED_STATUS_CODES", "ReputeProxyConfiguration", "RequestBlockedError"]],
   ["web.js", "../../../pkg-scripts/types/web.js", ["Pool", "init"]],
   ["lib/client/client.js", "repute/client", ["CLIENT_CODES", "PoolClient", "PoolClientError", "connectPool"]],
-  ["lib/http/node-server.js", "repute/server", ["isLoopback", "serve"]],
+  ["lib/node/http-server.js", "repute/server", ["isLoopback", "serve"]],
   ["lib/http/handler-entry.js", "repute/handler", ["MemoryHost", "createHandler"]],
 ]) {
   test(`${entry} exports exactly the values its declarations name`, async () => {

@@ -74,3 +74,29 @@ test("a MemoryHost imports a snapshot: never a lower revision, tokens continue a
   assert.equal((await c.call("PUT", "/api/snapshot", "{}")).status, 400);
   for (const s of [a, b, c]) s.host.close();
 });
+
+test("the host core's in-process consumers on a MemoryHost: on, addEventListener, events() and disposable leases, as on openPool's host", async () => {
+  const errors = [];
+  const host = await MemoryHost.create({ Pool, now: () => T0, seed: 7, onError: (e) => errors.push(e.message) });
+  const registered = [];
+  const stop = host.on("RESOURCE_REGISTERED", (e) => registered.push(e.value));
+  host.addEventListener("event", () => {
+    throw new Error("a listener's bug");
+  });
+  const stream = host.events({ after: 0 })[Symbol.asyncIterator]();
+  await host.register("PROXY", "p1");
+  assert.deepEqual(registered, ["p1"]);
+  assert.ok(errors.includes("a listener's bug"), `the throwing listener is reported: ${errors}`);
+  stop();
+  await host.register("PROXY", "p2");
+  assert.deepEqual(registered, ["p1"], "the disposer stops delivery");
+  const first = await stream.next();
+  const second = await stream.next();
+  assert.deepEqual([first.value.type, first.value.value, second.value.value], ["RESOURCE_REGISTERED", "p1", "p2"], "replayed from the event log in seq order");
+  const lease = host.acquire("shop");
+  assert.equal(host.stats().leased, 1, `leased ${lease.value}`);
+  lease[Symbol.dispose](); // what `using` calls at the end of its block
+  assert.equal(host.stats().leased, 0, "disposing released the lease");
+  host.close();
+  assert.equal((await stream.next()).done, true, "closing the host ends the iterator");
+});

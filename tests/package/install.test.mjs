@@ -44,13 +44,13 @@ after(() => {
 
 test("the tarball holds the engine, the console, README, LICENSE and types, and none of the repository's tooling", () => {
   const files = run("tar", ["tzf", tarball], work).split("\n").filter(Boolean).map((f) => f.replace(/^package\//, ""));
-  for (const f of ["LICENSE", "README.md", "repute.config.schema.json", "repute.config.json", "package.json", "pkg/repute_bg.wasm", "pkg/repute.js", "www/index.html", "www/vendor/repute/pkg/repute_bg.wasm", "bin/repute.js", "edge/worker.js", "edge/wrangler.toml"]) {
+  for (const f of ["LICENSE", "README.md", "repute.config.schema.json", "repute.config.json", "package.json", "pkg/repute_bg.wasm", "pkg/repute.js", "www/index.html", "www/vendor/repute/pkg/repute_bg.wasm", "bin/repute.js", "lib/edge/worker.js", "lib/edge/wrangler.toml"]) {
     assert.ok(files.includes(f), `${f} is in the package`);
   }
   for (const f of Object.values(manifest.exports).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e).flatMap((v) => (typeof v === "string" ? [v] : Object.values(v)))))) {
     assert.ok(files.includes(f.replace(/^\.\//, "")), `${f}, named by exports, is in the package`);
   }
-  for (const f of ["lib/setup.sh", "edge/dev.js", "prepack", "build", "test", "perf/load.mjs", "perf/bench.mjs", "perf/bench"]) assert.ok(!files.includes(f), `${f} is not in the package`);
+  for (const f of ["lib/setup.sh", "lib/edge/dev.js", "prepack", "build", "test", "perf/load.mjs", "perf/bench.mjs", "perf/bench"]) assert.ok(!files.includes(f), `${f} is not in the package`);
   assert.ok(!files.some((f) => f.startsWith("node_modules/")), "no node_modules");
   assert.match(readFileSync(join(project, "node_modules/repute/LICENSE"), "utf8"), /^MIT License/);
   assert.ok(!existsSync(join(pkgDir, "www")) && !existsSync(join(pkgDir, "LICENSE")), "postpack removed prepack's copies");
@@ -195,7 +195,7 @@ test("every subpath resolves and loads from the installed package (repute/edge r
   assert.deepEqual(got.server, ["isLoopback", "serve"]);
   assert.deepEqual(got.handler, ["MemoryHost", "createHandler"]);
   assert.equal(got.version, manifest.version);
-  assert.match(got.edge, /node_modules\/repute\/edge\/worker\.js$/);
+  assert.match(got.edge, /node_modules\/repute\/lib\/edge\/worker\.js$/);
   assert.equal(got.schema, "repute pool config", "repute/config.schema.json is the config's schema");
   assert.ok(got.example > 0, "repute/config.example.json is the example config");
 });

@@ -10,8 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = path.join(ROOT, "pkg-scripts/bin/repute.js");

@@ -1,4 +1,4 @@
-// The audit log (pkg-scripts/lib/host/audit-log.js): keyset pagination with after/limit/next over
+// The audit log (pkg-scripts/lib/node/audit-log.js): keyset pagination with after/limit/next over
 // files and the write queue, rotation by size (file names carry their first seq; reads span files
 // and find their place by binary search), retention by count and by age (injected clock, set
 // mtimes), a full queue that drops and counts but never throws, refused events, a failing disk,
@@ -10,7 +10,7 @@ import { appendFileSync, readdirSync, readFileSync, statSync, utimesSync } from 
 import { mkdir, mkdtemp, rm, rmdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { AuditLog } from "../../pkg-scripts/lib/host/audit-log.js";
+import { AuditLog } from "../../pkg-scripts/lib/node/audit-log.js";
 import { mulberry32 } from "../../pkg-scripts/lib/mulberry32.js";
 
 const root = await mkdtemp(path.join(os.tmpdir(), "repute-audit-"));

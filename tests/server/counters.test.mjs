@@ -1,4 +1,4 @@
-// Fencing tokens and event seqs near 2^53 (pkg-scripts/lib/host/reservations.js and the import
+// Fencing tokens and event seqs near 2^53 (pkg-scripts/lib/node/reservations.js and the import
 // of open-pool.js). A snapshot whose counters leave too little room below 2^53 is refused on
 // import (400, nothing changed) and at start (a clear message naming the folder, also with
 // --from-backup); one at the import ceiling (2^52) is taken, and its tokens work end to end —
@@ -11,9 +11,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { call, assertProblem, withServer, spawnServe, runServeToExit, tempDir, T0 } from "./_http-support.mjs";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { Reservations, readReserve, IMPORT_CEILING } from "../../pkg-scripts/lib/host/reservations.js";
-import { StorageHealth } from "../../pkg-scripts/lib/host/storage-health.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { Reservations, readReserve, IMPORT_CEILING } from "../../pkg-scripts/lib/node/reservations.js";
+import { StorageHealth } from "../../pkg-scripts/lib/node/storage-health.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const reserveOf = (dir) => JSON.parse(readFileSync(path.join(dir, "reserve.json"), "utf8"));

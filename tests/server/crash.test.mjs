@@ -1,4 +1,4 @@
-// Crash safety of the pool server (`repute serve`, pkg-scripts/lib/host/open-pool.js): `kill -9`
+// Crash safety of the pool server (`repute serve`, pkg-scripts/lib/node/open-pool.js): `kill -9`
 // at random moments while the server is under load and checkpointing every 20 ms, then a restart
 // on the same folder. Each trial runs a few keep-alive worker clients (acquire → report → release
 // in a loop, with some failures) and one operator client (registers new resources, blocks and

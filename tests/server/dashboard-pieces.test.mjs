@@ -12,7 +12,7 @@ import { Pool } from "../../pkg-scripts/node.js";
 import { createHandler } from "../../pkg-scripts/lib/http/handler.js";
 import { showResources } from "../../pkg-scripts/lib/http/resource-views.js";
 import { STEP } from "../../pkg-scripts/lib/http/dashboard.js";
-import { slices } from "../../pkg-scripts/lib/http/node-stream.js";
+import { slices } from "../../pkg-scripts/lib/node/http-stream.js";
 import { startServer, call, edgeSkip, onEdge } from "./_http-support.mjs";
 
 const TOKENS = { operator: "op-token-aaaaaaaaaaaaaaaa", viewer: "vw-token-cccccccccccccccc" };

@@ -1,4 +1,4 @@
-// The pool server when its disk refuses writes (pkg-scripts/lib/host/open-pool.js,
+// The pool server when its disk refuses writes (pkg-scripts/lib/node/open-pool.js,
 // storage-health.js, reservations.js, change-log.js): the data folder on a small tmpfs, filled
 // up (ENOSPC) or remounted read-only (EROFS), with the real server on 127.0.0.1.
 //
@@ -27,8 +27,8 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "undici";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 import { call, assertProblem, resourcePath, spawnServe, T0 } from "./_http-support.mjs";
 
 const SKIP = process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs (CI runs as root); skipped";

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
 import { createHandler } from "../../pkg-scripts/lib/http/handler.js";
 import { startServer, tempDir, T0 } from "./_http-support.mjs";
 

@@ -1,4 +1,4 @@
-// The HTTP API of SPEC §8 as served by `serve` (node-server.js → handler.js) over an in-process
+// The HTTP API of SPEC §8 as served by `serve` (http-server.js → handler.js) over an in-process
 // `openPool`: every endpoint's success and documented failure responses (status, content-type,
 // Retry-After, WWW-Authenticate, lease bodies and ids, problem+json), values with `:` `/` `|` and
 // non-ASCII in paths, canonical lease ids, the lease lifecycle against a stale holder, snapshot
@@ -8,8 +8,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pbkdf2 } from "node:crypto";
 import http from "node:http";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 import { T0, withServer, call, assertProblem, resourcePath, tempDir, runServeToExit, edgeSkip } from "./_http-support.mjs";
 import { rm } from "node:fs/promises";
 

@@ -1,4 +1,4 @@
-// The single-owner lock of a pool folder (pkg-scripts/lib/host/lock.js): exclusive within and
+// The single-owner lock of a pool folder (pkg-scripts/lib/node/lock.js): exclusive within and
 // across processes, a POOL_LOCKED error that names the folder, pid, host and start time, a stale
 // lock (owner killed with SIGKILL, a reused pid, a reboot) taken over — by exactly one of several
 // racing processes —, an empty lock (a crash between its create and its write) taken over once it
@@ -12,9 +12,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { acquireLock } from "../../pkg-scripts/lib/host/lock.js";
+import { acquireLock } from "../../pkg-scripts/lib/node/lock.js";
 
-const LOCK_URL = new URL("../../pkg-scripts/lib/host/lock.js", import.meta.url).href;
+const LOCK_URL = new URL("../../pkg-scripts/lib/node/lock.js", import.meta.url).href;
 const root = await mkdtemp(path.join(os.tmpdir(), "repute-lock-"));
 after(() => rm(root, { recursive: true, force: true }));
 let dirs = 0;

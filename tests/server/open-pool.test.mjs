@@ -1,4 +1,4 @@
-// The in-process Node host `openPool` (pkg-scripts/lib/host/open-pool.js): one `Pool` made
+// The in-process Node host `openPool` (pkg-scripts/lib/node/open-pool.js): one `Pool` made
 // durable in a folder and observable.
 //
 // Covered: the same methods and results as a plain `Pool` fed the same calls and clock; events
@@ -1208,7 +1208,9 @@ test("metrics() is Prometheus text with the documented families", async () => {
   host.release(held);
   host.observeRequest("/api/leases", "POST", 201, 0.002);
   await tick();
-  const text = await host.metrics();
+  const answer = host.metrics();
+  assert.ok(answer instanceof Promise, "a promise, as repute.d.ts declares it");
+  const text = await answer;
   const families = {
     repute_acquisitions_total: "counter",
     repute_events_total: "counter",

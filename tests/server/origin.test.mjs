@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { rm } from "node:fs/promises";
 import { chromium } from "playwright-core";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
 import { createHandler } from "../../pkg-scripts/lib/http/handler.js";
 import { startServer, call, assertProblem, resourcePath, rawRequest, readResponse, tempDir, T0 } from "./_http-support.mjs";
 

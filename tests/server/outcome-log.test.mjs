@@ -1,4 +1,4 @@
-// The outcome log (lib/host/outcome-log.js) that the console's Replay reads: with
+// The outcome log (lib/node/outcome-log.js) that the console's Replay reads: with
 // `recordOutcomes` (`repute serve --record-outcomes`) every applied report is recorded, its value
 // masked by the engine's rule and named by its resource id, as events are, and served by GET
 // /api/outcomes; engine

@@ -1,4 +1,4 @@
-// The recovery prober (pkg-scripts/lib/host/prober.js): `startProber` against a real Pool with a
+// The recovery prober (pkg-scripts/lib/node/prober.js): `startProber` against a real Pool with a
 // manual clock (rounds driven by runOnce, the prober's timers replaced by a manual timer queue),
 // and `httpProbe` through a tiny forward HTTP proxy and target server on 127.0.0.1.
 // Deterministic: no test waits on wall-clock time except the 200 ms probe timeout case.
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { Pool } from "repute";
-import { httpProbe, startProber } from "../../pkg-scripts/lib/host/prober.js";
+import { httpProbe, startProber } from "../../pkg-scripts/lib/node/prober.js";
 import { redactCredentials } from "../../pkg-scripts/lib/outcome/redact.js";
 import { STATUS_CASES } from "../calls/_classification.mjs";
 import { manualTimers } from "./_manual-timers.mjs";

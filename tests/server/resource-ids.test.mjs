@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 import { ResourceIds } from "../../pkg-scripts/lib/resource-id.js";
 import { assertProblem, call, resourcePath, startServer, tempDir, T0, withServer } from "./_http-support.mjs";
 

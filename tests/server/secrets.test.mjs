@@ -15,8 +15,8 @@ import assert from "node:assert/strict";
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Pool } from "repute";
-import { AuditLog } from "../../pkg-scripts/lib/host/audit-log.js";
-import { openPool } from "../../pkg-scripts/lib/host/open-pool.js";
+import { AuditLog } from "../../pkg-scripts/lib/node/audit-log.js";
+import { openPool } from "../../pkg-scripts/lib/node/open-pool.js";
 import { assertProblem, call, openStream, runServeToExit, spawnServe, startServer, tempDir } from "./_http-support.mjs";
 
 const MARK = "SeKrit";

@@ -1,4 +1,4 @@
-// Durable snapshots (pkg-scripts/lib/host/snapshot-store.js): round trip with a backup, the
+// Durable snapshots (pkg-scripts/lib/node/snapshot-store.js): round trip with a backup, the
 // never-backwards guard (lower refused and the file unchanged, equal stored, concurrent writes
 // with mixed revisions), damaged files (SNAPSHOT_DAMAGED naming the file and the backup; never
 // overwritten or made the backup), cleanup of a crashed writer's temporary files, and a crash
@@ -12,10 +12,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { SnapshotStore } from "../../pkg-scripts/lib/host/snapshot-store.js";
+import { SnapshotStore } from "../../pkg-scripts/lib/node/snapshot-store.js";
 import { mulberry32 } from "../../pkg-scripts/lib/mulberry32.js";
 
-const STORE_URL = new URL("../../pkg-scripts/lib/host/snapshot-store.js", import.meta.url).href;
+const STORE_URL = new URL("../../pkg-scripts/lib/node/snapshot-store.js", import.meta.url).href;
 const root = await mkdtemp(path.join(os.tmpdir(), "repute-snap-"));
 after(() => rm(root, { recursive: true, force: true }));
 let dirs = 0;

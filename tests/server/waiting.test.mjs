@@ -12,9 +12,9 @@
 // granted to a client that left, shutdown) is tested at each instant that matters.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Pool } from "../../pkg-scripts/lib/node-engine.js";
+import { Pool } from "../../pkg-scripts/lib/engine/node-engine.js";
 import { MemoryHost } from "../../pkg-scripts/lib/host/memory-host.js";
-import { serve } from "../../pkg-scripts/lib/http/node-server.js";
+import { serve } from "../../pkg-scripts/lib/node/http-server.js";
 import { T0, withServer, call, assertProblem, rawConnection, edgeSkip, onEdge } from "./_http-support.mjs";
 
 const register = (s, value, extra = {}) => call(s.url, "POST", "/api/resources", { body: { kind: "PROXY", value, ...extra } });

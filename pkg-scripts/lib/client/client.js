@@ -11,7 +11,7 @@
 // an embedded pool. Owns the mapping of methods to routes and answers; the requests, retries
 // and time limits are transport.js's, the event stream events.js's.
 
-import { loadPool } from "../engine-load.js";
+import { loadPool } from "../engine/engine-load.js";
 import { call } from "../call/call.js";
 import { invalidArgument } from "./errors.js";
 import { Transport } from "./transport.js";

@@ -4,8 +4,8 @@
 // what the engine's views say of each context's cells now (states, held, failing and why).
 //
 // Owns: the rolling counters, in memory (a restart starts them empty: they describe the last
-// minutes, not history). Context names are capped like the metrics' labels (metrics.js,
-// text-metrics.js): past MAX_CONTEXTS distinct contexts the rest count together as "_other",
+// minutes, not history). Context names are capped as the metrics' labels are
+// (metric-families.js): past MAX_CONTEXTS distinct contexts the rest count together as "_other",
 // so the memory is bounded whatever workers send. Does not own: the cells (the engine's), the
 // HTTP shape around it (handler.js).
 //
@@ -15,15 +15,16 @@
 // newest failure in its window (the engine keeps `cooldownCause` after a cooldown ends).
 
 import { FAILURE_TYPES } from "../vocabulary.js";
+import { MAX_CONTEXT_LABELS, OTHER_LABEL } from "./metric-families.js";
 
 export const BUCKET_MS = 10_000;
 export const BUCKETS = 30;
-export const MAX_CONTEXTS = 1000;
+export const MAX_CONTEXTS = MAX_CONTEXT_LABELS;
 /** Latencies kept per context for its p95 (the newest; those older than the window are skipped). */
 const LATENCIES = 256;
 /** The most failing cells the answer lists one by one (the counts are always whole). */
 export const MAX_FAILING_LISTED = 5000;
-const OTHER = "_other";
+const OTHER = OTHER_LABEL;
 
 class Series {
   /** Per bucket: its start (ms; -1 unused), successes, failures, granted, rejected. */

@@ -1,153 +1,142 @@
-// The host's Prometheus metrics, exposed in the text format by `prom-client` (a registry per
-// host, so several pools in one process do not mix). Counters are bumped as things happen;
-// gauges are read from the pool when scraped. Context labels are capped: past 1000 distinct
-// contexts the rest are counted as "_other" (Prometheus labels must stay bounded). Group labels
-// (operator-defined names of at most 64 bytes) are capped the same way at 100; `group=""` is a
-// resource with no group (a group name is never blank). Groups get a counter of their own,
-// granted acquires by group, rather than a label on repute_acquisitions_total: a label there
-// would multiply its 1000 contexts by the groups.
+// The host's Prometheus metrics, on every host (host-core.js: Node, the edge, memory): the
+// families of metric-families.js, counted as things happen and written in the text format by
+// hand (no library: the same code runs in Node and in workerd). Gauges are read from the host's
+// `stats()` when scraped. Context and group labels are capped (metric-families.js). One
+// registry per host, so several pools in one process do not mix.
 
-import client from "prom-client";
+import { FAMILIES, MAX_CONTEXT_LABELS, MAX_GROUP_LABELS, OTHER_LABEL } from "./metric-families.js";
 import { CallMetrics } from "../call/metrics.js";
 
-const MAX_CONTEXT_LABELS = 1000;
-const MAX_GROUP_LABELS = 100;
+const BY_NAME = new Map(FAMILIES.map((f) => [f.name, f]));
+
+/** A label value as the text format spells it. */
+const esc = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+const labelText = (names, values) => (names.length === 0 ? "" : `{${names.map((n, i) => `${n}="${esc(values[i])}"`).join(",")}}`);
+
+/** A label set's values in the family's label order, and its key. */
+function seriesOf(family, labels) {
+  const values = (family.labels ?? []).map((n) => String(labels?.[n] ?? ""));
+  return [values, values.join("\0")];
+}
+
+/** `name` of a label capped at `max` distinct values: past it, "_other". */
+function capped(seen, max, value) {
+  if (seen.has(value)) return value;
+  if (seen.size >= max) return OTHER_LABEL;
+  seen.add(value);
+  return value;
+}
 
 export class HostMetrics {
   #host;
   #monotonicMs;
-  #registry = new client.Registry();
+  /** family name → (series key → {values, value} or {values, buckets, sum, count}) */
+  #series = new Map(FAMILIES.map((f) => [f.name, new Map()]));
   #contexts = new Set();
   #groups = new Set();
-  #acquisitions;
-  #groupAcquisitions;
-  #suppressed;
-  #events;
-  #checkpoints;
-  #checkpointFailures;
   #lastCheckpoint = null;
   #lastDurationMs = 0;
-  #requests;
-  #streamCuts;
 
   constructor(host, monotonicMs = () => performance.now()) {
     this.#host = host;
     this.#monotonicMs = monotonicMs;
-    const registers = [this.#registry];
-    this.#acquisitions = new client.Counter({
-      name: "repute_acquisitions_total",
-      help: "Acquire calls by context and result (granted or rejected).",
-      labelNames: ["context", "result"],
-      registers,
-    });
-    this.#groupAcquisitions = new client.Counter({
-      name: "repute_acquisitions_by_group_total",
-      help: 'Granted acquires by the group of the resource leased (group="": none).',
-      labelNames: ["group"],
-      registers,
-    });
-    this.#suppressed = new client.Counter({
-      name: "repute_cooldowns_suppressed_total",
-      help: "Cooldowns the cooling cap suppressed (COOLDOWN_SUPPRESSED events), by context.",
-      labelNames: ["context"],
-      registers,
-    });
-    this.#events = new client.Counter({ name: "repute_events_total", help: "Pool events by type.", labelNames: ["type"], registers });
-    this.#checkpoints = new client.Counter({ name: "repute_checkpoints_total", help: "Snapshots written.", registers });
-    this.#checkpointFailures = new client.Counter({
-      name: "repute_checkpoint_failures_total",
-      help: "Snapshot writes that failed or were refused.",
-      registers,
-    });
-    this.#streamCuts = new client.Counter({
-      name: "repute_stream_cuts_total",
-      help: "Event-stream subscribers cut for not keeping up.",
-      registers,
-    });
-    this.#requests = new client.Histogram({
-      name: "repute_http_request_duration_seconds",
-      help: "HTTP request durations by route, method and status.",
-      labelNames: ["route", "method", "status"],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
-      registers,
-    });
     /** The resilient calls' metrics (lib/call/metrics.js), for `host.call`. */
-    this.calls = new CallMetrics(registers, (context) => this.#context(context));
-    const gauge = (name, help, collect, labelNames = []) =>
-      new client.Gauge({ name, help, labelNames, registers, collect() { collect(this); } });
-    let stats = null;
-    const fresh = () => (stats = this.#host.stats());
-    gauge("repute_resources", "Registered resources.", (g) => g.set(fresh().registered));
-    gauge("repute_leases", "Resources under lease (occupancy).", (g) => g.set((stats ?? fresh()).leased));
-    gauge("repute_blocked", "Blocklisted resources.", (g) => g.set((stats ?? fresh()).blocked));
-    gauge("repute_cells", "Reputation cells by stored state.", (g) => {
-      for (const [state, n] of Object.entries((stats ?? fresh()).cellsByState)) g.set({ state }, n);
-    }, ["state"]);
-    gauge("repute_engine_events_dropped", "Events dropped by the engine's buffer before a drain.", (g) =>
-      g.set((stats ?? fresh()).eventsDropped));
-    gauge("repute_audit_dropped", "Events the audit log dropped (its queue was full).", (g) => g.set((stats ?? fresh()).auditDropped));
-    gauge("repute_delivery_dropped", "Events dropped for slow in-process consumers.", (g) =>
-      g.set((stats ?? fresh()).deliveryDropped));
-    gauge("repute_checkpoint_age_seconds", "Seconds since the last snapshot was written.", (g) =>
-      g.set(this.#lastCheckpoint === null ? -1 : (this.#monotonicMs() - this.#lastCheckpoint) / 1000));
-    gauge("repute_checkpoint_duration_seconds", "Duration of the last snapshot write.", (g) => g.set(this.#lastDurationMs / 1000));
+    this.calls = new CallMetrics(this, (context) => this.#context(context));
+  }
+
+  /** Adds `n` to a counter's series. */
+  inc(name, labels, n = 1) {
+    const family = BY_NAME.get(name);
+    const [values, key] = seriesOf(family, labels);
+    const series = this.#series.get(name);
+    const s = series.get(key);
+    if (s) s.value += n;
+    else series.set(key, { values, value: n });
+  }
+
+  /** Observes `v` in a histogram's series. */
+  observe(name, labels, v) {
+    const family = BY_NAME.get(name);
+    const [values, key] = seriesOf(family, labels);
+    const series = this.#series.get(name);
+    let h = series.get(key);
+    if (!h) series.set(key, (h = { values, buckets: family.buckets.map(() => 0), sum: 0, count: 0 }));
+    for (let i = 0; i < family.buckets.length; i++) if (v <= family.buckets[i]) h.buckets[i]++;
+    h.sum += v;
+    h.count++;
   }
 
   #context(context) {
-    if (this.#contexts.has(context)) return context;
-    if (this.#contexts.size >= MAX_CONTEXT_LABELS) return "_other";
-    this.#contexts.add(context);
-    return context;
-  }
-
-  /** The label of a lease's group ("" for none), capped like contexts. */
-  #group(group) {
-    const g = group ?? "";
-    if (this.#groups.has(g)) return g;
-    if (this.#groups.size >= MAX_GROUP_LABELS) return "_other";
-    this.#groups.add(g);
-    return g;
+    return capped(this.#contexts, MAX_CONTEXT_LABELS, context);
   }
 
   /** An acquire: `lease` granted, or null. */
   acquired(context, lease) {
-    this.#acquisitions.inc({ context: this.#context(context), result: lease ? "granted" : "rejected" });
-    if (lease) this.#groupAcquisitions.inc({ group: this.#group(lease.group) });
+    this.inc("repute_acquisitions_total", { context: this.#context(context), result: lease ? "granted" : "rejected" });
+    if (lease) this.inc("repute_acquisitions_by_group_total", { group: capped(this.#groups, MAX_GROUP_LABELS, lease.group ?? "") });
   }
 
   events(list) {
     for (const e of list) {
-      this.#events.inc({ type: e.type });
-      if (e.type === "COOLDOWN_SUPPRESSED") this.#suppressed.inc({ context: this.#context(e.context) });
+      this.inc("repute_events_total", { type: e.type });
+      if (e.type === "COOLDOWN_SUPPRESSED") this.inc("repute_cooldowns_suppressed_total", { context: this.#context(e.context) });
     }
   }
 
   checkpointed(ms) {
-    this.#checkpoints.inc();
+    this.inc("repute_checkpoints_total");
     this.#lastCheckpoint = this.#monotonicMs();
     this.#lastDurationMs = ms;
   }
 
   checkpointFailed() {
-    this.#checkpointFailures.inc();
+    this.inc("repute_checkpoint_failures_total");
   }
 
   streamCut() {
-    this.#streamCuts.inc();
+    this.inc("repute_stream_cuts_total");
   }
 
   request(route, method, status, seconds) {
-    this.#requests.observe({ route, method, status: String(status) }, seconds);
+    this.observe("repute_http_request_duration_seconds", { route, method, status: String(status) }, seconds);
   }
 
   checkpointStats() {
-    return {
-      checkpointAgeMs: this.#lastCheckpoint === null ? null : Math.round(this.#monotonicMs() - this.#lastCheckpoint),
-    };
+    return { checkpointAgeMs: this.#lastCheckpoint === null ? null : Math.round(this.#monotonicMs() - this.#lastCheckpoint) };
   }
 
-  /** The text exposition (a promise). */
+  /** A gauge's series when scraped: [[label values, value]]. */
+  #gauge(family, stats) {
+    if (family.name === "repute_checkpoint_age_seconds") return [[[], this.#lastCheckpoint === null ? -1 : (this.#monotonicMs() - this.#lastCheckpoint) / 1000]];
+    if (family.name === "repute_checkpoint_duration_seconds") return [[[], this.#lastDurationMs / 1000]];
+    const v = stats[family.stat];
+    if (family.labels) return Object.entries(v).map(([label, n]) => [[label], n]);
+    return [[[], v ?? 0]];
+  }
+
+  /** The text exposition. */
   text() {
-    return this.#registry.metrics();
+    const stats = this.#host.stats();
+    const out = [];
+    for (const f of FAMILIES) {
+      const names = f.labels ?? [];
+      out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+      const series = this.#series.get(f.name);
+      if (f.type === "gauge") {
+        for (const [values, v] of this.#gauge(f, stats)) out.push(`${f.name}${labelText(names, values)} ${v}`);
+      } else if (f.type === "counter") {
+        if (names.length === 0 && series.size === 0) out.push(`${f.name} 0`);
+        for (const s of series.values()) out.push(`${f.name}${labelText(names, s.values)} ${s.value}`);
+      } else {
+        const withLe = ["le", ...names];
+        for (const h of series.values()) {
+          f.buckets.forEach((le, i) => out.push(`${f.name}_bucket${labelText(withLe, [le, ...h.values])} ${h.buckets[i]}`));
+          out.push(`${f.name}_bucket${labelText(withLe, ["+Inf", ...h.values])} ${h.count}`);
+          out.push(`${f.name}_sum${labelText(names, h.values)} ${h.sum}`);
+          out.push(`${f.name}_count${labelText(names, h.values)} ${h.count}`);
+        }
+      }
+    }
+    return `${out.join("\n")}\n`;
   }
 }

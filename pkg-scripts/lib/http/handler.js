@@ -1,5 +1,5 @@
 // The HTTP API of SPEC §8 as one web-standard `Request → Response` handler. The Node server
-// (node-server.js) and the edge worker only adapt their platform to it; neither re-implements
+// (http-server.js) and the edge worker only adapt their platform to it; neither re-implements
 // routing, authentication or validation. It reads of a request only `method`, `url`,
 // `headers.get()`, `body` (an async iterable of bytes, or null), `text()` and `signal`, so an
 // adapter may pass a lighter object of that shape than a full `Request`. Everything about the pool itself is the host's

@@ -3,7 +3,7 @@
 // the five failure types, or nothing), whether the caller gets the result, whether another
 // resource may be tried, and the phase the attempt had reached. Its three users read it here
 // and nowhere else: the resilient-call layer (lib/call/attempt.js), the prober
-// (lib/host/prober.js: a `null` report is an inconclusive probe) and the Crawlee drop-in
+// (lib/node/prober.js: a `null` report is an inconclusive probe) and the Crawlee drop-in
 // (lib/crawlee/outcome.js). Pure: no I/O, no clock (latency and the wall clock come in as
 // arguments).
 //

@@ -8,7 +8,7 @@
 //! The document is also written in parts (`write_head`, `write_resource`), for a host that keeps
 //! each resource in its own record and writes only those that changed (the edge worker): the
 //! head, then per resource its `registered` entry, its `blocklist` entry and its cells, which
-//! the host joins back into exactly the bytes `write` gives (`pkg-scripts/edge/sql-store.js`).
+//! the host joins back into exactly the bytes `write` gives (`pkg-scripts/lib/edge/sql-store.js`).
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;

@@ -4,11 +4,11 @@
 // of the server's time under load, where bodies are a hundred bytes).
 //
 // Leaving early (a 413 half-way) neither destroys the request nor reads on: it is paused, and
-// the rest is left to `refuseRestOfBody` (node-connection.js), which would otherwise find the
+// the rest is left to `refuseRestOfBody` (http-connection.js), which would otherwise find the
 // socket cut before the answer is written. A body that does not arrive whole — the client
 // went away, or node:http timed the request out — fails as `unreadable` says (400 or 408).
 
-import { unreadable } from "./node-connection.js";
+import { unreadable } from "./http-connection.js";
 
 class BodyChunks {
   #req;

@@ -4,7 +4,7 @@
 // close after an answer that left part of a request body unread; and the Host headers node:http
 // lets through or answers itself (none, or two).
 
-import { HttpProblem, problemReply, TITLES } from "./problems.js";
+import { HttpProblem, problemReply, TITLES } from "../http/problems.js";
 
 const TIMED_OUT = "the request was not received in time";
 

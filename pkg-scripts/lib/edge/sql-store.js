@@ -19,7 +19,7 @@
 //   deleted at each checkpoint.
 // Does not own: what changed (durable-host.js), the snapshot format (the engine's).
 
-import { KIND_CODE } from "../lib/vocabulary.js";
+import { KIND_CODE } from "../vocabulary.js";
 
 /** Characters per chunk of a resource row: ≤ 1.5 MB of UTF-8, under the 2 MB row limit. */
 export const CHUNK = 512 * 1024;

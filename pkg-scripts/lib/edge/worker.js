@@ -13,7 +13,7 @@
 // object is first made; a region not listed is placed where its first request came from), and
 // the object's own (pool-object.js). See wrangler.toml and the README's "Edge worker".
 
-import { problemReply, HttpProblem } from "../lib/http/problems.js";
+import { problemReply, HttpProblem } from "../http/problems.js";
 import { REGION_NAME, allowedRegions, locationHints } from "./regions.js";
 
 export { PoolObject } from "./pool-object.js";

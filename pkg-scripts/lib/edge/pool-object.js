@@ -22,12 +22,12 @@
 //   default 1000: as `repute serve --max-wait-ms/--max-waiting`), `REPUTE_TEST_HOOKS` ("1": the `/__test/` routes below, for
 //   the tests and the benchmark only; with it, `REPUTE_TEST_RESERVE_STEP` sets the reservation step).
 
-import wasm from "../pkg/repute_bg.wasm";
-import { init, Pool } from "../web.js";
-import { createHandler } from "../lib/http/handler.js";
-import { webBody } from "../lib/http/replies.js";
-import { parseTokens } from "../lib/http/auth.js";
-import { HttpProblem, problemReply } from "../lib/http/problems.js";
+import wasm from "../../pkg/repute_bg.wasm";
+import { init, Pool } from "../../web.js";
+import { createHandler } from "../http/handler.js";
+import { webBody } from "../http/replies.js";
+import { parseTokens } from "../http/auth.js";
+import { HttpProblem, problemReply } from "../http/problems.js";
 import { DurableHost } from "./durable-host.js";
 
 /** `/regions/{region}` then the path the handler routes. */

@@ -6,14 +6,14 @@
 
 import { createServer } from "node:http";
 import { isIP } from "node:net";
-import { createHandler } from "./handler.js";
-import { slices, writePieces, writeStream } from "./node-stream.js";
-import { Pieces } from "./replies.js";
-import { answerClientError, hostProblem, isLingering, refuseRestOfBody } from "./node-connection.js";
-import { bodyChunks } from "./node-body.js";
-import { isApiTarget, staticFiles } from "./static-files.js";
-import { originGuard } from "./origin-guard.js";
-import { problemOf, problemReply } from "./problems.js";
+import { createHandler } from "../http/handler.js";
+import { slices, writePieces, writeStream } from "./http-stream.js";
+import { Pieces } from "../http/replies.js";
+import { answerClientError, hostProblem, isLingering, refuseRestOfBody } from "./http-connection.js";
+import { bodyChunks } from "./http-body.js";
+import { isApiTarget, staticFiles } from "../http/static-files.js";
+import { originGuard } from "../http/origin-guard.js";
+import { problemOf, problemReply } from "../http/problems.js";
 
 /**
  * What the handler reads of a request (method, url, the raw target, headers.get, body as an

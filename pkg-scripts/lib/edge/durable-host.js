@@ -1,5 +1,5 @@
-// The host contract (host.d.ts) over a Durable Object's storage: a `MemoryHost` whose hooks
-// record what changed and write it to SQLite (sql-store.js).
+// The host contract (host.d.ts) over a Durable Object's storage: the host core
+// (lib/host/host-core.js) whose hooks record what changed and write it to SQLite (sql-store.js).
 //
 // Cost proportional to change: every call or event that names a resource marks it; a
 // checkpoint writes the snapshot's head and only the marked resources' rows, with the events
@@ -19,13 +19,13 @@
 //   starts above the reservation, so a token or seq is never handed out twice. If that write
 //   fails, calls go on while the stored reservation still covers them.
 
-import { MemoryHost } from "../lib/host/memory-host.js";
+import { HostCore } from "../host/host-core.js";
 import { SqlStore, rowKey } from "./sql-store.js";
 
 const storageUnavailable = (cause) =>
   Object.assign(new Error("the Durable Object's storage refused the write; nothing was changed"), { code: "STORAGE_UNAVAILABLE", retryAfter: 1, cause });
 
-export class DurableHost extends MemoryHost {
+export class DurableHost extends HostCore {
   #ctx;
   #store;
   /** Resources changed since the last checkpoint: row key → [kind, value]. */
@@ -61,7 +61,10 @@ export class DurableHost extends MemoryHost {
     const key = host.#store.key((n) => crypto.getRandomValues(new Uint8Array(n)));
     const stored = host.#store.load();
     const reserve = host.#store.reserve();
-    await host.open({ Pool, config, now, seed, key, snapshot: stored?.snapshot ?? null, floor: reserve, eventsKept: 0 });
+    await host._configure({ Pool, config, now, seed, key });
+    const { options } = host._engine;
+    host._setPool(stored ? Pool.restore(stored.snapshot, options) : new Pool(options), reserve);
+    host.ready = true;
     const s = host._pool.stats();
     host.#reserve = { fencing: s.fencingHighWater + reserveStep, eventSeq: s.nextEventSeq + reserveStep };
     host.#store.writeReserve(host.#reserve);
@@ -75,7 +78,7 @@ export class DurableHost extends MemoryHost {
     return this.#store;
   }
 
-  // --- hooks (memory-host.js) ---------------------------------------------------------------
+  // --- hooks (host-core.js) -----------------------------------------------------------------
 
   _touched(kind, value) {
     if (!this.#all) this.#dirty.set(rowKey(kind, value), [kind, value]);
@@ -86,7 +89,9 @@ export class DurableHost extends MemoryHost {
     this.#dirty.clear();
   }
 
-  _admitToken() {
+  /** An acquire's token must be under the reservation (raised at half). */
+  _admitHot(token) {
+    if (!token) return;
     const next = this._fencing + 1;
     if (next <= this.#reserve.fencing - this.#step / 2) return;
     this.#extend({ ...this.#reserve, fencing: next + this.#step }, next <= this.#reserve.fencing);

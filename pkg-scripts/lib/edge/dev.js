@@ -5,7 +5,7 @@
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
-const PKG = fileURLToPath(new URL("..", import.meta.url));
+const PKG = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * Miniflare options for the worker: `persist` (folder of the Durable Objects' SQLite files),
@@ -20,7 +20,7 @@ export function workerOptions({ persist, tokens = [], config, host = "127.0.0.1"
     host,
     port,
     modules: true,
-    scriptPath: path.join(PKG, "edge/worker.js"),
+    scriptPath: path.join(PKG, "lib/edge/worker.js"),
     modulesRoot: PKG,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },

@@ -7,7 +7,7 @@
 // pieces (`writePieces`: a dashboard as it is built, a large string in slices) is written the
 // same way, at the socket's pace, and cut by the same timeout.
 
-import { CUT } from "./sse.js";
+import { CUT } from "../http/sse.js";
 
 /**
  * Starts writing `body` to `res` (whose head is already written). Returns `{ stop() }`:
