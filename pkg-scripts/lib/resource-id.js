@@ -12,7 +12,7 @@
 // Needs `node:crypto` (Node; edge runtimes with Node compatibility): ids are made while events
 // are drained, synchronously.
 
-import { b64url } from "./http/lease-id.js";
+import { b64url } from "./base64url.js";
 import { stepLater } from "./next-turn.js";
 
 const encoder = new TextEncoder();

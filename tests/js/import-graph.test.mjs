@@ -5,7 +5,11 @@
 // `import("…")` with a relative specifier are followed; a control graph shows the cycle check
 // finds a loop. Then the layers of docs/architecture.md, each a rule with a control that breaks
 // it: the host core (lib/host/) imports no shell and reaches no Node API, the Node and edge
-// shells do not import each other, the handler reaches no shell, nothing imports upwards.
+// shells do not import each other, the handler reaches no shell, nothing imports upwards. The
+// folders too import each other without a loop (an import from a folder to one that imports it
+// back is an import upwards), in pkg-scripts/ and in the console (www/), whose layers have
+// rules of their own: sim/core/ (the simulation's logic) imports no widget, and live/ and sim/
+// do not import each other.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -13,7 +17,9 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const PKG = fileURLToPath(new URL("../../pkg-scripts/", import.meta.url));
-const SKIP = new Set(["node_modules", "pkg"]);
+const WWW = fileURLToPath(new URL("../../www/", import.meta.url));
+/** Not read: installed packages and what the build copies in (the engine's glue, uPlot). */
+const SKIP = new Set(["node_modules", "pkg", "vendor"]);
 
 function files(dir) {
   const out = [];
@@ -28,17 +34,17 @@ function files(dir) {
 
 const IMPORT = /(?:^|[;\s])(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|(?:^|[;\s])import\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
-/** file → the package files it imports (relative specifiers only; pkg/ is generated). */
-function graph() {
+/** file → the files of `root` it imports (relative specifiers only; generated files left out). */
+function graph(root = PKG) {
   const g = new Map();
-  for (const f of files(PKG)) {
+  for (const f of files(root)) {
     const text = readFileSync(f, "utf8").replace(/^\s*\/\/.*$/gm, "");
     const deps = new Set();
     for (const m of text.matchAll(IMPORT)) {
       const spec = m[1] ?? m[2] ?? m[3];
       if (!spec.startsWith(".")) continue;
       const target = resolve(dirname(f), spec);
-      if (target.includes(`${PKG}pkg/`)) continue;
+      if (target.includes(`${PKG}pkg/`) || target.includes(`${WWW}vendor/`)) continue;
       deps.add(target);
     }
     g.set(f, deps);
@@ -210,5 +216,68 @@ for (const [name, rule] of Object.entries(RULES)) {
       broken.get(join(PKG, from)).add(join(PKG, to));
     }
     assert.notDeepEqual(rule(broken, brokenExt), [], "the rule finds the forbidden import");
+  });
+}
+
+// --- folders, and the console (www/) ---------------------------------------------------------
+
+/** The graph of `g`'s folders (relative to `root`): an edge for each import between two. */
+function folders(g, root) {
+  const out = new Map();
+  const dirOf = (f) => dirname(relative(root, f)) + "/";
+  for (const [f, deps] of g) {
+    const from = dirOf(f);
+    if (!out.has(from)) out.set(from, new Set());
+    for (const d of deps) if (dirOf(d) !== from) out.get(from).add(dirOf(d));
+  }
+  return out;
+}
+
+for (const [name, root] of [["pkg-scripts/", PKG], ["www/", WWW]]) {
+  test(`no import cycle among the folders of ${name} (no folder imports one above it)`, () => {
+    const g = folders(graph(root), root);
+    assert.ok(g.size >= 4, `read the folders (${[...g.keys()].join(", ")})`);
+    assert.deepEqual(cycles(g).map((c) => c.join(" → ")), []);
+  });
+}
+
+test("the folder check finds a loop: lib/host/ importing lib/http/, which imports lib/host/", () => {
+  const g = graph();
+  const broken = new Map([...g].map(([f, d]) => [f, new Set(d)]));
+  const imports = (from, dir) => [...broken.get(join(PKG, from))].some((d) => rel(d).startsWith(dir));
+  assert.ok(imports("lib/http/routes-operator.js", "lib/host/"), "the control rests on lib/http/ importing lib/host/");
+  broken.get(join(PKG, "lib/host/host-core.js")).add(join(PKG, "lib/http/lease-id.js"));
+  assert.notDeepEqual(cycles(folders(broken, PKG)), []);
+});
+
+test("no import cycle among the console's modules (www/)", () => {
+  const g = graph(WWW);
+  assert.ok(g.size > 30, `read the console's modules (${g.size})`);
+  assert.ok([...g.get(join(WWW, "app.js"))].some((d) => d.endsWith("live/live.js")), "imports are followed");
+  assert.deepEqual(cycles(g).map((c) => c.map((f) => relative(WWW, f)).join(" → ")), []);
+});
+
+const WWW_RULES = [
+  ["sim/core/ (the simulation's logic, also run in Node) imports no widget, no live view, no shell", "sim/core/", ["sim/ui/", "live/", "app.js", "sim/sim.js", "sim/worker.js"], ["sim/core/compare.js", "sim/ui/dom.js"]],
+  ["shared/ imports neither mode", "shared/", ["live/", "sim/", "app.js"], ["shared/connection.js", "live/model.js"]],
+  ["live/ imports nothing of sim/", "live/", ["sim/", "app.js"], ["live/grid.js", "sim/core/scenario.js"]],
+  ["sim/ imports nothing of live/", "sim/", ["live/", "app.js"], ["sim/ui/results.js", "live/dom.js"]],
+];
+for (const [name, from, banned, [breakFrom, breakTo]] of WWW_RULES) {
+  test(`console layers: ${name}`, () => {
+    const g = graph(WWW);
+    const found = (graphOf) => {
+      const out = [];
+      for (const [f, deps] of graphOf) {
+        if (!relative(WWW, f).startsWith(from)) continue;
+        for (const d of deps) if (banned.some((b) => relative(WWW, d).startsWith(b))) out.push(`${relative(WWW, f)} → ${relative(WWW, d)}`);
+      }
+      return out;
+    };
+    assert.deepEqual(found(g), []);
+    const broken = new Map([...g].map(([f, d]) => [f, new Set(d)]));
+    assert.ok(g.has(join(WWW, breakFrom)) && g.has(join(WWW, breakTo)), `${breakFrom} and ${breakTo} exist`);
+    broken.get(join(WWW, breakFrom)).add(join(WWW, breakTo));
+    assert.notDeepEqual(found(broken), [], "the rule finds the forbidden import");
   });
 }

@@ -10,38 +10,11 @@
 // follows its acquire closely), older ones through the cipher.
 
 import { KINDS } from "../vocabulary.js";
+import { b64url, unb64url } from "../base64url.js";
 
 const TAG = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-
-const NodeBuffer = globalThis.Buffer;
-
-export function b64url(bytes) {
-  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("base64url");
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/** The bytes of canonical unpadded base64url text (the spelling `b64url` gives), or null. */
-function unb64url(text) {
-  if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return null;
-  let bytes;
-  if (NodeBuffer) {
-    const b = NodeBuffer.from(text, "base64url");
-    bytes = new Uint8Array(b.buffer, b.byteOffset, b.length);
-  } else {
-    try {
-      const s = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-      bytes = Uint8Array.from(s, (c) => c.charCodeAt(0));
-    } catch {
-      return null;
-    }
-  }
-  // Spellings that differ only in a last character's unused bits decode alike: one is ours.
-  return b64url(bytes) === text ? bytes : null;
-}
 
 /** The token as 8 big-endian bytes (a safe integer: below 2^53). */
 function tokenBytes(token) {
