@@ -172,6 +172,27 @@ impl Core {
         ctx.sync(&mut self.cells, &self.reg, &self.log, id);
     }
 
+    /// Cell `id` of context `ctx` began a cooldown running `until` (a report, or a restore of
+    /// one still running): the cooling cap counts it until the cooldown ends.
+    pub fn cooled(&mut self, ctx: u32, id: u32, until: Millis) {
+        self.expiries.cooling_started(until, id);
+        self.ctxs.get_mut(ctx).cooled();
+    }
+
+    /// Cell `id`'s running cooldown has ended (time passed it).
+    pub fn cooldown_ended(&mut self, id: u32) {
+        let ctx = self.cells.get(id).ctx;
+        self.ctxs.get_mut(ctx).cooldown_ended();
+    }
+
+    /// Cell `id` of context `ctx`, cooling `until`, went (its resource was deregistered): a
+    /// cooldown still running no longer counts.
+    pub fn cooldown_dropped(&mut self, ctx: u32, id: u32, until: Millis) {
+        if self.expiries.cooling_removed(until, id) {
+            self.ctxs.get_mut(ctx).cooldown_ended();
+        }
+    }
+
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
         let eligible = self.eligible(id, now);
@@ -181,8 +202,8 @@ impl Core {
         let c = self.ctxs.get_mut(ctx);
         c.refresh(&self.cells, id, eligible);
         // Most contexts are never asked by group: no lookup then.
-        if !c.subs.is_empty()
-            && let Some(sub) = c.subs.get_mut(&g)
+        if c.has_subs()
+            && let Some(sub) = c.sub_mut(g)
         {
             sub.refresh(&self.cells, id, eligible);
         }
@@ -197,7 +218,7 @@ impl Core {
         let slot = self.cells.get(id);
         let c = slot.cell();
         c.selectable(now, self.cfg.half_open_causes)
-            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap).is_none()
+            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap()).is_none()
             && (c.state != crate::types::State::Cooling || !self.trial_taken(id, now))
     }
 
@@ -212,6 +233,6 @@ impl Core {
     /// The end of cell `id`'s pacing at `now`, if it is paced.
     pub fn paced_until(&self, id: u32, now: Millis) -> Option<Millis> {
         let slot = self.cells.get(id);
-        slot.cell().paced_until(now, self.ctxs.get(slot.ctx).min_gap)
+        slot.cell().paced_until(now, self.ctxs.get(slot.ctx).min_gap())
     }
 }

@@ -163,12 +163,9 @@ impl Builder {
     pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
         let core = &mut self.core;
         let (now, half_open) = (core.now, core.cfg.half_open_causes);
-        let mut context = Context::new(Rc::clone(&name), &core.reg, &core.log, false);
-        context.min_gap = core.cfg.min_gap_for(&name);
-        let gap = context.min_gap;
-        let ctx = core.ctxs.add(context);
+        let gap = core.cfg.min_gap_for(&name);
+        let ctx = core.ctxs.add(Context::new(Rc::clone(&name), gap, &core.reg, &core.log, false));
         let mut ids = Vec::with_capacity(cells.len());
-        let mut cooling = 0;
         for (slot, cell) in cells {
             let paced = cell.paced_until(now, gap);
             let eligible = cell.selectable(now, half_open) && paced.is_none();
@@ -178,13 +175,11 @@ impl Builder {
                 core.expiries.pace(end, id);
             }
             if let Some(until) = running {
-                core.expiries.cooling_started(until, id);
-                cooling += 1;
+                core.cooled(ctx, id, until);
             }
             ids.push((id, eligible));
         }
         let c = core.ctxs.get_mut(ctx);
-        c.cooling = cooling;
         c.build(&mut core.cells, &core.reg, &core.log, &ids);
         for (id, _) in ids {
             core.track_cooldown(id, None, now);

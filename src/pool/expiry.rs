@@ -43,8 +43,7 @@ impl Core {
             }
         }
         while let Some(id) = self.expiries.pop_cooling_ended(now) {
-            let ctx = self.cells.get(id).ctx;
-            self.ctxs.get_mut(ctx).cooling -= 1;
+            self.cooldown_ended(id);
         }
         self.expiries.processed(self.reg.blocks().next_end());
     }

@@ -69,8 +69,7 @@ impl Core {
         for ctx in ids {
             let c = self.ctxs.get_mut(ctx);
             let gap = self.cfg.min_gap_for(&c.name);
-            if c.min_gap != gap {
-                c.min_gap = gap;
+            if c.gap_configured(gap) {
                 changed.push(ctx);
             }
         }
