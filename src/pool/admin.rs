@@ -12,10 +12,10 @@ use crate::types::{Kind, Millis};
 
 impl Core {
     pub(crate) fn check_resource_capacity(&self, kind: Kind, value: &str) -> Result<()> {
-        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.cfg.max_resources as usize {
+        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.config().max_resources as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxResources = {} resources",
-                self.cfg.max_resources
+                self.config().max_resources
             )));
         }
         Ok(())
@@ -46,7 +46,7 @@ impl Core {
             }
             return false;
         }
-        let slot = self.reg.add(kind, value, self.fencing);
+        let slot = self.reg.add(kind, value, self.fencing());
         self.reg.init_group(slot, group.flatten());
         self.reg.set_max_leases(slot, max_leases.unwrap_or(1));
         self.reg.order_insert(slot);

@@ -69,7 +69,7 @@ impl Core {
             }
             let rec = self.reg.take_lease(slot, token).expect("checked by lease_is");
             self.expired(EventType::LeaseExpired, at, slot, Some(token));
-            self.trial_lease_changed(rec.cell, self.now);
+            self.trial_lease_changed(rec.cell, self.now());
         }
     }
 
@@ -179,7 +179,7 @@ impl Core {
         let (Some(until), Some(cause)) = (c.cooldown_until, c.cooldown_cause) else {
             return;
         };
-        if self.cfg.half_open_causes.contains(cause) {
+        if self.config().half_open_causes.contains(cause) {
             if until > now {
                 self.expiries.cooldown(until, id);
             }

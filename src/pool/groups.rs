@@ -180,7 +180,7 @@ impl Core {
         quiet: bool,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
-        let now = self.now.max(reading);
+        let now = self.time_at(reading);
         self.sync_order();
         let ctx = self.ctxs.find(context);
         let mut chosen: Option<Offer> = None;
@@ -207,7 +207,7 @@ impl Core {
         };
         let g = o.group;
         // Time passing neither makes nor removes contexts: `ctx` still names this one.
-        let floor = self.cfg.exploration_floor;
+        let floor = self.config().exploration_floor;
         let (sum, picked) = match ctx {
             Some(c) => {
                 self.sync_sub(c, g);

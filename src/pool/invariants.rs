@@ -22,7 +22,7 @@ impl Core {
             if ctx.cells() == 0 {
                 return Err(format!("context {} kept without cells", ctx.name));
             }
-            let now = self.now;
+            let now = self.now();
             let running = self
                 .cells
                 .live_ids()
@@ -101,16 +101,16 @@ impl Core {
                 return Err(format!("{} cells counted {state:?}, {n} are", self.cells.count_in(state)));
             }
         }
-        let half_open = self.cfg.half_open_causes;
+        let half_open = self.config().half_open_causes;
         for id in self.cells.live_ids() {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
-            let paced = c.cell().paced_until(self.now, ctx.min_gap()).is_some();
+            let paced = c.cell().paced_until(self.now(), ctx.min_gap()).is_some();
             // One trial at a time: a cell due for recovery that a lease here is trying waits.
             let r = self.reg.get(c.res);
             let trying = c.cell().state == State::Cooling
-                && r.leases().iter().any(|l| *l.context == *ctx.name && self.now < l.expires_at);
-            let eligible = c.cell().selectable(self.now, half_open) && !paced && !trying;
+                && r.leases().iter().any(|l| *l.context == *ctx.name && self.now() < l.expires_at);
+            let eligible = c.cell().selectable(self.now(), half_open) && !paced && !trying;
             if ctx.indexed_eligible(&self.cells, id) != eligible {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }

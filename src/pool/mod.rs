@@ -475,7 +475,7 @@ impl Pool {
     /// Events since the last drain, in `seq` order.
     pub fn drain_events(&mut self, now: f64) -> Result<Vec<PoolEvent>> {
         let t = check::clock_reading(now)?;
-        self.read(t, |c, _| c.events.drain())
+        self.read(t, |c, _| c.drain_events())
     }
 
     /// The dashboard view, in canonical order.
@@ -644,7 +644,7 @@ impl Pool {
     }
 
     pub fn config(&self) -> &Config {
-        &self.core.cfg
+        self.core.config()
     }
 
     /// Changes the config in force: `patch` applied over it (nested maps key by key, as at
@@ -655,7 +655,7 @@ impl Pool {
     /// new value means for state already held).
     pub fn set_config(&mut self, now: f64, patch: &ConfigPatch) -> Result<bool> {
         let t = check::clock_reading(now)?;
-        let cfg = patch.apply(&self.core.cfg, "").map_err(Error::InvalidConfig)?;
+        let cfg = patch.apply(self.core.config(), "").map_err(Error::InvalidConfig)?;
         self.core.check_config_capacity(&cfg)?;
         self.apply(t, CHANGES, |c, now| c.set_config(cfg, now))
     }

@@ -30,10 +30,10 @@ impl Core {
     /// Fails with `CAPACITY_EXCEEDED` when a new cell would pass `maxCells`. Checked before
     /// anything changes.
     pub(crate) fn check_cell_capacity(&self) -> Result<()> {
-        if self.cells.len() >= self.cfg.max_cells as usize {
+        if self.cells.len() >= self.config().max_cells as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxCells = {} cells; a report in a new context would create one more",
-                self.cfg.max_cells
+                self.config().max_cells
             )));
         }
         Ok(())
@@ -60,13 +60,11 @@ impl Core {
         };
         // At 100 % the cap never binds (a cell that would cool is not cooling, so fewer cells
         // than the registered resources are): the common pool skips the count.
-        let capped = self.cfg.max_cooling_percent < 100
+        let capped = self.config().max_cooling_percent < 100
             && outcome.failure_type().is_some()
-            && self.cells.get(id).cell().would_cool(now, blocked, &self.cfg)
+            && self.cells.get(id).cell().would_cool(now, blocked, self.config())
             && self.cooling_cap_reached(ctx);
-        let cfg = &self.cfg;
-        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, capped, cfg));
-        self.dirty = true;
+        let transition = self.cell_reported(id, outcome, now, blocked, capped);
         let gap = self.ctxs.get(ctx).min_gap();
         if gap > 0 {
             self.expiries.pace(now + gap, id);
@@ -99,7 +97,7 @@ impl Core {
     /// cooldown as `max(1, ⌊maxCoolingPercent × registered ÷ 100⌋)` allows.
     fn cooling_cap_reached(&self, ctx: u32) -> bool {
         let registered = self.reg.len() as u64;
-        let allowed = (u64::from(self.cfg.max_cooling_percent) * registered / 100).max(1);
+        let allowed = (u64::from(self.config().max_cooling_percent) * registered / 100).max(1);
         u64::from(self.ctxs.get(ctx).cooling()) >= allowed
     }
 
@@ -110,7 +108,7 @@ impl Core {
             None => {
                 self.sync_order();
                 self.next_change_forget(None);
-                let gap = self.cfg.min_gap_for(context);
+                let gap = self.config().min_gap_for(context);
                 self.ctxs.add(Context::new(Rc::from(context), gap, &self.reg, &self.log, false))
             }
         };
