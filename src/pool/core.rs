@@ -1,16 +1,25 @@
-//! The pool's whole state and the bookkeeping every call shares: availability changes, events,
-//! and revision counting.
+//! The pool's whole state, and what every call shares: the clock, the counters, the change
+//! flag that becomes one revision step, events, availability changes and a cell's candidacy.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
-//! `Pool` (in `mod.rs`) validates the host's clock reading (`now`) and holds the RNG, and calls
-//! into it. The rules themselves are
-//! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
-//! `views.rs`.
+//! `Pool` (`mod.rs`) validates the host's clock reading (`now`), holds the random source and
+//! calls into `Core`. The rules are split by concern, each an `impl Core` of its own file:
+//! `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `steps.rs`, `groups.rs`, `admin.rs`,
+//! `reconfigure.rs`, `next_change.rs`, `counters.rs`, `views.rs`; snapshot code reads and
+//! builds state through `durable.rs` only.
 //!
-//! The fields are visible to `pool/` only, and each part keeps its own fields behind methods:
-//! the resources, their order and the blocklist (`registry/`), the cell store and each
-//! context's index (`index/cells.rs`), the context table (`index/contexts.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
-//! and builds state through `durable.rs`.
+//! Who changes what. The clock, the counters (`revision`, the fencing high-water mark, the
+//! counters' fast-path bound), the change flag, the config, the event buffer, the finished
+//! tokens and the kept `nextChangeAt` answers are private to this file: other files read them
+//! through accessors (`now`, `revision`, `fencing`, `config`, `events`, …) and change them only
+//! through methods named for what happened (`issue_token`, `changed`, `cell_reported`,
+//! `configured`, `counters_raised`, `lease_finished`, `cooled`, `cooldowns_ended`, …). The parts
+//! that keep state of their own behind their own methods — the resources, their order and the
+//! blocklist (`registry/`), the cell store and each context's index (`index/cells.rs`; a
+//! context's cooling count changes only through `cooled` / `cooldowns_ended` /
+//! `cooldown_dropped` here), the context table (`index/contexts.rs`), the availability log
+//! (`index/avail_log.rs`) and the expiry queues (`expiries.rs`) — are fields visible to
+//! `pool/`, which calls their methods.
 
 use std::rc::Rc;
 
@@ -46,7 +55,7 @@ pub struct Core {
     dirty: bool,
     /// The last contexts' `next_change_at` answers, kept exact as resources change
     /// (`next_change.rs`).
-    next_change: KeptAnswers,
+    kept_answers: KeptAnswers,
     /// Tokens of leases finished lately (runtime state, never persisted: `finished.rs`).
     finished: Finished,
 }
@@ -66,7 +75,7 @@ impl Core {
             counters_far_until: 0,
             now,
             dirty: false,
-            next_change: KeptAnswers::default(),
+            kept_answers: KeptAnswers::default(),
             finished: Finished::default(),
         }
     }
@@ -190,11 +199,11 @@ impl Core {
     /// The kept `nextChangeAt` answers (`next_change.rs` keeps them exact).
     #[inline]
     pub fn kept_answers(&self) -> &KeptAnswers {
-        &self.next_change
+        &self.kept_answers
     }
 
     pub fn kept_answers_mut(&mut self) -> &mut KeptAnswers {
-        &mut self.next_change
+        &mut self.kept_answers
     }
 
     /// Calls `f` with each context the pool holds anything in: a cell or a lease (a leased
@@ -228,8 +237,9 @@ impl Core {
         self.process_expiries(now);
     }
 
-    /// Closes a call: one revision step if durable content changed.
-    pub fn finish(&mut self) {
+    /// Closes a call: one revision step if durable content changed. (Not `finish`, the
+    /// worker's step: that is `steps.rs`.)
+    pub fn close_call(&mut self) {
         if self.dirty {
             self.revision += 1;
             self.dirty = false;
@@ -306,10 +316,12 @@ impl Core {
         self.ctxs.get_mut(ctx).cooled();
     }
 
-    /// Cell `id`'s running cooldown has ended (time passed it).
-    pub fn cooldown_ended(&mut self, id: u32) {
-        let ctx = self.cells.get(id).ctx;
-        self.ctxs.get_mut(ctx).cooldown_ended();
+    /// Time has reached `now`: the cooldowns that ran until then have ended.
+    pub fn cooldowns_ended(&mut self, now: Millis) {
+        while let Some(id) = self.expiries.pop_cooling_ended(now) {
+            let ctx = self.cells.get(id).ctx;
+            self.ctxs.get_mut(ctx).cooldown_ended();
+        }
     }
 
     /// Cell `id` of context `ctx`, cooling `until`, went (its resource was deregistered): a

@@ -42,9 +42,7 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
-        while let Some(id) = self.expiries.pop_cooling_ended(now) {
-            self.cooldown_ended(id);
-        }
+        self.cooldowns_ended(now);
         self.expiries.processed(self.reg.blocks().next_end());
     }
 

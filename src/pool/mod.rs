@@ -192,7 +192,7 @@ impl Pool {
         self.core.check_counters(t, m)?;
         let now = self.core.advance(t);
         let out = body(&mut self.core, now);
-        self.core.finish();
+        self.core.close_call();
         Ok(out)
     }
 
@@ -201,7 +201,7 @@ impl Pool {
     fn read<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> Result<T> {
         self.core.check_counters(t, READS)?;
         let now = self.core.advance(t);
-        self.core.finish();
+        self.core.close_call();
         Ok(body(&mut self.core, now))
     }
 
@@ -290,7 +290,7 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -305,7 +305,7 @@ impl Pool {
         let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
         let random = &mut self.random;
         let out = self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -592,7 +592,7 @@ impl Pool {
         let random = &mut self.random;
         let draw = || check::random_draw(random.next());
         let out = self.core.finish_step(t, slot, context, token, outcome, next, draw);
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -626,7 +626,7 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
