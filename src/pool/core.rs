@@ -311,12 +311,14 @@ impl Core {
 
     /// Cell `id` of context `ctx` began a cooldown running `until` (a report, or a restore of
     /// one still running): the cooling cap counts it until the cooldown ends.
+    #[inline]
     pub fn cooled(&mut self, ctx: u32, id: u32, until: Millis) {
         self.expiries.cooling_started(until, id);
         self.ctxs.get_mut(ctx).cooled();
     }
 
     /// Time has reached `now`: the cooldowns that ran until then have ended.
+    #[inline]
     pub fn cooldowns_ended(&mut self, now: Millis) {
         while let Some(id) = self.expiries.pop_cooling_ended(now) {
             let ctx = self.cells.get(id).ctx;
@@ -326,6 +328,7 @@ impl Core {
 
     /// Cell `id` of context `ctx`, cooling `until`, went (its resource was deregistered): a
     /// cooldown still running no longer counts.
+    #[inline]
     pub fn cooldown_dropped(&mut self, ctx: u32, id: u32, until: Millis) {
         if self.expiries.cooling_removed(until, id) {
             self.ctxs.get_mut(ctx).cooldown_ended();
