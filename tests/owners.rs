@@ -1,6 +1,10 @@
-//! State has owners (issue 13): `Core`'s fields are visible to `pool/` only, and snapshot code
-//! (`src/pool/snapshot/`) reads and builds state through `pool/durable.rs`, never by naming a
-//! field of `Core`. Reads the sources; comments are ignored.
+//! State has owners (issues 13 and 24): `Core`'s fields are visible to `pool/` only, and only
+//! the parts that keep their own state behind their own methods are that visible: the clock,
+//! the counters, the config, the events and the rest are private to `pool/core.rs`. A context's
+//! cooling count and pacing gap are private to `index/cells.rs`, and the count changes only
+//! from `pool/core.rs`. Snapshot code (`src/pool/snapshot/`) reads and builds state through
+//! `pool/durable.rs`, never by naming a field of `Core`. Reads the sources; comments are
+//! ignored.
 
 use std::fs;
 use std::path::Path;
@@ -16,8 +20,13 @@ fn code(path: &Path) -> String {
 
 /// `Core`'s fields as (visibility, name), from its struct definition.
 fn core_fields() -> Vec<(String, String)> {
-    let text = code(&src().join("pool/core.rs"));
-    let body = text.split("pub struct Core {").nth(1).expect("struct Core in pool/core.rs");
+    struct_fields("pool/core.rs", "Core")
+}
+
+/// The fields of struct `name` in `file` as (visibility, name).
+fn struct_fields(file: &str, name: &str) -> Vec<(String, String)> {
+    let text = code(&src().join(file));
+    let body = text.split(&format!("pub struct {name} {{")).nth(1).expect("the struct in its file");
     let body = body.split("\n}").next().unwrap();
     body.lines()
         .filter_map(|l| {
@@ -58,4 +67,47 @@ fn snapshot_code_names_no_field_of_core() {
         }
     }
     assert!(read >= 3, "read the snapshot files");
+}
+
+/// The parts of `Core` that `pool/` may reach: each keeps its own fields behind its own methods.
+const CORE_PARTS: [&str; 5] = ["reg", "cells", "ctxs", "log", "expiries"];
+
+#[test]
+fn cores_own_state_is_private_to_core_rs() {
+    let fields = core_fields();
+    for (vis, name) in &fields {
+        if !CORE_PARTS.contains(&name.as_str()) {
+            assert!(vis.is_empty(), "Core.{name} is `{vis}`: change it through a method of core.rs");
+        }
+    }
+    for own in ["now", "revision", "fencing", "dirty", "cfg", "events"] {
+        assert!(fields.iter().any(|(_, n)| n == own), "Core.{own} read from its struct: {fields:?}");
+    }
+}
+
+#[test]
+fn a_contexts_cooling_count_has_one_owner() {
+    let fields = struct_fields("index/cells.rs", "Context");
+    for (vis, name) in &fields {
+        assert!(vis.is_empty() || name == "name", "Context.{name} is `{vis}`: keep it behind a method");
+    }
+    assert!(fields.iter().any(|(_, n)| n == "cooling"), "Context.cooling read from its struct: {fields:?}");
+    // The count and the queue of running cooldowns change together, in core.rs only.
+    let events =
+        [".cooled()", ".cooldown_ended()", "cooling_started(", "cooling_removed(", "pop_cooling_ended("];
+    let dir = src().join("pool");
+    let mut read = 0;
+    for entry in fs::read_dir(&dir).expect("pool/") {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !file.ends_with(".rs") || file == "core.rs" || file == "expiries.rs" {
+            continue;
+        }
+        read += 1;
+        let text = code(&path);
+        for e in events {
+            assert!(!text.contains(e), "{file} calls `{e}`: a cooldown starts and ends through core.rs");
+        }
+    }
+    assert!(read >= 10, "read the pool files");
 }

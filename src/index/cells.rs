@@ -318,12 +318,12 @@ pub struct Context {
     sub: bool,
     /// The sub-indexes of the groups a grouped call has asked about, by group id: each holds
     /// this context's cells of that group's members, kept in step with this index.
-    pub subs: FxHashMap<u32, Context>,
+    subs: FxHashMap<u32, Context>,
     /// Cells here whose stored state is `COOLING` with a cooldown still running (the cooling
-    /// cap's count, kept as cells cool and cooldowns end).
-    pub cooling: u32,
+    /// cap's count: `cooled` and `cooldown_ended` keep it).
+    cooling: u32,
     /// The pacing gap of this context (`minGapMs` or its override; 0: off).
-    pub min_gap: u64,
+    min_gap: u64,
 }
 
 /// Where a pick landed.
@@ -435,7 +435,8 @@ fn fill_gaps(entries: &mut [CellItem], reg: &dyn Universe) -> u32 {
 }
 
 impl Context {
-    pub fn new(name: Rc<str>, reg: &dyn Universe, log: &AvailLog, sub: bool) -> Context {
+    /// A context without cells, paced by `min_gap` (0: off).
+    pub fn new(name: Rc<str>, min_gap: u64, reg: &dyn Universe, log: &AvailLog, sub: bool) -> Context {
         Context {
             name,
             list: ChunkList::default(),
@@ -444,8 +445,62 @@ impl Context {
             sub,
             subs: FxHashMap::default(),
             cooling: 0,
-            min_gap: 0,
+            min_gap,
         }
+    }
+
+    /// The pacing gap of this context (0: off).
+    pub fn min_gap(&self) -> u64 {
+        self.min_gap
+    }
+
+    /// The config now paces this context by `gap`; true when that changed it.
+    pub fn gap_configured(&mut self, gap: u64) -> bool {
+        std::mem::replace(&mut self.min_gap, gap) != gap
+    }
+
+    /// How many cells here are in a running cooldown (the cooling cap's count).
+    pub fn cooling(&self) -> u32 {
+        self.cooling
+    }
+
+    /// A cell here began a cooldown.
+    pub fn cooled(&mut self) {
+        self.cooling += 1;
+    }
+
+    /// A running cooldown of a cell here ended (or its cell went).
+    pub fn cooldown_ended(&mut self) {
+        self.cooling -= 1;
+    }
+
+    /// Whether a grouped call has asked about any group here (most contexts: none).
+    pub fn has_subs(&self) -> bool {
+        !self.subs.is_empty()
+    }
+
+    /// The groups this context keeps a sub-index of, in no defined order.
+    pub fn sub_groups(&self) -> Vec<u32> {
+        self.subs.keys().copied().collect()
+    }
+
+    /// Group `g`'s sub-index, if it has one.
+    pub fn sub(&self, g: u32) -> Option<&Context> {
+        self.subs.get(&g)
+    }
+
+    pub fn sub_mut(&mut self, g: u32) -> Option<&mut Context> {
+        self.subs.get_mut(&g)
+    }
+
+    /// Keeps `sub` as group `g`'s sub-index.
+    pub fn sub_made(&mut self, g: u32, sub: Context) {
+        self.subs.insert(g, sub);
+    }
+
+    /// Group `g` is gone (or changed members wholesale): its sub-index goes.
+    pub fn sub_dropped(&mut self, g: u32) {
+        self.subs.remove(&g);
     }
 
     /// Cells in this context.
@@ -509,7 +564,7 @@ impl Context {
     /// indexed here.
     pub fn sub_index(&self, cells: &mut CellStore, reg: &dyn Universe, log: &AvailLog) -> Context {
         let entries: Vec<CellItem> = self.list.iter().filter(|e| reg.member(e.res)).copied().collect();
-        let mut sub = Context::new(Rc::clone(&self.name), reg, log, true);
+        let mut sub = Context::new(Rc::clone(&self.name), self.min_gap, reg, log, true);
         sub.build_from(cells, reg, log, entries);
         sub
     }

@@ -12,10 +12,10 @@ use crate::types::{Kind, Millis};
 
 impl Core {
     pub(crate) fn check_resource_capacity(&self, kind: Kind, value: &str) -> Result<()> {
-        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.cfg.max_resources as usize {
+        if self.reg.find(kind, value).is_none() && self.reg.len() >= self.config().max_resources as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxResources = {} resources",
-                self.cfg.max_resources
+                self.config().max_resources
             )));
         }
         Ok(())
@@ -46,7 +46,7 @@ impl Core {
             }
             return false;
         }
-        let slot = self.reg.add(kind, value, self.fencing);
+        let slot = self.reg.add(kind, value, self.fencing());
         self.reg.init_group(slot, group.flatten());
         self.reg.set_max_leases(slot, max_leases.unwrap_or(1));
         self.reg.order_insert(slot);
@@ -79,7 +79,7 @@ impl Core {
                 continue;
             };
             let g = self.reg.get(slot).group();
-            if self.ctxs.get(ctx).subs.contains_key(&g) {
+            if self.ctxs.get(ctx).sub(g).is_some() {
                 self.sync_sub(ctx, g);
                 self.sub_remove(ctx, slot, id);
             }
@@ -88,9 +88,7 @@ impl Core {
             let gone = self.cells.take(id);
             if let Some(until) = gone.cell().cooldown_until {
                 self.expiries.remove_probe_only(until, id);
-                if self.expiries.cooling_removed(until, id) {
-                    self.ctxs.get_mut(ctx).cooling -= 1;
-                }
+                self.cooldown_dropped(ctx, id, until);
             }
             if self.ctxs.get(ctx).cells() == 0 {
                 self.ctxs.remove(ctx);
@@ -108,7 +106,7 @@ impl Core {
         if self.reg.order_remove(slot) {
             let ids: Vec<u32> = self.ctxs.ids().collect();
             for ctx in ids {
-                self.ctxs.get_mut(ctx).subs.remove(&g);
+                self.ctxs.get_mut(ctx).sub_dropped(g);
             }
         }
         self.reg.take(slot);

@@ -1,53 +1,63 @@
-//! The pool's whole state and the bookkeeping every call shares: availability changes, events,
-//! and revision counting.
+//! The pool's whole state, and what every call shares: the clock, the counters, the change
+//! flag that becomes one revision step, events, availability changes and a cell's candidacy.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
-//! `Pool` (in `mod.rs`) validates the host's clock reading (`now`) and holds the RNG, and calls
-//! into it. The rules themselves are
-//! split by concern: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `admin.rs`,
-//! `views.rs`.
+//! `Pool` (`mod.rs`) validates the host's clock reading (`now`), holds the random source and
+//! calls into `Core`. The rules are split by concern, each an `impl Core` of its own file:
+//! `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `steps.rs`, `groups.rs`, `admin.rs`,
+//! `reconfigure.rs`, `next_change.rs`, `counters.rs`, `views.rs`; snapshot code reads and
+//! builds state through `durable.rs` only.
 //!
-//! The fields are visible to `pool/` only, and each part keeps its own fields behind methods:
-//! the resources, their order and the blocklist (`registry/`), the cell store and each
-//! context's index (`index/cells.rs`), the context table (`index/contexts.rs`), the expiry queues (`expiries.rs`). Snapshot code reads
-//! and builds state through `durable.rs`.
+//! Who changes what. The clock, the counters (`revision`, the fencing high-water mark, the
+//! counters' fast-path bound), the change flag, the config, the event buffer, the finished
+//! tokens and the kept `nextChangeAt` answers are private to this file: other files read them
+//! through accessors (`now`, `revision`, `fencing`, `config`, `events`, …) and change them only
+//! through methods named for what happened (`issue_token`, `changed`, `cell_reported`,
+//! `configured`, `counters_raised`, `lease_finished`, `cooled`, `cooldowns_ended`, …). The parts
+//! that keep state of their own behind their own methods — the resources, their order and the
+//! blocklist (`registry/`), the cell store and each context's index (`index/cells.rs`; a
+//! context's cooling count changes only through `cooled` / `cooldowns_ended` /
+//! `cooldown_dropped` here), the context table (`index/contexts.rs`), the availability log
+//! (`index/avail_log.rs`) and the expiry queues (`expiries.rs`) — are fields visible to
+//! `pool/`, which calls their methods.
 
 use std::rc::Rc;
 
 use super::expiries::Expiries;
 use super::finished::Finished;
-use super::kept_answers::NextChange;
+use super::kept_answers::KeptAnswers;
+use crate::cell::Transition;
 use crate::config::Config;
 use crate::events::{EventBuffer, EventType, PoolEvent, Unmasked};
 use crate::index::avail_log::AvailLog;
 use crate::index::cells::CellStore;
 use crate::index::contexts::Contexts;
 use crate::registry::Registry;
-use crate::types::Millis;
+use crate::types::{Millis, Outcome};
 
 #[derive(Debug, Clone)]
 pub struct Core {
-    pub(super) cfg: Config,
+    cfg: Config,
     pub(super) reg: Registry,
     pub(super) cells: CellStore,
     pub(super) ctxs: Contexts,
     pub(super) log: AvailLog,
-    pub(super) events: EventBuffer,
+    events: EventBuffer,
     pub(super) expiries: Expiries,
     /// The highest fencing token ever issued.
-    pub(super) fencing: u64,
-    pub(super) revision: u64,
+    fencing: u64,
+    revision: u64,
     /// Below this `revision`, no counter can be near 2^53 (`counters.rs`); 0 until checked.
-    pub(super) counters_fast: u64,
+    counters_far_until: u64,
     /// The latest clock reading applied (time never runs backwards).
-    pub(super) now: Millis,
+    now: Millis,
     /// Set when the current call changed durable content; turned into one revision step.
-    pub(super) dirty: bool,
+    dirty: bool,
     /// The last contexts' `next_change_at` answers, kept exact as resources change
     /// (`next_change.rs`).
-    pub(super) next_change: Vec<NextChange>,
+    kept_answers: KeptAnswers,
     /// Tokens of leases finished lately (runtime state, never persisted: `finished.rs`).
-    pub(super) finished: Finished,
+    finished: Finished,
 }
 
 impl Core {
@@ -62,12 +72,138 @@ impl Core {
             expiries: Expiries::default(),
             fencing: 0,
             revision: 0,
-            counters_fast: 0,
+            counters_far_until: 0,
             now,
             dirty: false,
-            next_change: Vec::new(),
+            kept_answers: KeptAnswers::default(),
             finished: Finished::default(),
         }
+    }
+
+    /// An empty pool restored at `now` with a snapshot's counters (`durable.rs`).
+    pub fn restored(cfg: Config, now: Millis, revision: u64, fencing: u64, next_event_seq: u64) -> Core {
+        let events = EventBuffer::new(cfg.event_buffer_size as usize, next_event_seq);
+        Core { revision, fencing, events, ..Core::new(cfg, now) }
+    }
+
+    /// The config in force.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Puts `cfg` in force (the event buffer takes its size); returns the config it replaces.
+    /// What else a new config changes is `reconfigure.rs`'s.
+    pub fn configured(&mut self, cfg: Config) -> Config {
+        let old = std::mem::replace(&mut self.cfg, cfg);
+        if old.event_buffer_size != self.cfg.event_buffer_size {
+            self.events.set_capacity(self.cfg.event_buffer_size as usize);
+        }
+        old
+    }
+
+    /// The latest clock reading applied.
+    #[inline]
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The instant a call reading `reading` applies (time never runs backwards), known before
+    /// `advance` applies it.
+    #[inline]
+    pub fn time_at(&self, reading: Millis) -> Millis {
+        self.now.max(reading)
+    }
+
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The highest fencing token ever issued (`fencingHighWater`).
+    #[inline]
+    pub fn fencing(&self) -> u64 {
+        self.fencing
+    }
+
+    /// A lease is being granted: its fencing token, above every one issued before.
+    #[inline]
+    pub fn issue_token(&mut self) -> u64 {
+        self.fencing += 1;
+        self.fencing
+    }
+
+    /// Raises the counters to at least a host's floor (`floor.rs`).
+    pub fn counters_raised(&mut self, revision: u64, fencing: u64, next_event_seq: u64) {
+        self.revision = self.revision.max(revision);
+        self.fencing = self.fencing.max(fencing);
+        self.events.raise_next_seq(next_event_seq);
+    }
+
+    /// Below this revision no counter can be near its ceiling (`counters.rs`).
+    #[inline]
+    pub fn counters_far_until(&self) -> u64 {
+        self.counters_far_until
+    }
+
+    /// `counters.rs` found every counter far from its ceiling until `revision`.
+    pub fn counters_far(&mut self, revision: u64) {
+        self.counters_far_until = revision;
+    }
+
+    /// The current call changed durable content: it closes with one revision step.
+    #[inline]
+    pub fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Cell `id` takes a report's `outcome` at `now` by the cell rules (`cell.rs`); a durable
+    /// change. The index and the queues hear of it from `report` (`reports.rs`).
+    #[inline]
+    pub fn cell_reported(
+        &mut self,
+        id: u32,
+        outcome: &Outcome,
+        now: Millis,
+        blocked: bool,
+        capped: bool,
+    ) -> Transition {
+        self.dirty = true;
+        let cfg = &self.cfg;
+        self.cells.update(id, |cell| cell.report(outcome, now, blocked, capped, cfg))
+    }
+
+    /// The events not yet drained.
+    pub fn events(&self) -> &EventBuffer {
+        &self.events
+    }
+
+    /// Hands over the pending events, oldest first.
+    pub fn drain_events(&mut self) -> Vec<PoolEvent> {
+        self.events.drain()
+    }
+
+    /// Whether the lease with `token` was finished, as known at `now` (`finished.rs`).
+    pub fn was_finished(&self, token: u64, now: Millis) -> bool {
+        self.finished.contains(token, now, self.cfg.lease_ttl_ms)
+    }
+
+    /// The lease with `token` is finished at `now`: a repeated finish is refused.
+    pub fn lease_finished(&mut self, token: u64, now: Millis) {
+        self.finished.remember(token, now, self.cfg.lease_ttl_ms);
+    }
+
+    /// How many finished tokens are remembered now (diagnostics).
+    pub fn finished_kept(&self) -> usize {
+        self.finished.kept()
+    }
+
+    /// The kept `nextChangeAt` answers (`next_change.rs` keeps them exact).
+    #[inline]
+    pub fn kept_answers(&self) -> &KeptAnswers {
+        &self.kept_answers
+    }
+
+    pub fn kept_answers_mut(&mut self) -> &mut KeptAnswers {
+        &mut self.kept_answers
     }
 
     /// Calls `f` with each context the pool holds anything in: a cell or a lease (a leased
@@ -89,7 +225,7 @@ impl Core {
     /// one copy out of line (inlining it into `acquire` doubled the module's expiry code).
     #[inline]
     pub fn advance(&mut self, reading: Millis) -> Millis {
-        self.now = self.now.max(reading);
+        self.now = self.time_at(reading);
         if self.expiries.maybe_due(self.now) {
             self.expire(self.now);
         }
@@ -101,8 +237,9 @@ impl Core {
         self.process_expiries(now);
     }
 
-    /// Closes a call: one revision step if durable content changed.
-    pub fn finish(&mut self) {
+    /// Closes a call: one revision step if durable content changed. (Not `finish`, the
+    /// worker's step: that is `steps.rs`.)
+    pub fn close_call(&mut self) {
         if self.dirty {
             self.revision += 1;
             self.dirty = false;
@@ -172,6 +309,32 @@ impl Core {
         ctx.sync(&mut self.cells, &self.reg, &self.log, id);
     }
 
+    /// Cell `id` of context `ctx` began a cooldown running `until` (a report, or a restore of
+    /// one still running): the cooling cap counts it until the cooldown ends.
+    #[inline]
+    pub fn cooled(&mut self, ctx: u32, id: u32, until: Millis) {
+        self.expiries.cooling_started(until, id);
+        self.ctxs.get_mut(ctx).cooled();
+    }
+
+    /// Time has reached `now`: the cooldowns that ran until then have ended.
+    #[inline]
+    pub fn cooldowns_ended(&mut self, now: Millis) {
+        while let Some(id) = self.expiries.pop_cooling_ended(now) {
+            let ctx = self.cells.get(id).ctx;
+            self.ctxs.get_mut(ctx).cooldown_ended();
+        }
+    }
+
+    /// Cell `id` of context `ctx`, cooling `until`, went (its resource was deregistered): a
+    /// cooldown still running no longer counts.
+    #[inline]
+    pub fn cooldown_dropped(&mut self, ctx: u32, id: u32, until: Millis) {
+        if self.expiries.cooling_removed(until, id) {
+            self.ctxs.get_mut(ctx).cooldown_ended();
+        }
+    }
+
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.
     pub fn refresh_cell(&mut self, id: u32, now: Millis) {
         let eligible = self.eligible(id, now);
@@ -181,8 +344,8 @@ impl Core {
         let c = self.ctxs.get_mut(ctx);
         c.refresh(&self.cells, id, eligible);
         // Most contexts are never asked by group: no lookup then.
-        if !c.subs.is_empty()
-            && let Some(sub) = c.subs.get_mut(&g)
+        if c.has_subs()
+            && let Some(sub) = c.sub_mut(g)
         {
             sub.refresh(&self.cells, id, eligible);
         }
@@ -197,7 +360,7 @@ impl Core {
         let slot = self.cells.get(id);
         let c = slot.cell();
         c.selectable(now, self.cfg.half_open_causes)
-            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap).is_none()
+            && c.paced_until(now, self.ctxs.get(slot.ctx).min_gap()).is_none()
             && (c.state != crate::types::State::Cooling || !self.trial_taken(id, now))
     }
 
@@ -212,6 +375,6 @@ impl Core {
     /// The end of cell `id`'s pacing at `now`, if it is paced.
     pub fn paced_until(&self, id: u32, now: Millis) -> Option<Millis> {
         let slot = self.cells.get(id);
-        slot.cell().paced_until(now, self.ctxs.get(slot.ctx).min_gap)
+        slot.cell().paced_until(now, self.ctxs.get(slot.ctx).min_gap())
     }
 }

@@ -53,7 +53,7 @@ impl Core {
     /// than `PER_CALL`, so until then no counter can have reached `NEAR`.
     #[inline(always)]
     pub(crate) fn check_counters(&mut self, reading: Millis, m: Moves) -> Result<()> {
-        if self.revision < self.counters_fast {
+        if self.revision() < self.counters_far_until() {
             return Ok(());
         }
         self.check_counters_near(reading, m)
@@ -62,17 +62,18 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn check_counters_near(&mut self, reading: Millis, m: Moves) -> Result<()> {
-        let high = self.revision.max(self.fencing).max(self.events.next_seq());
+        let (revision, fencing, next_seq) = (self.revision(), self.fencing(), self.events().next_seq());
+        let high = revision.max(fencing).max(next_seq);
         if high < NEAR {
-            self.counters_fast = self.revision + (NEAR - high) / PER_CALL;
+            self.counters_far(revision + (NEAR - high) / PER_CALL);
             return Ok(());
         }
-        let events = m.own + self.ends_due_at_most(self.now.max(reading));
-        let past = if self.fencing + m.tokens > MAX_SAFE {
+        let events = m.own + self.ends_due_at_most(self.time_at(reading));
+        let past = if fencing + m.tokens > MAX_SAFE {
             "fencingHighWater"
-        } else if self.revision == MAX_SAFE && events > 0 {
+        } else if revision == MAX_SAFE && events > 0 {
             "revision"
-        } else if self.events.next_seq() + events > MAX_SAFE {
+        } else if next_seq + events > MAX_SAFE {
             "nextEventSeq"
         } else {
             return Ok(());

@@ -9,7 +9,6 @@ use std::rc::Rc;
 use super::core::Core;
 use crate::cell::Cell;
 use crate::config::Config;
-use crate::events::EventBuffer;
 use crate::index::cells::Context;
 use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis};
@@ -46,15 +45,11 @@ pub struct CellRec<'a> {
 impl Core {
     pub(crate) fn counters(&self) -> Counters {
         Counters {
-            revision: self.revision,
-            taken_at: self.now,
-            fencing_high_water: self.fencing,
-            next_event_seq: self.events.next_seq(),
+            revision: self.revision(),
+            taken_at: self.now(),
+            fencing_high_water: self.fencing(),
+            next_event_seq: self.events().next_seq(),
         }
-    }
-
-    pub(crate) fn config(&self) -> &Config {
-        &self.cfg
     }
 
     /// Every resource in canonical order (kind, then value bytes).
@@ -102,15 +97,11 @@ pub(crate) struct Builder {
 
 impl Builder {
     pub fn new(cfg: Config, c: Counters) -> Builder {
-        let mut core = Core::new(cfg, c.taken_at);
-        core.revision = c.revision;
-        core.fencing = c.fencing_high_water;
-        core.events = EventBuffer::new(core.cfg.event_buffer_size as usize, c.next_event_seq);
-        Builder { core }
+        Builder { core: Core::restored(cfg, c.taken_at, c.revision, c.fencing_high_water, c.next_event_seq) }
     }
 
     pub fn config(&self) -> &Config {
-        &self.core.cfg
+        self.core.config()
     }
 
     pub fn find(&self, kind: Kind, value: &str) -> Option<u32> {
@@ -162,13 +153,10 @@ impl Builder {
     /// order, builds its index and queues their cooldowns.
     pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
         let core = &mut self.core;
-        let (now, half_open) = (core.now, core.cfg.half_open_causes);
-        let mut context = Context::new(Rc::clone(&name), &core.reg, &core.log, false);
-        context.min_gap = core.cfg.min_gap_for(&name);
-        let gap = context.min_gap;
-        let ctx = core.ctxs.add(context);
+        let (now, half_open) = (core.now(), core.config().half_open_causes);
+        let gap = core.config().min_gap_for(&name);
+        let ctx = core.ctxs.add(Context::new(Rc::clone(&name), gap, &core.reg, &core.log, false));
         let mut ids = Vec::with_capacity(cells.len());
-        let mut cooling = 0;
         for (slot, cell) in cells {
             let paced = cell.paced_until(now, gap);
             let eligible = cell.selectable(now, half_open) && paced.is_none();
@@ -178,13 +166,11 @@ impl Builder {
                 core.expiries.pace(end, id);
             }
             if let Some(until) = running {
-                core.expiries.cooling_started(until, id);
-                cooling += 1;
+                core.cooled(ctx, id, until);
             }
             ids.push((id, eligible));
         }
         let c = core.ctxs.get_mut(ctx);
-        c.cooling = cooling;
         c.build(&mut core.cells, &core.reg, &core.log, &ids);
         for (id, _) in ids {
             core.track_cooldown(id, None, now);

@@ -42,10 +42,7 @@ impl Core {
                 self.refresh_cell(id, now);
             }
         }
-        while let Some(id) = self.expiries.pop_cooling_ended(now) {
-            let ctx = self.cells.get(id).ctx;
-            self.ctxs.get_mut(ctx).cooling -= 1;
-        }
+        self.cooldowns_ended(now);
         self.expiries.processed(self.reg.blocks().next_end());
     }
 
@@ -70,7 +67,7 @@ impl Core {
             }
             let rec = self.reg.take_lease(slot, token).expect("checked by lease_is");
             self.expired(EventType::LeaseExpired, at, slot, Some(token));
-            self.trial_lease_changed(rec.cell, self.now);
+            self.trial_lease_changed(rec.cell, self.now());
         }
     }
 
@@ -180,7 +177,7 @@ impl Core {
         let (Some(until), Some(cause)) = (c.cooldown_until, c.cooldown_cause) else {
             return;
         };
-        if self.cfg.half_open_causes.contains(cause) {
+        if self.config().half_open_causes.contains(cause) {
             if until > now {
                 self.expiries.cooldown(until, id);
             }

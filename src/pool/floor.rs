@@ -36,8 +36,6 @@ impl Floor {
 impl Core {
     /// Raises the counters to at least `floor`'s (a freshly restored core: no event pending).
     pub(crate) fn raise_to(&mut self, floor: &Floor) {
-        self.revision = self.revision.max(floor.revision);
-        self.fencing = self.fencing.max(floor.fencing_high_water);
-        self.events.raise_next_seq(floor.next_event_seq);
+        self.counters_raised(floor.revision, floor.fencing_high_water, floor.next_event_seq);
     }
 }

@@ -50,12 +50,12 @@ impl Core {
         self.sync_group(g);
         let uni = GroupUni::new(&self.reg, g);
         let c = self.ctxs.get_mut(ctx);
-        match c.subs.get_mut(&g) {
+        match c.sub_mut(g) {
             Some(sub) => sub.sync(&mut self.cells, &uni, &self.log, ctx),
             None => {
                 c.ensure();
                 let sub = c.sub_index(&mut self.cells, &uni, &self.log);
-                c.subs.insert(g, sub);
+                c.sub_made(g, sub);
             }
         }
     }
@@ -69,7 +69,7 @@ impl Core {
         }
         let ids: Vec<u32> = self.ctxs.ids().collect();
         for ctx in ids {
-            let subs: Vec<u32> = self.ctxs.get(ctx).subs.keys().copied().collect();
+            let subs = self.ctxs.get(ctx).sub_groups();
             for g in subs {
                 self.sync_sub(ctx, g);
             }
@@ -80,7 +80,7 @@ impl Core {
     /// that exists (synced).
     pub(crate) fn sub_remove(&mut self, ctx: u32, slot: u32, id: u32) {
         let g = self.reg.get(slot).group();
-        if let Some(sub) = self.ctxs.get_mut(ctx).subs.get_mut(&g) {
+        if let Some(sub) = self.ctxs.get_mut(ctx).sub_mut(g) {
             sub.remove(&mut self.cells, id);
         }
     }
@@ -103,7 +103,7 @@ impl Core {
         let (old, dropped) = self.reg.set_group(slot, group);
         if dropped {
             for &ctx in &ids {
-                self.ctxs.get_mut(ctx).subs.remove(&old);
+                self.ctxs.get_mut(ctx).sub_dropped(old);
             }
         }
         let g = self.reg.get(slot).group();
@@ -114,10 +114,10 @@ impl Core {
         self.reg.sync_group(g, Some(&mut std::iter::empty()), self.log.observe());
         self.reg.group_ensure(g);
         for (ctx, id) in cells {
-            if self.ctxs.get(ctx).subs.contains_key(&g) {
+            if self.ctxs.get(ctx).sub(g).is_some() {
                 let eligible = self.eligible(id, now);
                 let uni = GroupUni::new(&self.reg, g);
-                let sub = self.ctxs.get_mut(ctx).subs.get_mut(&g).expect("present");
+                let sub = self.ctxs.get_mut(ctx).sub_mut(g).expect("present");
                 sub.insert(&mut self.cells, &uni, id, eligible);
             }
         }
@@ -134,7 +134,7 @@ impl Core {
         match ctx {
             Some(c) => {
                 self.sync_sub(c, g);
-                let sub = self.ctxs.get_mut(c).subs.get_mut(&g).expect("synced");
+                let sub = self.ctxs.get_mut(c).sub_mut(g).expect("synced");
                 sub.ensure();
                 (sub.summary(1.0).count, sub.usable())
             }
@@ -180,7 +180,7 @@ impl Core {
         quiet: bool,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
-        let now = self.now.max(reading);
+        let now = self.time_at(reading);
         self.sync_order();
         let ctx = self.ctxs.find(context);
         let mut chosen: Option<Offer> = None;
@@ -207,12 +207,12 @@ impl Core {
         };
         let g = o.group;
         // Time passing neither makes nor removes contexts: `ctx` still names this one.
-        let floor = self.cfg.exploration_floor;
+        let floor = self.config().exploration_floor;
         let (sum, picked) = match ctx {
             Some(c) => {
                 self.sync_sub(c, g);
                 let uni = GroupUni::new(&self.reg, g);
-                let sub = self.ctxs.get_mut(c).subs.get_mut(&g).expect("synced");
+                let sub = self.ctxs.get_mut(c).sub_mut(g).expect("synced");
                 sub.ensure();
                 let sum = sub.summary(floor);
                 debug_assert_eq!(sum.count, o.count, "the draw was decided on the candidate count");

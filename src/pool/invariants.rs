@@ -22,25 +22,26 @@ impl Core {
             if ctx.cells() == 0 {
                 return Err(format!("context {} kept without cells", ctx.name));
             }
-            let now = self.now;
+            let now = self.now();
             let running = self
                 .cells
                 .live_ids()
                 .filter(|&c| self.cells.get(c).ctx == id && self.cells.get(c).cell().cooling_at(now))
                 .count();
-            if running != ctx.cooling as usize {
+            if running != ctx.cooling() as usize {
                 return Err(format!(
                     "context {} counts {} cooling cells, {running} are",
-                    ctx.name, ctx.cooling
+                    ctx.name,
+                    ctx.cooling()
                 ));
             }
-            let subs: Vec<u32> = ctx.subs.keys().copied().collect();
+            let subs = ctx.sub_groups();
             for g in subs {
                 self.sync_sub(id, g);
-                let sub = self.ctxs.get_mut(id).subs.get_mut(&g).expect("synced");
+                let sub = self.ctxs.get_mut(id).sub_mut(g).expect("synced");
                 sub.ensure();
                 let uni = GroupUni::new(&self.reg, g);
-                let sub = &self.ctxs.get(id).subs[&g];
+                let sub = self.ctxs.get(id).sub(g).expect("synced");
                 sub.verify(&self.cells, &uni, &self.log)
                     .map_err(|e| format!("context {} group {g}: {e}", self.ctxs.get(id).name))?;
                 let members = self.cells.live_ids().filter(|&c| {
@@ -100,16 +101,16 @@ impl Core {
                 return Err(format!("{} cells counted {state:?}, {n} are", self.cells.count_in(state)));
             }
         }
-        let half_open = self.cfg.half_open_causes;
+        let half_open = self.config().half_open_causes;
         for id in self.cells.live_ids() {
             let c = self.cells.get(id);
             let ctx = self.ctxs.get(c.ctx);
-            let paced = c.cell().paced_until(self.now, ctx.min_gap).is_some();
+            let paced = c.cell().paced_until(self.now(), ctx.min_gap()).is_some();
             // One trial at a time: a cell due for recovery that a lease here is trying waits.
             let r = self.reg.get(c.res);
             let trying = c.cell().state == State::Cooling
-                && r.leases().iter().any(|l| *l.context == *ctx.name && self.now < l.expires_at);
-            let eligible = c.cell().selectable(self.now, half_open) && !paced && !trying;
+                && r.leases().iter().any(|l| *l.context == *ctx.name && self.now() < l.expires_at);
+            let eligible = c.cell().selectable(self.now(), half_open) && !paced && !trying;
             if ctx.indexed_eligible(&self.cells, id) != eligible {
                 return Err(format!("cell eligibility stale in context {}", ctx.name));
             }

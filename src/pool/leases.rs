@@ -37,7 +37,7 @@ impl Core {
 
     /// `candidates` of the context with id `ctx` (`None`: a context without cells).
     fn candidates_in(&mut self, ctx: Option<u32>) -> (Option<u32>, Candidates) {
-        let floor = self.cfg.exploration_floor;
+        let floor = self.config().exploration_floor;
         self.sync_order();
         match ctx {
             Some(id) => {
@@ -66,7 +66,7 @@ impl Core {
         quiet: bool,
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
-        let now = self.now.max(reading);
+        let now = self.time_at(reading);
         let (mut ctx, mut sum) = self.candidates_in(known);
         let due = self.expiries.maybe_due(now);
         let count = if due { self.candidates_after(ctx, sum.count, now, 2) } else { sum.count };
@@ -135,9 +135,8 @@ impl Core {
             // while the loads below are in flight too (on large pools both are cache misses).
             std::hint::black_box(self.cells.get(cell).cell().updated_at);
         }
-        self.fencing += 1;
-        let token = self.fencing;
-        let expires_at = now + self.cfg.lease_ttl_ms;
+        let token = self.issue_token();
+        let expires_at = now + self.config().lease_ttl_ms;
         let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
         let rec = LeaseRec {
             context: Rc::clone(&context),
@@ -190,7 +189,7 @@ impl Core {
     /// `renew`: extends to `now + leaseTtlMs` for the current holder of a non-blocked resource.
     pub(crate) fn renew(&mut self, lease: &Lease, now: Millis) -> Option<Lease> {
         let slot = self.holder(lease, now)?;
-        let ttl = self.cfg.lease_ttl_ms;
+        let ttl = self.config().lease_ttl_ms;
         if self.reg.get(slot).block().is_some() {
             return None;
         }

@@ -192,7 +192,7 @@ impl Pool {
         self.core.check_counters(t, m)?;
         let now = self.core.advance(t);
         let out = body(&mut self.core, now);
-        self.core.finish();
+        self.core.close_call();
         Ok(out)
     }
 
@@ -201,7 +201,7 @@ impl Pool {
     fn read<T>(&mut self, t: Millis, body: impl FnOnce(&mut Core, Millis) -> T) -> Result<T> {
         self.core.check_counters(t, READS)?;
         let now = self.core.advance(t);
-        self.core.finish();
+        self.core.close_call();
         Ok(body(&mut self.core, now))
     }
 
@@ -290,7 +290,7 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire(context, known, t, false, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -305,7 +305,7 @@ impl Pool {
         let ids: Vec<Option<u32>> = groups.iter().map(|g| self.core.reg.groups().find(*g)).collect();
         let random = &mut self.random;
         let out = self.core.acquire_grouped(context, &ids, t, false, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -475,7 +475,7 @@ impl Pool {
     /// Events since the last drain, in `seq` order.
     pub fn drain_events(&mut self, now: f64) -> Result<Vec<PoolEvent>> {
         let t = check::clock_reading(now)?;
-        self.read(t, |c, _| c.events.drain())
+        self.read(t, |c, _| c.drain_events())
     }
 
     /// The dashboard view, in canonical order.
@@ -592,7 +592,7 @@ impl Pool {
         let random = &mut self.random;
         let draw = || check::random_draw(random.next());
         let out = self.core.finish_step(t, slot, context, token, outcome, next, draw);
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -626,7 +626,7 @@ impl Pool {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
         let out = self.core.acquire_next(t, context, groups, true, || check::random_draw(random.next()));
-        self.core.finish();
+        self.core.close_call();
         out
     }
 
@@ -644,7 +644,7 @@ impl Pool {
     }
 
     pub fn config(&self) -> &Config {
-        &self.core.cfg
+        self.core.config()
     }
 
     /// Changes the config in force: `patch` applied over it (nested maps key by key, as at
@@ -655,7 +655,7 @@ impl Pool {
     /// new value means for state already held).
     pub fn set_config(&mut self, now: f64, patch: &ConfigPatch) -> Result<bool> {
         let t = check::clock_reading(now)?;
-        let cfg = patch.apply(&self.core.cfg, "").map_err(Error::InvalidConfig)?;
+        let cfg = patch.apply(self.core.config(), "").map_err(Error::InvalidConfig)?;
         self.core.check_config_capacity(&cfg)?;
         self.apply(t, CHANGES, |c, now| c.set_config(cfg, now))
     }

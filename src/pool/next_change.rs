@@ -16,7 +16,7 @@ use super::core::Core;
 use crate::registry::blocklist::Block;
 use crate::types::{Millis, State};
 
-use super::kept_answers::{KEPT, NextChange};
+use super::kept_answers::NextChange;
 use crate::registry::{LeaseRec, same_text};
 
 /// When a resource holding `leases` (each in force at `now`) has room for one more under
@@ -43,14 +43,11 @@ impl Core {
         if sum.count > 0 {
             return Some(now);
         }
-        if let Some(n) = self.next_change.iter().find(|n| *n.context == *context) {
-            return n.answer;
+        if let Some(answer) = self.kept_answers().answer(context) {
+            return answer;
         }
         let (answer, argmin) = self.scan_next_change(ctx, now);
-        if self.next_change.len() == KEPT {
-            self.next_change.remove(0);
-        }
-        self.next_change.push(NextChange { context: Rc::from(context), ctx, answer, argmin });
+        self.kept_answers_mut().keep(NextChange { context: Rc::from(context), ctx, answer, argmin });
         answer
     }
 
@@ -74,7 +71,7 @@ impl Core {
             let c = self.cells.get(id).cell();
             if c.state == State::Cooling {
                 match c.cooldown_cause {
-                    Some(cause) if self.cfg.half_open_causes.contains(cause) => {
+                    Some(cause) if self.config().half_open_causes.contains(cause) => {
                         at = at.max(c.cooldown_until.unwrap_or(now));
                         let here = &self.ctxs.get(self.cells.get(id).ctx).name;
                         for l in r.leases().iter().filter(|l| same_text(&l.context, here)) {
@@ -132,14 +129,15 @@ impl Core {
     /// the kept answers exact.
     #[inline]
     pub(crate) fn next_change_touched(&mut self, slot: u32, cell_ctx: Option<u32>) {
-        if !self.next_change.is_empty() {
+        if !self.kept_answers().is_empty() {
             self.update_next_change(slot, cell_ctx);
         }
     }
 
     #[inline(never)]
     fn update_next_change(&mut self, slot: u32, cell_ctx: Option<u32>) {
-        let mut kept = std::mem::take(&mut self.next_change);
+        let mut kept = std::mem::take(self.kept_answers_mut());
+        let now = self.now();
         kept.retain_mut(|n| {
             if cell_ctx.is_some() && n.ctx != cell_ctx {
                 return true;
@@ -150,7 +148,7 @@ impl Core {
             // A resource whose instant is now is a candidate: while it is one the answer is
             // not read, and it cannot stop being one without another change to it (which
             // comes here).
-            if let Some(at) = self.resource_next_change(slot, n.ctx, self.now).filter(|&at| at > self.now)
+            if let Some(at) = self.resource_next_change(slot, n.ctx, now).filter(|&at| at > now)
                 && n.answer.is_none_or(|a| at < a)
             {
                 n.answer = Some(at);
@@ -158,15 +156,15 @@ impl Core {
             }
             true
         });
-        self.next_change = kept;
+        *self.kept_answers_mut() = kept;
     }
 
     /// Forgets kept answers: those resource `slot` gives (it is leaving), or (`None`) all of
     /// them (the context table changed).
     pub(crate) fn next_change_forget(&mut self, slot: Option<u32>) {
         match slot {
-            None => self.next_change.clear(),
-            Some(_) => self.next_change.retain(|n| n.argmin != slot),
+            None => self.kept_answers_mut().forget_all(),
+            Some(slot) => self.kept_answers_mut().forget_given_by(slot),
         }
     }
 }

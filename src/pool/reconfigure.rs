@@ -38,23 +38,20 @@ impl Core {
     /// Puts `cfg` (valid, within capacity) in force; `false`, changing nothing, when it is the
     /// config already in force. Otherwise emits `CONFIG_CHANGED` (one revision step).
     pub(crate) fn set_config(&mut self, cfg: Config, now: Millis) -> bool {
-        if cfg == self.cfg {
+        if cfg == *self.config() {
             return false;
         }
-        let old = std::mem::replace(&mut self.cfg, cfg);
-        if old.window_size != self.cfg.window_size {
+        let old = self.configured(cfg);
+        if old.window_size != self.config().window_size {
             self.resize_windows();
         }
-        if old.half_open_causes != self.cfg.half_open_causes {
+        if old.half_open_causes != self.config().half_open_causes {
             self.refile_cooling_cells(now);
         }
         if (old.min_gap_ms, &old.min_gap_ms_by_context)
-            != (self.cfg.min_gap_ms, &self.cfg.min_gap_ms_by_context)
+            != (self.config().min_gap_ms, &self.config().min_gap_ms_by_context)
         {
             self.repace_contexts(now);
-        }
-        if old.event_buffer_size != self.cfg.event_buffer_size {
-            self.events.set_capacity(self.cfg.event_buffer_size as usize);
         }
         self.emit(PoolEvent::new(EventType::ConfigChanged, now));
         true
@@ -67,10 +64,8 @@ impl Core {
         let ids: Vec<u32> = self.ctxs.ids().collect();
         let mut changed = Vec::new();
         for ctx in ids {
-            let c = self.ctxs.get_mut(ctx);
-            let gap = self.cfg.min_gap_for(&c.name);
-            if c.min_gap != gap {
-                c.min_gap = gap;
+            let gap = self.config().min_gap_for(&self.ctxs.get(ctx).name);
+            if self.ctxs.get_mut(ctx).gap_configured(gap) {
                 changed.push(ctx);
             }
         }
@@ -90,7 +85,7 @@ impl Core {
 
     /// Every window to the new `windowSize`, keeping its newest outcomes.
     fn resize_windows(&mut self) {
-        let cap = self.cfg.window_size as usize;
+        let cap = self.config().window_size as usize;
         let ids: Vec<u32> = self.cells.live_ids().collect();
         for id in ids {
             self.cells

@@ -30,10 +30,10 @@ impl Core {
     /// Fails with `CAPACITY_EXCEEDED` when a new cell would pass `maxCells`. Checked before
     /// anything changes.
     pub(crate) fn check_cell_capacity(&self) -> Result<()> {
-        if self.cells.len() >= self.cfg.max_cells as usize {
+        if self.cells.len() >= self.config().max_cells as usize {
             return Err(Error::CapacityExceeded(format!(
                 "the pool holds maxCells = {} cells; a report in a new context would create one more",
-                self.cfg.max_cells
+                self.config().max_cells
             )));
         }
         Ok(())
@@ -60,14 +60,12 @@ impl Core {
         };
         // At 100 % the cap never binds (a cell that would cool is not cooling, so fewer cells
         // than the registered resources are): the common pool skips the count.
-        let capped = self.cfg.max_cooling_percent < 100
+        let capped = self.config().max_cooling_percent < 100
             && outcome.failure_type().is_some()
-            && self.cells.get(id).cell().would_cool(now, blocked, &self.cfg)
+            && self.cells.get(id).cell().would_cool(now, blocked, self.config())
             && self.cooling_cap_reached(ctx);
-        let cfg = &self.cfg;
-        let transition = self.cells.update(id, |cell| cell.report(outcome, now, blocked, capped, cfg));
-        self.dirty = true;
-        let gap = self.ctxs.get(ctx).min_gap;
+        let transition = self.cell_reported(id, outcome, now, blocked, capped);
+        let gap = self.ctxs.get(ctx).min_gap();
         if gap > 0 {
             self.expiries.pace(now + gap, id);
         }
@@ -76,8 +74,7 @@ impl Core {
         let ty = match transition {
             Transition::None | Transition::Probation => return,
             Transition::Cooled { until, .. } => {
-                self.expiries.cooling_started(until, id);
-                self.ctxs.get_mut(ctx).cooling += 1;
+                self.cooled(ctx, id, until);
                 EventType::ResourceCooled
             }
             Transition::Suppressed { .. } => EventType::CooldownSuppressed,
@@ -100,8 +97,8 @@ impl Core {
     /// cooldown as `max(1, ⌊maxCoolingPercent × registered ÷ 100⌋)` allows.
     fn cooling_cap_reached(&self, ctx: u32) -> bool {
         let registered = self.reg.len() as u64;
-        let allowed = (u64::from(self.cfg.max_cooling_percent) * registered / 100).max(1);
-        u64::from(self.ctxs.get(ctx).cooling) >= allowed
+        let allowed = (u64::from(self.config().max_cooling_percent) * registered / 100).max(1);
+        u64::from(self.ctxs.get(ctx).cooling()) >= allowed
     }
 
     /// Creates the fresh cell of `slot` in `context` (and the context, on its first cell).
@@ -111,14 +108,13 @@ impl Core {
             None => {
                 self.sync_order();
                 self.next_change_forget(None);
-                let mut c = Context::new(Rc::from(context), &self.reg, &self.log, false);
-                c.min_gap = self.cfg.min_gap_for(context);
-                self.ctxs.add(c)
+                let gap = self.config().min_gap_for(context);
+                self.ctxs.add(Context::new(Rc::from(context), gap, &self.reg, &self.log, false))
             }
         };
         self.sync_context(ctx);
         let g = self.reg.get(slot).group();
-        let in_sub = self.ctxs.get(ctx).subs.contains_key(&g);
+        let in_sub = self.ctxs.get(ctx).sub(g).is_some();
         if in_sub {
             // Before the cell exists: a sync replaying this resource's availability would
             // take its new cell for one the sub-index already holds.
@@ -129,7 +125,7 @@ impl Core {
         c.insert(&mut self.cells, &self.reg, id, true);
         if in_sub {
             let uni = GroupUni::new(&self.reg, g);
-            let sub = self.ctxs.get_mut(ctx).subs.get_mut(&g).expect("synced");
+            let sub = self.ctxs.get_mut(ctx).sub_mut(g).expect("synced");
             sub.insert(&mut self.cells, &uni, id, true);
         }
         self.reg.note_lease_cell(slot, context, id);

@@ -47,7 +47,7 @@ impl Core {
         draw: impl FnOnce() -> Result<f64>,
     ) -> Result<Option<Lease>> {
         check::latency_arg(outcome.latency_ms())?;
-        if token == 0 || token > self.fencing {
+        if token == 0 || token > self.fencing() {
             return Err(invalid_argument(format!("lease.token {token} was never issued by this pool")));
         }
         if let Some(n) = next {
@@ -56,8 +56,7 @@ impl Core {
         }
         // Time as this call will apply it (the clock never goes back), read before anything
         // changes.
-        let then = self.now.max(t);
-        if self.finished.contains(token, then, self.cfg.lease_ttl_ms) {
+        if self.was_finished(token, self.time_at(t)) {
             return Err(Error::LeaseFinished(format!(
                 "the lease with token {token} was finished already: its outcome was reported once"
             )));
@@ -70,7 +69,7 @@ impl Core {
         }
         self.check_counters(t, FINISHES)?;
         let now = self.advance(t);
-        self.finished.remember(token, now, self.cfg.lease_ttl_ms);
+        self.lease_finished(token, now);
         if let (Some(slot), Some(cell)) = (slot, cell) {
             self.report(slot, context, cell, outcome, now);
             self.release_token(slot, context, token, now);
@@ -101,10 +100,5 @@ impl Core {
                 self.acquire_grouped(context, &ids, t, quiet, draw)
             }
         }
-    }
-
-    /// How many finished tokens the pool remembers now.
-    pub(crate) fn finished_kept(&self) -> usize {
-        self.finished.kept()
     }
 }

@@ -175,7 +175,7 @@ impl Core {
     pub(crate) fn resource_detail(&self, slot: u32) -> ResourceDetail {
         let blocked = self.reg.get(slot).block().is_some();
         let ids = self.cells_of(slot);
-        let cells = ids.iter().map(|&id| self.cell_view(id, blocked, self.now)).collect();
+        let cells = ids.iter().map(|&id| self.cell_view(id, blocked, self.now())).collect();
         let windows = ids.iter().map(|&id| self.cells.get(id).cell().window.clone()).collect();
         ResourceDetail { view: self.resource_view(slot, cells), windows }
     }
@@ -224,7 +224,7 @@ impl Core {
             };
             let mut cells: Vec<CellView> = ids
                 .iter()
-                .map(|&id| self.cell_view(id, blocked, self.now))
+                .map(|&id| self.cell_view(id, blocked, self.now()))
                 .filter(|v| filter.context.as_deref().is_none_or(|c| *v.context == *c))
                 .collect();
             if let Some(state) = filter.state {
@@ -249,19 +249,19 @@ impl Core {
             leased: self.reg.leased(),
             blocked: self.reg.blocked(),
             available: self.reg.available() as usize,
-            revision: self.revision,
-            fencing_high_water: self.fencing,
-            next_event_seq: self.events.next_seq(),
-            events_pending: self.events.pending(),
-            events_dropped: self.events.dropped(),
-            now: self.now,
+            revision: self.revision(),
+            fencing_high_water: self.fencing(),
+            next_event_seq: self.events().next_seq(),
+            events_pending: self.events().pending(),
+            events_dropped: self.events().dropped(),
+            now: self.now(),
             cells_by_state: [State::Healthy, State::Cooling, State::Recovering]
                 .map(|s| self.cells.count_in(s)),
         }
     }
 
     pub(crate) fn due_for_recovery_probe(&self, now: Millis) -> Vec<ProbeDue> {
-        let half_open = self.cfg.half_open_causes;
+        let half_open = self.config().half_open_causes;
         let out: Vec<ProbeDue> = self
             .expiries
             .probe_only_by(now)

@@ -1,23 +1,32 @@
-//! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
-//! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
-//! its first argument and passes it straight to the engine's `Pool` (the JS side reads `now()`;
-//! no call back into JS), and `acquire`, `report`, `renew` and `release` name the resource and
-//! the context by the engine's ids
-//! (`ids.rs`), which the JS side caches (`handle`, `context`), so the hot path passes no
-//! strings; the facade keeps no table of its own, and there is one export per call: a name is
-//! resolved once (`context`, `resourceId`). Bulk results are JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON cost
-//! the host a quarter of an acquire + report + release cycle. Object shapes and argument types
-//! are the package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users
-//! import. No rule lives here.
+//! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It converts
+//! arguments and answers, and it is shaped for a cheap hot path: every call takes the host
+//! clock's reading as its first argument and passes it straight to the engine's `Pool` (the JS
+//! side reads `now()`; the only call back into JS is a host `random` function, once per draw,
+//! when one was given instead of a seed). `acquire`, `report`, `renew` and `release` name the
+//! resource and the context by the engine's ids (`ids.rs`), which the JS side caches
+//! (`handle`, `context`), so the hot path passes no strings; a name is resolved by its own
+//! export (`context`, `resourceId`). Some calls have a second export for their options
+//! (`registerWith`, `acquireIn`, `finishIn`, `nextChangeAtIn`). Bulk results are JSON text,
+//! except drained events, which are packed (`packed.rs`): parsing their JSON cost the host a
+//! quarter of an acquire + report + release cycle. Object shapes and argument types are the
+//! package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users import. No
+//! rule lives here.
+//!
+//! State of its own, beside the `Pool`: the last hot-path error (until `takeError`), the last
+//! granted lease's numbers (`leaseFields`), the last drained events and their string table
+//! (until read), and a table numbering the group names leases have carried (`group_ids`, at
+//! most `MAX_GROUP_IDS`). A granted lease's handle is found again by its kind and value
+//! (`keep`): the engine's `Lease` does not carry its resource's id.
 //!
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
 //! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
 //! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A `groups` list (SPEC §3,
 //! groups) crosses as its names run together in one string and each name's length in UTF-16
 //! code units (what JavaScript's `length` counts), `NULL_GROUP` for `null`; a lease's group as
-//! a small number the JS side caches the name of (`leaseFields`). A resource handle is the
-//! engine's `ResourceId` as one number (`ids.rs`: its low 32 bits are the registry slot plus
-//! one, so the JS side can keep values in a dense array): it names the resource until it is
+//! its number in `group_ids`, which the JS side caches the name of (`leaseFields`; -1 once the
+//! table is full: the JS side then asks `resourceGroup`). A resource handle is the engine's
+//! `ResourceId` as one number (`ids.rs`: its low 32 bits are the registry slot plus one, so
+//! the JS side can keep values in a dense array): it names the resource until it is
 //! deregistered, and calls by it are `UNKNOWN_RESOURCE` after that; 0 means "no lease".
 
 use std::rc::Rc;
