@@ -105,6 +105,11 @@ fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
 }
 
+/// The lease a grant gave, as its resource's id and its token.
+fn grant(handle: f64, token: f64) -> Result<(ResourceId, u64), Error> {
+    Ok((resource_id(handle)?, token_of(token)?))
+}
+
 /// The lease a call by name names (`Lease::id` `None`: the engine finds it by its strings).
 fn named(kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
     Ok(Lease {
@@ -321,7 +326,7 @@ impl RawPool {
         quiet: bool,
     ) -> f64 {
         let mut call = || -> Result<f64, Error> {
-            let (id, token, o) = (resource_id(handle)?, token_of(token)?, outcome(code, latency)?);
+            let ((id, token), o) = (grant(handle, token)?, outcome(code, latency)?);
             let groups = names.as_deref().map(|n| groups(n, lens.as_deref().unwrap_or_default()));
             let n = next_of(next, next_context.as_deref(), groups.as_deref(), quiet);
             let got = self.pool.finish_lease(now, id, token, o, n.as_ref())?;
@@ -371,7 +376,7 @@ impl RawPool {
     #[wasm_bindgen(js_name = reportLease)]
     pub fn report_lease(&mut self, now: f64, handle: f64, token: f64, code: u8, latency: Option<f64>) -> f64 {
         let mut call = || -> Result<f64, Error> {
-            let (id, token, o) = (resource_id(handle)?, token_of(token)?, outcome(code, latency)?);
+            let ((id, token), o) = (grant(handle, token)?, outcome(code, latency)?);
             Ok(if self.pool.report_lease(now, id, token, o)? { 0.0 } else { BY_NAME })
         };
         let answer = call();
@@ -400,9 +405,7 @@ impl RawPool {
     /// deregistered).
     #[wasm_bindgen(js_name = renewLease)]
     pub fn renew_lease(&mut self, now: f64, handle: f64, token: f64) -> f64 {
-        let renewed = resource_id(handle)
-            .and_then(|id| Ok((id, token_of(token)?)))
-            .and_then(|(id, token)| self.pool.renew_lease(now, id, token));
+        let renewed = grant(handle, token).and_then(|(id, token)| self.pool.renew_lease(now, id, token));
         let answer = renewed.map(|l| self.keep(l));
         self.answer(answer)
     }
@@ -418,9 +421,7 @@ impl RawPool {
     /// held (also once its resource was deregistered).
     #[wasm_bindgen(js_name = releaseLease)]
     pub fn release_lease(&mut self, now: f64, handle: f64, token: f64) -> f64 {
-        let released = resource_id(handle)
-            .and_then(|id| Ok((id, token_of(token)?)))
-            .and_then(|(id, token)| self.pool.release_lease(now, id, token));
+        let released = grant(handle, token).and_then(|(id, token)| self.pool.release_lease(now, id, token));
         let answer = released.map(f64::from);
         self.answer(answer)
     }
