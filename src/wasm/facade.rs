@@ -1,15 +1,12 @@
 //! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
-//! converts, and it is shaped for a cheap hot path: every call takes the host clock's reading as
-//! its first argument and passes it straight to the engine's `Pool` (the JS side reads `now()`
-//! once per call; no call back into JS). A grant answers its resource's id (`Lease::id`, one
-//! number, `ids.rs`) with the lease's numbers in `leaseFields`; `reportLease`, `renewLease`,
-//! `releaseLease` and `finishLease` take that id and the lease's token back, so a host holding
-//! the grant passes no strings, and the calls by name (`report`, `renew`, `release`,
-//! `finish`) take the strings. The facade keeps no table: ids come from the engine. Bulk results
-//! are JSON text, except drained events, which are packed (`packed.rs`): parsing their JSON
-//! cost the host a quarter of an acquire + report + release cycle. Object shapes and argument
-//! types are the package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what
-//! users import. No rule lives here.
+//! converts, shaped for a cheap hot path: every call takes the host clock's reading (read once
+//! by the JS side; no call back into JS) first and passes it to the engine. A grant answers its
+//! resource's id (`Lease::id`, `ids.rs`), its numbers in `leaseFields`; `reportLease`,
+//! `renewLease`, `releaseLease` and `finishLease` take the id and token back (no strings), the
+//! calls by name take the strings. It keeps no table: ids come from the engine. Bulk results
+//! are JSON text, except drained events, packed (`packed.rs`): parsing their JSON cost the host
+//! a quarter of a cycle. Object shapes and argument types are the JS wrapper's business
+//! (`pkg-scripts/lib/pool.js`), which users import. No rule lives here.
 //!
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
 //! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency `undefined`
@@ -124,8 +121,7 @@ fn named(kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease,
     })
 }
 
-/// `finish`'s next step from its arguments: `next` false for none; `context` `None` for the
-/// lease's; a groups list (`names`, `lens`) when given.
+/// `finish`'s next step: none unless `next`; `context` `None` for the lease's.
 fn next_of<'a>(
     next: bool,
     context: Option<&'a str>,
@@ -336,8 +332,7 @@ impl RawPool {
         self.answer(answer)
     }
 
-    /// `finish` of the lease named by its strings and token; otherwise as `finishLease`
-    /// (never `BY_NAME`).
+    /// `finish` of the lease named by its strings and token; as `finishLease` (no `BY_NAME`).
     #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &mut self,
@@ -401,8 +396,7 @@ impl RawPool {
     }
 
     /// `renew` of the lease `(handle, token)` a grant gave: its resource's handle when renewed
-    /// (read the new expiry with `leaseFields`), 0 when not held (also once its resource was
-    /// deregistered).
+    /// (the new expiry in `leaseFields`), 0 when not held (also once it was deregistered).
     #[wasm_bindgen(js_name = renewLease)]
     pub fn renew_lease(&mut self, now: f64, handle: f64, token: f64) -> f64 {
         let renewed = grant(handle, token).and_then(|(id, token)| self.pool.renew_lease(now, id, token));
