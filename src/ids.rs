@@ -1,9 +1,8 @@
-//! Small copyable ids for the hot path: `ResourceId`, a registered resource's registry slot
+//! A small copyable id for the hot path: `ResourceId`, a registered resource's registry slot
 //! with that slot's generation (`slab.rs`), so that an id held across a deregistration is
-//! refused rather than taken for whatever resource the slot holds next. Hosts carry it as one
-//! JavaScript-safe number (`to_f64` / `from_f64`); and `ContextId`, a context name interned by
-//! the pool (`pool/context_names.rs`) by the same slot + generation scheme, so that an id whose
-//! name the pool has since forgotten is refused too. It knows nothing of the registry.
+//! refused rather than taken for whatever resource the slot holds next. A grant gives it
+//! (`Lease::id`); hosts carry it as one JavaScript-safe number (`to_f64` / `from_f64`). It
+//! knows nothing of the registry.
 
 use crate::slab::GENERATIONS;
 
@@ -11,15 +10,6 @@ use crate::slab::GENERATIONS;
 /// id whose resource was deregistered (`UNKNOWN_RESOURCE`), even when the slot holds another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ResourceId {
-    pub slot: u32,
-    pub generation: u32,
-}
-
-/// An interned context name by slot and generation (`Pool::context_id`). It names the context
-/// until the pool forgets the name (only names of contexts holding no cell and no lease are
-/// forgotten, and only when the table of names is full); calls by a forgotten id are `INVALID_ARGUMENT`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ContextId {
     pub slot: u32,
     pub generation: u32,
 }
@@ -55,20 +45,6 @@ impl ResourceId {
     #[inline]
     pub fn from_f64(n: f64) -> Option<ResourceId> {
         unpack(n).map(|(slot, generation)| ResourceId { slot, generation })
-    }
-}
-
-impl ContextId {
-    /// As one number (`pack`).
-    #[inline]
-    pub fn to_f64(self) -> f64 {
-        pack(self.slot, self.generation)
-    }
-
-    /// The id `to_f64` gave `n`; `None` for a number no id gives.
-    #[inline]
-    pub fn from_f64(n: f64) -> Option<ContextId> {
-        unpack(n).map(|(slot, generation)| ContextId { slot, generation })
     }
 }
 

@@ -59,10 +59,10 @@ struct ReadmeExamples;
 pub use config::{Config, ConfigPatch};
 pub use error::{Error, Result};
 pub use events::{EventType, PoolEvent};
-pub use ids::{ContextId, ResourceId};
+pub use ids::ResourceId;
 pub use pool::{
-    BlockSpec, CellView, Filter, Floor, Interned, Lease, MIN_SWEEP, Next, Pool, ProbeDue, Registration,
-    ResourceDetail, ResourceView, Stats,
+    BlockSpec, CellView, Filter, Floor, Lease, Next, Pool, ProbeDue, Registration, ResourceDetail,
+    ResourceView, Stats,
 };
 pub use randomness::Randomness;
 pub use types::{FailureType, Kind, Millis, Outcome, State, ViewState};

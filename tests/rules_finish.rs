@@ -266,10 +266,9 @@ fn a_repeated_finish_is_lease_finished_and_reports_nothing() {
         assert_eq!(e.code(), "LEASE_FINISHED", "{e}");
         assert!(matches!(e, repute::Error::LeaseFinished(_)));
     }
-    let id = h.pool.resource_id(Kind::Proxy, "p");
-    let ctx = h.pool.context_id("a").unwrap().id;
-    let e = h.pool.finish_by_id(id, ctx, l.token, ok(), None).unwrap_err();
-    assert_eq!(e.code(), "LEASE_FINISHED");
+    // By the grant: not held any more, so left to the call by name (nothing done).
+    let id = l.id.expect("granted");
+    assert_eq!(h.pool.finish_lease(id, l.token, ok(), None).unwrap(), None);
     assert_eq!(h.cell("p", "a"), cell, "reported once");
     assert!(h.events().is_empty());
     assert_eq!((h.snapshot(), h.revision()), (snap, rev), "no lease granted, no step");
@@ -329,12 +328,11 @@ fn a_lease_whose_resource_was_deregistered_drops_its_outcome_and_still_answers_n
     assert_eq!(h.revision(), rev + 1);
     assert_eq!(h.pool.stats().unwrap().cells, 0);
     assert_eq!(h.pool.finish(&l, ok(), None).unwrap_err().code(), "LEASE_FINISHED", "finished once");
-    // By id: a stale id, or none, drops the outcome the same way.
-    let ctx = h.pool.context_id("a").unwrap().id;
-    let qid = h.pool.resource_id(Kind::Proxy, "q");
+    // By the grant: the lease's resource deregistered, it is left to the call by name.
+    let qid = next.id.expect("granted");
     h.pool.deregister(Kind::Proxy, "q").unwrap();
     h.events();
-    assert_eq!(h.pool.finish_by_id(qid, ctx, next.token, timeout(), None).unwrap(), None);
+    assert_eq!(h.pool.finish_lease(qid, next.token, timeout(), None).unwrap(), None);
     assert!(h.events().is_empty());
     assert_eq!(h.pool.stats().unwrap().cells, 0);
 }
@@ -344,7 +342,7 @@ fn a_lease_of_an_earlier_registration_of_the_same_key_reports_nothing_on_the_new
     // p leased, deregistered and registered again: the old lease names the key, not this
     // registration, so its finish drops the outcome — by name as by id.
     let (mut h, l) = leased_p("{}");
-    let old_id = h.pool.resource_id(Kind::Proxy, "p");
+    let old_id = l.id.expect("granted");
     h.pool.deregister(Kind::Proxy, "p").unwrap();
     h.reg("p");
     h.events();
@@ -355,10 +353,10 @@ fn a_lease_of_an_earlier_registration_of_the_same_key_reports_nothing_on_the_new
     let fresh = h.pool.acquire_resource(Kind::Proxy, "p", "a").unwrap().expect("p is free");
     assert_eq!(finish(&mut h, &fresh, timeout(), None), None);
     assert_eq!(h.cell("p", "a").consecutive_failures, 1);
-    // By a stale id the same (the earlier registration's id names nothing now).
-    let ctx = h.pool.context_id("a").unwrap().id;
+    // By a stale id nothing (the earlier registration's id names nothing now).
     let again = h.pool.acquire_resource(Kind::Proxy, "p", "a").unwrap().expect("p is free");
-    assert_eq!(h.pool.finish_by_id(old_id, ctx, again.token, timeout(), None).unwrap(), None);
+    assert_ne!(again.id, Some(old_id));
+    assert_eq!(h.pool.finish_lease(old_id, again.token, timeout(), None).unwrap(), None);
     assert_eq!(h.cell("p", "a").consecutive_failures, 1, "the stale id reported nothing");
 }
 
@@ -370,9 +368,8 @@ fn a_token_never_issued_is_invalid_argument_and_changes_nothing() {
         let forged = Lease { token, ..l.clone() };
         let e = h.pool.finish(&forged, ok(), Some(&SAME)).unwrap_err();
         assert_eq!(e.code(), "INVALID_ARGUMENT", "token {token}: {e}");
-        let ctx = h.pool.context_id("a").unwrap().id;
-        let id = h.pool.resource_id(Kind::Proxy, "p");
-        assert_eq!(h.pool.finish_by_id(id, ctx, token, ok(), None).unwrap_err().code(), "INVALID_ARGUMENT");
+        let id = l.id.expect("granted");
+        assert_eq!(h.pool.finish_lease(id, token, ok(), None).unwrap(), None, "no lease {token} held");
     }
     assert!(h.events().is_empty());
     assert_eq!((h.snapshot(), h.revision()), (snap, rev));
@@ -493,11 +490,10 @@ fn finishing_a_half_open_trial_lets_the_next_trial_or_lease_in() {
 }
 
 #[test]
-fn finish_by_id_is_finish() {
+fn finish_by_the_grant_is_finish() {
     let (mut h, l) = leased_p(r#"{"coolAfter":1}"#);
-    let id = h.pool.resource_id(Kind::Proxy, "p");
-    let ctx = h.pool.context_id("a").unwrap().id;
-    let next = h.pool.finish_by_id(id, ctx, l.token, timeout(), Some(&SAME)).unwrap().expect("q");
+    let id = l.id.expect("granted");
+    let next = h.pool.finish_lease(id, l.token, timeout(), Some(&SAME)).unwrap().expect("held").expect("q");
     assert_eq!(&*next.value, "q");
     assert_eq!(h.event_types(), ["RESOURCE_COOLED", "LEASE_RELEASED", "RESOURCE_LEASED"]);
     assert_eq!(h.pool.finish(&l, ok(), None).unwrap_err().code(), "LEASE_FINISHED");

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{ClockedPool, Draws, Harness, ManualClock, T0};
-use repute::{BlockSpec, ConfigPatch, Error, EventType, FailureType, Filter, Kind, Lease};
+use repute::{BlockSpec, ConfigPatch, Error, EventType, FailureType, Filter, Kind, Lease, Next};
 
 /// T0 as an integer instant.
 const T: u64 = 1_700_000_000_000;
@@ -489,97 +489,61 @@ fn a_resource_id_names_its_resource_and_is_refused_once_it_is_deregistered() {
     assert_eq!(h.pool.resource_id(lease.kind, &lease.value), Some(ib), "the lease's own string");
     let (kind, value) = h.pool.resource_of(ib).expect("registered");
     assert_eq!((kind, &**value), (Kind::Proxy, "b"));
-    // By id, the calls do what the string calls do.
-    let x = h.pool.context_id("x").unwrap().id;
-    let y = h.pool.context_id("y").unwrap().id;
-    assert_eq!(h.pool.context_id("x").unwrap().id, x, "one id per name");
-    assert_eq!(&**h.pool.context_name(y).unwrap(), "y");
-    h.pool.report_by_id(ib, x, repute::Outcome::success()).unwrap();
+    // A grant carries its resource's id, and the calls by a lease's id and token do what the
+    // string calls do: the context is the lease's own.
+    assert_eq!(lease.id, Some(ib), "the grant gives the id");
+    assert!(h.pool.report_lease(ib, lease.token, repute::Outcome::success()).unwrap());
     h.pool.report(Kind::Proxy, "a", "x", repute::Outcome::success()).unwrap();
     assert_eq!(h.cell("b", "x").consecutive_successes, 1);
     assert_eq!(h.cell("b", "x").score, h.cell("a", "x").score);
-    let renewed = h.pool.renew_by_id(ib, x, lease.token).unwrap().expect("held");
-    assert_eq!(renewed.token, lease.token);
-    assert_eq!(h.pool.renew_by_id(ib, y, lease.token).unwrap(), None, "not the holder");
-    assert!(h.pool.release_by_id(ib, x, lease.token).unwrap());
-    assert!(!h.pool.release_by_id(ib, x, lease.token).unwrap());
-    // Deregistering "a" ends its id, also once "c" takes its slot: every call by it is
-    // refused and nothing changes, where a slot number alone would now name "c".
+    let renewed = h.pool.renew_lease(ib, lease.token).unwrap().expect("held");
+    assert_eq!((renewed.token, renewed.id, &*renewed.context), (lease.token, Some(ib), "x"));
+    assert_eq!(h.pool.renew_lease(ib, lease.token + 1).unwrap(), None, "not the holder's token");
+    assert!(h.pool.release_lease(ib, lease.token).unwrap());
+    assert!(!h.pool.release_lease(ib, lease.token).unwrap());
+    // A lease no longer held: a report by it is left to the call by name (nothing done).
+    let before = h.pool.snapshot().unwrap();
+    assert!(!h.pool.report_lease(ib, lease.token, repute::Outcome::success()).unwrap());
+    assert_eq!(h.pool.finish_lease(ib, lease.token, repute::Outcome::success(), None).unwrap(), None);
+    assert_eq!(h.pool.snapshot().unwrap(), before, "left to the call by name: nothing done");
+    // Deregistering "a" ends its id, also once "c" takes its slot: no call by it reaches "c",
+    // where a slot number alone would now name it.
+    let held = h.pool.acquire_resource(Kind::Proxy, "a", "x").unwrap().expect("free");
     assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
     h.reg("c");
     let ic = h.pool.resource_id(Kind::Proxy, "c").expect("registered");
     assert_eq!(ic.slot, ia.slot, "the slot is reused");
     assert_ne!(ic, ia);
+    let c = h.pool.acquire_resource(Kind::Proxy, "c", "x").unwrap().expect("free");
+    assert_eq!(c.token, held.token + 1);
     let before = h.pool.snapshot().unwrap();
     assert!(matches!(h.pool.resource_of(ia), Err(Error::UnknownResource(_))));
-    let refused = h.pool.report_by_id(ia, x, repute::Outcome::success());
-    assert!(matches!(refused, Err(Error::UnknownResource(_))), "{refused:?}");
-    assert!(matches!(h.pool.renew_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
-    assert!(matches!(h.pool.release_by_id(ia, x, 1), Err(Error::UnknownResource(_))));
-    assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
-    // No id (the resource is not registered any more): nothing to renew or release.
-    assert_eq!(h.pool.renew_by_id(None, x, 1).unwrap(), None);
-    assert!(!h.pool.release_by_id(None, x, 1).unwrap());
+    assert!(!h.pool.report_lease(ia, c.token, repute::Outcome::success()).unwrap());
+    assert_eq!(h.pool.renew_lease(ia, c.token).unwrap(), None);
+    assert!(!h.pool.release_lease(ia, c.token).unwrap());
+    assert_eq!(h.pool.finish_lease(ia, c.token, repute::Outcome::success(), None).unwrap(), None);
+    assert_eq!(h.pool.snapshot().unwrap(), before, "nothing reached c");
     assert_eq!(h.pool.resource_of(ic).map(|(_, v)| &**v).unwrap(), "c");
     assert_eq!(h.pool.resource_of(ib).map(|(_, v)| &**v).unwrap(), "b", "others keep theirs");
 }
 
 #[test]
-fn a_context_id_is_checked_once_and_names_its_context_while_it_holds_cells() {
+fn a_step_by_the_grant_is_the_step_by_name() {
+    // finish_lease of a held lease: the outcome on its cell, the lease released, the next one
+    // leased, as finish by name does; a lease it has finished is left to the call by name,
+    // which refuses a second finish.
     let mut h = Harness::new();
     h.reg("a");
-    assert!(matches!(h.pool.context_id(""), Err(Error::InvalidArgument(_))), "checked as it enters");
-    let x = h.pool.context_id("x").unwrap().id;
-    let y = h.pool.context_id("y").unwrap().id;
-    assert_ne!(x, y);
-    let lease = h.pool.acquire_by_id(x).unwrap().expect("free");
-    assert_eq!(&*lease.context, "x");
-    assert_eq!(h.pool.acquire_by_id(y).unwrap(), None, "leased");
-    let a = h.pool.resource_id(Kind::Proxy, "a").unwrap();
-    h.pool.report_by_id(a, x, repute::Outcome::success()).unwrap();
-    assert!(h.pool.release_by_id(a, x, lease.token).unwrap());
-    // The context's cells go with its resource; its id stays while the table has room.
-    assert!(h.pool.deregister(Kind::Proxy, "a").unwrap());
-    h.reg("b");
-    assert_eq!(h.pool.context_id("x").unwrap().id, x);
-    assert_eq!(h.pool.acquire_by_id(x).unwrap().expect("free").value.as_ref(), "b");
-    let never = repute::ContextId { slot: 99, generation: 0 };
-    assert!(matches!(h.pool.acquire_by_id(never), Err(Error::InvalidArgument(_))));
-}
-
-#[test]
-fn a_full_table_of_context_names_forgets_only_contexts_without_cells_or_leases() {
-    let mut h = Harness::new();
-    h.reg("a");
-    let a = h.pool.resource_id(Kind::Proxy, "a").unwrap();
-    // "leased" holds a lease and no cell; "scored" a cell and no lease; "idle" neither.
-    let leased = h.pool.context_id("leased").unwrap().id;
-    let lease = h.pool.acquire_by_id(leased).unwrap().expect("free");
-    let scored = h.pool.context_id("scored").unwrap().id;
-    h.pool.report_by_id(a, scored, repute::Outcome::success()).unwrap();
-    let idle = h.pool.context_id("idle").unwrap().id;
-    for i in 3..repute::MIN_SWEEP {
-        assert!(!h.pool.context_id(&format!("n{i}")).unwrap().forgot, "room for {i}");
-    }
-    // The table holds MIN_SWEEP names: the next new one forgets those of contexts holding
-    // nothing.
-    assert!(h.pool.context_id("next").unwrap().forgot);
-    for (name, id) in [("leased", leased), ("scored", scored)] {
-        assert_eq!(h.pool.context_id(name).unwrap(), repute::Interned { id, forgot: false }, "{name}");
-    }
-    let before = h.pool.snapshot().unwrap();
-    let refused = h.pool.acquire_by_id(idle);
-    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
-    assert_eq!(h.pool.snapshot().unwrap(), before, "a refused call changes nothing");
-    let again = h.pool.context_id("idle").unwrap().id;
-    assert_ne!(again, idle, "a forgotten id never names a context again");
-    assert!(h.pool.release_by_id(a, leased, lease.token).unwrap(), "the lease's context kept its id");
-    // Bounded: the names of an endless stream of new contexts are forgotten again and again.
-    let forgot = (0..3 * repute::MIN_SWEEP)
-        .filter(|i| h.pool.context_id(&format!("stream{i}")).unwrap().forgot)
-        .count();
-    assert!(forgot >= 2, "forgot {forgot} times");
-    assert_eq!(h.pool.context_id("scored").unwrap().id, scored, "still named");
+    let lease = h.pool.acquire("x").unwrap().expect("free");
+    let id = lease.id.expect("granted");
+    let next = Next { context: Some("y"), groups: None, quiet: false };
+    let got = h.pool.finish_lease(id, lease.token, repute::Outcome::success(), Some(&next)).unwrap();
+    let again = got.expect("held").expect("a is free again");
+    assert_eq!((&*again.context, again.id), ("y", Some(id)));
+    assert_eq!(h.cell("a", "x").consecutive_successes, 1, "reported on the lease's own cell");
+    assert_eq!(h.pool.finish_lease(id, lease.token, repute::Outcome::success(), None).unwrap(), None);
+    let refused = h.pool.finish(&lease, repute::Outcome::success(), None).unwrap_err();
+    assert_eq!(refused.code(), "LEASE_FINISHED");
 }
 
 /// SPEC §5: every call reads the clock (`now = max(now, lastNow)`), also a renew or release of a
@@ -595,12 +559,12 @@ fn renew_and_release_of_a_deregistered_resource_still_read_the_clock() {
         h.reg("e");
         let lease = h.pool.acquire_resource(Kind::Proxy, "d", "x").unwrap().expect("free");
         assert!(h.pool.deregister(Kind::Proxy, "d").unwrap());
-        let x = h.pool.context_id("x").unwrap().id;
+        let id = lease.id.expect("granted");
         h.clock.advance(100_000.0);
         if release {
-            assert!(!h.pool.release_by_id(None, x, lease.token).unwrap());
+            assert!(!h.pool.release_lease(id, lease.token).unwrap());
         } else {
-            assert_eq!(h.pool.renew_by_id(None, x, lease.token).unwrap(), None);
+            assert_eq!(h.pool.renew_lease(id, lease.token).unwrap(), None);
         }
         h.clock.advance(-40_000.0);
         let next = h.pool.acquire("x").unwrap().expect("e is free");

@@ -422,6 +422,7 @@ impl Args<'_> {
         let text = |k: &str| o.get(k).and_then(Value::as_str).ok_or_else(|| bad(i, k));
         let int = |k: &str| o.get(k).and_then(Value::as_u64).ok_or_else(|| bad(i, k));
         Ok(Lease {
+            id: None,
             kind: Kind::parse(text("kind")?).ok_or_else(|| bad(i, "a lease kind"))?,
             value: Rc::from(text("value")?),
             group: o.get("group").and_then(Value::as_str).map(Rc::from),

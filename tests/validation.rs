@@ -533,7 +533,7 @@ fn bad_latencies_are_invalid_arguments_and_change_nothing() {
 fn bad_clock_readings_fail_every_call_and_change_nothing() {
     let mut h = populated();
     let q = h.pool.resource_id(Kind::Proxy, "q").unwrap();
-    let (ctx, token) = (h.pool.context_id("c").unwrap().id, h.view("q").lease.unwrap().token);
+    let token = h.view("q").lease.unwrap().token;
     let b = before(&mut h);
     let lease = h.view("q").lease.unwrap();
     let patch = ConfigPatch::from_json(r#"{"minGapMs": 50}"#).unwrap();
@@ -550,11 +550,12 @@ fn bad_clock_readings_fail_every_call_and_change_nothing() {
         expect_invalid_argument(p.acquire_in(bad, "c", &groups), &w("acquireIn"));
         expect_invalid_argument(p.acquire_resource(bad, Kind::Proxy, "p", "c"), &w("acqRes"));
         expect_invalid_argument(p.report(bad, Kind::Proxy, "p", "c", Outcome::success()), &w("report"));
-        expect_invalid_argument(p.report_by_id(bad, q, ctx, Outcome::success()), &w("reportById"));
+        expect_invalid_argument(p.report_lease(bad, q, token, Outcome::success()), &w("reportLease"));
         expect_invalid_argument(p.renew(bad, &lease), &w("renew"));
-        expect_invalid_argument(p.renew_by_id(bad, Some(q), ctx, token), &w("renewById"));
+        expect_invalid_argument(p.renew_lease(bad, q, token), &w("renewLease"));
         expect_invalid_argument(p.release(bad, &lease), &w("release"));
-        expect_invalid_argument(p.release_by_id(bad, Some(q), ctx, token), &w("releaseById"));
+        expect_invalid_argument(p.release_lease(bad, q, token), &w("releaseLease"));
+        expect_invalid_argument(p.finish_lease(bad, q, token, Outcome::success(), None), &w("finishLease"));
         expect_invalid_argument(p.block(bad, Kind::Proxy, "p", BlockSpec::Permanent), &w("block"));
         expect_invalid_argument(p.unblock(bad, Kind::Proxy, "p"), &w("unblock"));
         expect_invalid_argument(p.snapshot(bad), &w("snapshot"));

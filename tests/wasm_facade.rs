@@ -5,9 +5,10 @@
 //!
 //! It owns the encodings that `pkg-scripts/lib/pool.js` decodes, checked on real JavaScript
 //! values: errors as `Error` objects with a stable `code` and the detail as `message`; a
-//! hot-path failure as NaN with its error kept for `takeError`, once; NaN and -1 standing for
-//! "none"; resource ids as slot + 1 in the low 32 bits with a generation above; lease numbers in
-//! `leaseFields`; drained events packed into numbers and a string table cut at UTF-16 lengths;
+//! hot-path failure as NaN with its error kept for `takeError`, once; `undefined`, NaN and -1
+//! standing for "none"; resource ids as slot + 1 in the low 32 bits with a generation above,
+//! answered by a grant and taken back by the calls by a lease (`BY_NAME` when it is not held);
+//! lease numbers in `leaseFields`; drained events packed into numbers and a string table cut at UTF-16 lengths;
 //! groups lists cut at UTF-16 lengths. Views, stats and the config are read field by field as
 //! JavaScript objects (parsed like `pool.js` parses them while they cross as JSON text), not
 //! compared byte by byte. It does not own the engine's rules (the native tests do) nor the JS
@@ -29,8 +30,10 @@ const SESSION: u8 = 2;
 const OK: u8 = 0;
 const BLOCKED: u8 = 1;
 const TIMEOUT: u8 = 4;
-/// "None" for a latency, a block's duration (permanent) and `maxLeases` (not given).
+/// "None" for a block's duration (permanent) and `maxLeases` (not given).
 const NONE: f64 = f64::NAN;
+/// What a call by a lease's id answers when the lease is not held any more.
+const BY_NAME: f64 = -1.0;
 /// The length standing for `null` in a groups list.
 const NULL_GROUP: u32 = u32::MAX;
 /// A resource id's low 32 bits are its slot plus one.
@@ -118,8 +121,9 @@ fn len(v: &JsValue, path: &str) -> u32 {
     a.dyn_into::<js_sys::Array>().unwrap_or_else(|v| panic!("{path}: an array, got {v:?}")).length()
 }
 
-fn context(raw: &mut RawPool, name: &str) -> f64 {
-    raw.context(name).unwrap_or_else(|e| panic!("context {name}: {e:?}"))
+/// `report` by name of a PROXY, as `pool.js` calls it for a resource it holds no grant of.
+fn report(raw: &mut RawPool, now: f64, value: &str, context: &str, code: u8, latency: Option<f64>) -> f64 {
+    raw.report(now, PROXY, value, context, code, latency)
 }
 
 fn register(raw: &mut RawPool, kind: u8, value: &str) -> f64 {
@@ -163,7 +167,8 @@ fn bad_arguments_are_invalid_argument_errors() {
     let mut raw = pool("{}");
     error(refused(raw.register(T0, 3, "proxy-1")), "INVALID_ARGUMENT"); // no kind 3
     error(refused(raw.register(T0, PROXY, "  ")), "INVALID_ARGUMENT"); // blank value
-    error(refused(raw.context("")), "INVALID_ARGUMENT");
+    let answer = raw.acquire(T0, "", false); // a blank context
+    hot_error(&mut raw, answer, "INVALID_ARGUMENT");
     error(refused(raw.register(NONE, PROXY, "proxy-1")), "INVALID_ARGUMENT"); // pool.js's clock gives NaN for a non-number
     error(refused(RawPool::mask_value(9, "x")), "INVALID_ARGUMENT");
     register(&mut raw, PROXY, "proxy-1");
@@ -182,18 +187,21 @@ fn unknown_resources_capacity_and_finished_leases_have_their_codes_and_no_secret
     let secret = "http://user:hunter2@proxy-1.example.net:8080";
     let m = error(refused(raw.block(T0, PROXY, secret, NONE)), "UNKNOWN_RESOURCE");
     assert!(m.contains("proxy-1.example.net") && !m.contains("hunter2"), "named, masked: {m}");
-    error(refused(raw.resource_id(PROXY, secret, true)), "UNKNOWN_RESOURCE");
-    assert_eq!(raw.resource_id(PROXY, secret, false).unwrap(), 0.0, "0 when not required");
+    let answer = report(&mut raw, T0, secret, "checkout-us", OK, None);
+    let m = hot_error(&mut raw, answer, "UNKNOWN_RESOURCE");
+    assert!(!m.contains("hunter2"), "masked: {m}");
 
     register(&mut raw, PROXY, secret);
     let m = error(refused(raw.register(T0, PROXY, "proxy-2")), "CAPACITY_EXCEEDED");
     assert!(m.contains("maxResources"), "{m}");
 
-    let c = context(&mut raw, "checkout-us");
+    let c = "checkout-us";
     let h = raw.acquire(T0, c, false);
     let token = fields(&raw)[1];
-    assert_eq!(raw.finish(T0 + 1.0, h, c, token, OK, NONE, -1.0, false), 0.0);
-    let again = raw.finish(T0 + 2.0, h, c, token, OK, NONE, -1.0, false);
+    assert_eq!(raw.finish_lease(T0 + 1.0, h, token, OK, None, false, None, None, None, false), 0.0);
+    let again = raw.finish_lease(T0 + 2.0, h, token, OK, None, false, None, None, None, false);
+    assert_eq!(again, BY_NAME, "not held any more: left to the call by name");
+    let again = raw.finish(T0 + 2.0, PROXY, secret, c, token, OK, None, false, None, None, None, false);
     hot_error(&mut raw, again, "LEASE_FINISHED");
 }
 
@@ -216,38 +224,40 @@ fn snapshots_that_cannot_be_read_are_refused_with_their_codes() {
 fn hot_path_failures_answer_nan_and_leave_their_error_for_take_error() {
     let mut raw = pool("{}");
     let h = register(&mut raw, PROXY, "proxy-1");
-    let c = context(&mut raw, "checkout-us");
+    let c = "checkout-us";
     assert!(raw.take_error().is_undefined(), "nothing failed yet");
 
-    let answer = raw.report(T0, h, c, 6, NONE); // no outcome 6
+    let answer = report(&mut raw, T0, "proxy-1", c, 6, None); // no outcome 6
     hot_error(&mut raw, answer, "INVALID_ARGUMENT");
-    let answer = raw.report(T0, h, c, OK, -1.0);
-    hot_error(&mut raw, answer, "INVALID_ARGUMENT");
-    let answer = raw.report(T0, h, c, OK, f64::INFINITY);
-    hot_error(&mut raw, answer, "INVALID_ARGUMENT");
-    let answer = raw.report(T0, h + 1.0, c, OK, NONE); // an id no registration gave
+    for bad in [-1.0, f64::INFINITY, f64::NAN] {
+        let answer = report(&mut raw, T0, "proxy-1", c, OK, Some(bad));
+        let m = hot_error(&mut raw, answer, "INVALID_ARGUMENT");
+        assert_eq!(m, "latencyMs must be a finite, non-negative number", "the message pool.js shares");
+    }
+    assert_eq!(raw.report_lease(T0, h + 1.0, 1.0, OK, None), BY_NAME, "an id naming no resource: by name");
+    let answer = raw.report_lease(T0, 1.5, 1.0, OK, None); // a number no id gives
     hot_error(&mut raw, answer, "UNKNOWN_RESOURCE");
-    let answer = raw.acquire(T0, 0.5, false); // not a context id
+    let answer = raw.renew(T0, PROXY, "proxy-1", c, 0.0); // tokens start at 1
     hot_error(&mut raw, answer, "INVALID_ARGUMENT");
-    let answer = raw.renew(T0, h, c, 0.0); // tokens start at 1
+    let answer = raw.renew_lease(T0, h, 0.0);
     hot_error(&mut raw, answer, "INVALID_ARGUMENT");
     let cells = view(raw.resources(T0, None, None, false, None));
     assert_eq!(len(&cells, "0.cells"), 0, "no failed report made a cell");
 
-    assert_eq!(raw.report(T0, h, c, OK, NONE), 0.0, "a report that succeeded answers 0");
+    assert_eq!(report(&mut raw, T0, "proxy-1", c, OK, None), 0.0, "a report that succeeded answers 0");
     assert!(raw.take_error().is_undefined(), "and leaves no error");
 }
 
 // ----- "none" encodings -------------------------------------------------------------------
 
 #[wasm_bindgen_test]
-fn nan_is_none_for_latencies_block_durations_and_max_leases() {
+fn undefined_and_nan_are_none_for_latencies_block_durations_and_max_leases() {
     let mut raw = pool("{}");
-    let a = register(&mut raw, PROXY, "proxy-a");
-    let b = register(&mut raw, PROXY, "proxy-b");
-    let c = context(&mut raw, "checkout-us");
-    assert_eq!(raw.report(T0, a, c, OK, NONE), 0.0);
-    assert_eq!(raw.report(T0, b, c, OK, 120.0), 0.0);
+    register(&mut raw, PROXY, "proxy-a");
+    register(&mut raw, PROXY, "proxy-b");
+    let c = "checkout-us";
+    assert_eq!(report(&mut raw, T0, "proxy-a", c, OK, None), 0.0);
+    assert_eq!(report(&mut raw, T0, "proxy-b", c, OK, Some(120.0)), 0.0);
     let all = view(raw.resources(T0, None, None, false, None));
     assert_eq!(text(&all, "0.value"), "proxy-a");
     assert!(at(&all, "0.cells.0.p50LatencyMs").is_null(), "no latency reported: null");
@@ -273,11 +283,11 @@ fn nan_is_none_for_latencies_block_durations_and_max_leases() {
 fn next_change_at_is_minus_one_for_null_and_an_instant_otherwise() {
     let mut raw = pool(r#"{"halfOpenCauses":[]}"#); // due cells go to a prober
     assert_eq!(raw.next_change_at(T0, "checkout-us").unwrap(), -1.0, "nothing registered: null");
-    let h = register(&mut raw, PROXY, "proxy-1");
+    register(&mut raw, PROXY, "proxy-1");
     assert_eq!(raw.next_change_at(T0, "checkout-us").unwrap(), T0, "a candidate now: now");
-    let c = context(&mut raw, "checkout-us");
-    raw.report(T0, h, c, TIMEOUT, NONE);
-    raw.report(T0, h, c, TIMEOUT, NONE);
+    let c = "checkout-us";
+    report(&mut raw, T0, "proxy-1", c, TIMEOUT, None);
+    report(&mut raw, T0, "proxy-1", c, TIMEOUT, None);
     // Cooling for TIMEOUT's 60 s × 2, and not half-open: a prober's business, never a change
     // by time alone.
     assert_eq!(raw.next_change_at(T0, "checkout-us").unwrap(), -1.0);
@@ -307,7 +317,9 @@ fn resource_ids_are_slot_plus_one_below_a_generation() {
     assert_eq!(a % SLOTS, 1.0, "first slot");
     assert_eq!(b % SLOTS, 2.0, "second slot");
     assert_eq!(register(&mut raw, PROXY, "proxy-a"), 0.0, "registered already: 0");
-    assert_eq!(raw.resource_id(PROXY, "proxy-a", true).unwrap(), a);
+    let granted = raw.acquire_resource(T0, PROXY, "proxy-a", "checkout-us").unwrap();
+    assert_eq!(granted, a, "a grant answers its resource's id");
+    let token = fields(&raw)[1];
     assert_eq!(raw.resource_value(b).unwrap(), "alice:s3cret", "the value as registered, unmasked");
 
     assert!(raw.deregister(T0, PROXY, "proxy-a").unwrap());
@@ -316,8 +328,10 @@ fn resource_ids_are_slot_plus_one_below_a_generation() {
     assert_ne!(c, a, "another generation");
     assert_eq!(raw.resource_value(c).unwrap(), "cookie-c");
     error(refused(raw.resource_value(a)), "UNKNOWN_RESOURCE");
-    let ctx = context(&mut raw, "checkout-us");
-    let answer = raw.report(T0, a, ctx, OK, NONE);
+    assert_eq!(raw.report_lease(T0, a, token, OK, None), BY_NAME, "a's lease ended with it");
+    assert_eq!(raw.renew_lease(T0, a, token), 0.0);
+    assert_eq!(raw.release_lease(T0, a, token), 0.0);
+    let answer = raw.report(T0, PROXY, "proxy-a", "checkout-us", OK, None);
     hot_error(&mut raw, answer, "UNKNOWN_RESOURCE");
     let cell_of_c = view(raw.resource_detail(T0, SESSION, "cookie-c"));
     assert_eq!(len(&cell_of_c, "cells"), 0, "the stale id reached nobody else");
@@ -327,27 +341,13 @@ fn resource_ids_are_slot_plus_one_below_a_generation() {
     }
 }
 
-#[wasm_bindgen_test]
-fn context_ids_are_stable_per_name() {
-    let mut raw = pool("{}");
-    let a = context(&mut raw, "checkout-us");
-    let b = context(&mut raw, "search-eu");
-    assert!(a > 0.0 && a.fract() == 0.0 && b > 0.0, "positive ids: {a}, {b}");
-    assert_ne!(a, b);
-    assert_eq!(context(&mut raw, "checkout-us"), a);
-    let h = register(&mut raw, PROXY, "proxy-1");
-    assert_eq!(raw.report(T0, h, b, BLOCKED, NONE), 0.0);
-    let cells = view(raw.resources(T0, None, None, false, None));
-    assert_eq!(text(&cells, "0.cells.0.context"), "search-eu", "the id names its context");
-}
-
 // ----- leases -----------------------------------------------------------------------------
 
 #[wasm_bindgen_test]
 fn lease_fields_hold_the_last_lease_and_renew_release_answer_numbers() {
     let mut raw = pool(r#"{"leaseTtlMs":30000}"#);
     let h = register(&mut raw, ACCOUNT, "alice:s3cret");
-    let c = context(&mut raw, "checkout-us");
+    let c = "checkout-us";
     assert_eq!(raw.acquire(T0, c, false), h, "the lease's handle is its resource's id");
     let f = fields(&raw);
     assert_eq!(
@@ -357,51 +357,57 @@ fn lease_fields_hold_the_last_lease_and_renew_release_answer_numbers() {
     );
     assert_eq!(raw.acquire(T0, c, false), 0.0, "leased already: 0, nothing granted");
 
-    assert_eq!(raw.renew(T0 + 1_000.0, h, c, 2.0), 0.0, "not the holder's token");
-    assert_eq!(raw.renew(T0 + 1_000.0, h, c, 1.0), 1.0);
+    assert_eq!(raw.renew_lease(T0 + 1_000.0, h, 2.0), 0.0, "not the holder's token");
+    assert_eq!(raw.renew_lease(T0 + 1_000.0, h, 1.0), h, "renewed: its resource's id");
     assert_eq!(fields(&raw)[3], T0 + 31_000.0, "renewed expiry");
-    assert_eq!(raw.release(T0 + 2_000.0, h, c, 2.0), 0.0);
-    assert_eq!(raw.release(T0 + 2_000.0, h, c, 1.0), 1.0);
-    assert_eq!(raw.release(T0 + 2_000.0, h, c, 1.0), 0.0, "released already");
-    // Handle 0: the JS side found the lease's resource not registered any more — nothing to
-    // renew or release, answered by the engine (which reads the call's clock).
-    assert_eq!(raw.renew(T0 + 3_000.0, 0.0, c, 1.0), 0.0);
-    assert_eq!(raw.release(T0 + 3_000.0, 0.0, c, 1.0), 0.0);
+    assert_eq!(raw.renew(T0 + 1_500.0, ACCOUNT, "alice:s3cret", c, 1.0), h, "by name the same");
+    assert_eq!(fields(&raw)[3], T0 + 31_500.0);
+    assert_eq!(raw.release(T0 + 2_000.0, ACCOUNT, "alice:s3cret", "search-eu", 1.0), 0.0, "not the holder");
+    assert_eq!(raw.release_lease(T0 + 2_000.0, h, 2.0), 0.0);
+    assert_eq!(raw.release_lease(T0 + 2_000.0, h, 1.0), 1.0);
+    assert_eq!(raw.release_lease(T0 + 2_000.0, h, 1.0), 0.0, "released already");
+    assert_eq!(raw.release(T0 + 2_000.0, ACCOUNT, "alice:s3cret", c, 1.0), 0.0);
 
     assert_eq!(raw.acquire(T0 + 3_000.0, c, false), h);
     assert_eq!(fields(&raw)[1], 2.0, "tokens increase");
-    // finish: next -1 no next lease, 0 one in the same context, else in the context of that id.
-    assert_eq!(raw.finish(T0 + 4_000.0, h, c, 2.0, OK, NONE, 0.0, false), h);
+    // finish: `next` false for no next lease; a next context, or the lease's.
+    assert_eq!(raw.finish_lease(T0 + 4_000.0, h, 2.0, OK, None, true, None, None, None, false), h);
     assert_eq!(fields(&raw)[1], 3.0);
-    let other = context(&mut raw, "search-eu");
-    assert_eq!(raw.finish(T0 + 5_000.0, h, c, 3.0, OK, 80.0, other, false), h);
+    let other = Some("search-eu".to_string());
+    assert_eq!(raw.finish_lease(T0 + 5_000.0, h, 3.0, OK, Some(80.0), true, other, None, None, false), h);
     let leased = view(raw.resources(T0 + 5_000.0, None, None, false, None));
     assert_eq!(text(&leased, "0.lease.context"), "search-eu");
     assert_eq!(num(&leased, "0.lease.token"), 4.0);
-    assert_eq!(raw.finish(T0 + 6_000.0, h, other, 4.0, OK, NONE, -1.0, false), 0.0);
+    let groups = (Some(String::new()), Some(vec![NULL_GROUP].into_boxed_slice()));
+    let (v, o) = ("alice:s3cret", "search-eu");
+    assert_eq!(
+        raw.finish(T0 + 6_000.0, ACCOUNT, v, o, 4.0, OK, None, true, None, groups.0, groups.1, false),
+        h
+    );
+    assert_eq!(fields(&raw)[1], 5.0, "by name, from the groups list [null]");
+    assert_eq!(raw.finish_lease(T0 + 6_000.0, h, 5.0, OK, None, false, None, None, None, false), 0.0);
     assert_eq!(num(&view(raw.stats(T0 + 6_000.0)), "leased"), 0.0, "finished, nothing leased");
 }
 
 #[wasm_bindgen_test]
-fn lease_groups_are_numbered_once_per_name() {
+fn a_lease_says_whether_it_has_a_group_and_the_registry_names_it() {
     let mut raw = pool("{}");
     let a = register_in(&mut raw, "dc-a", Some("dc"));
     let b = register_in(&mut raw, "res-b", Some("residential"));
     let c = register_in(&mut raw, "dc-c", Some("dc"));
-    let ctx = context(&mut raw, "checkout-us");
+    let ctx = "checkout-us";
     let mut numbers = Vec::new();
     for _ in 0..3 {
         let h = raw.acquire(T0, ctx, false);
         let g = fields(&raw)[4];
-        assert!(g > 0.0, "a group: a positive number");
+        assert_eq!(g, 1.0, "a group");
         numbers.push((h, g, raw.resource_group(h).unwrap()));
     }
     numbers.sort_by(|x, y| x.0.total_cmp(&y.0));
     let [(ha, ga, na), (hb, gb, nb), (hc, gc, nc)] = numbers.try_into().unwrap();
     assert_eq!((ha, hb, hc), (a, b, c));
     assert_eq!((na.as_deref(), nb.as_deref(), nc.as_deref()), (Some("dc"), Some("residential"), Some("dc")));
-    assert_eq!(ga, gc, "one number per name");
-    assert_ne!(ga, gb);
+    assert_eq!((ga, gb, gc), (1.0, 1.0, 1.0));
     let none = register(&mut raw, PROXY, "plain");
     assert_eq!(raw.acquire(T0, ctx, false), none);
     assert_eq!(fields(&raw)[4], 0.0, "no group: 0");
@@ -412,7 +418,7 @@ fn lease_groups_are_numbered_once_per_name() {
 fn the_lease_fields_view_is_detached_by_memory_growth_and_asked_for_again() {
     let mut raw = pool("{}");
     register(&mut raw, PROXY, "proxy-1");
-    let c = context(&mut raw, "checkout-us");
+    let c = "checkout-us";
     raw.acquire(T0, c, false);
     let kept: Float64Array = raw.lease_fields();
     let numbers = kept.to_vec();
@@ -521,11 +527,11 @@ fn drained_events_unpack_into_the_events_that_happened() {
 
     let h = register(&mut raw, PROXY, secret);
     raw.register_with(T0, SESSION, "cookie", true, Some("dé😀".into()), NONE).unwrap();
-    let c = context(&mut raw, place);
+    let c = place;
     assert_eq!(raw.acquire_in(T0, place, "", &[NULL_GROUP], false).unwrap(), h);
-    raw.report(T0 + 1.0, h, c, BLOCKED, 250.0);
-    raw.report(T0 + 2.0, h, c, BLOCKED, NONE);
-    assert_eq!(raw.release(T0 + 3.0, h, c, 1.0), 1.0);
+    assert_eq!(raw.report_lease(T0 + 1.0, h, 1.0, BLOCKED, Some(250.0)), 0.0);
+    assert_eq!(report(&mut raw, T0 + 2.0, secret, c, BLOCKED, None), 0.0);
+    assert_eq!(raw.release_lease(T0 + 3.0, h, 1.0), 1.0);
     raw.block(T0 + 4.0, PROXY, secret, NONE).unwrap();
     assert_eq!(raw.acquire_in(T0 + 5.0, place, "", &[NULL_GROUP], false).unwrap(), 0.0);
 
@@ -611,11 +617,11 @@ fn drained_events_unpack_into_the_events_that_happened() {
 #[wasm_bindgen_test]
 fn views_and_stats_carry_the_cells_fields() {
     let mut raw = pool("{}");
-    let h = register_in(&mut raw, "dc-a", Some("dc"));
+    register_in(&mut raw, "dc-a", Some("dc"));
     register_in(&mut raw, "plain-b", None);
-    let c = context(&mut raw, "checkout-us");
-    raw.report(T0, h, c, BLOCKED, 100.0);
-    raw.report(T0 + 10.0, h, c, BLOCKED, 300.0);
+    let c = "checkout-us";
+    report(&mut raw, T0, "dc-a", c, BLOCKED, Some(100.0));
+    report(&mut raw, T0 + 10.0, "dc-a", c, BLOCKED, Some(300.0));
 
     let cooling = view(raw.resources(T0 + 20.0, None, Some("COOLING".into()), false, None));
     assert_eq!(len(&cooling, ""), 1);
@@ -703,16 +709,16 @@ fn config_and_stats_cross_as_plain_objects_equal_to_their_json() {
 #[wasm_bindgen_test]
 fn a_snapshot_restores_to_the_same_text_and_a_floor_raises_the_tokens() {
     let mut raw = pool("{}");
-    let h = register(&mut raw, PROXY, "proxy-1");
-    let c = context(&mut raw, "checkout-us");
-    raw.report(T0, h, c, TIMEOUT, 12.5);
+    register(&mut raw, PROXY, "proxy-1");
+    let c = "checkout-us";
+    report(&mut raw, T0, "proxy-1", c, TIMEOUT, Some(12.5));
     raw.acquire(T0, c, false);
     let text = raw.snapshot(T0 + 1.0).unwrap();
     let mut back = RawPool::restore(&text, None, None, Some(3.0), None, None, None).unwrap();
     assert_eq!(back.snapshot(T0 + 1.0).unwrap(), text, "the same canonical text");
 
     let mut raised = RawPool::restore(&text, None, None, Some(3.0), None, Some(1_000.0), None).unwrap();
-    let c = context(&mut raised, "checkout-us");
+    let c = "checkout-us";
     assert!(raised.acquire(T0 + 2.0, c, false) > 0.0, "leases are not restored: free again");
     assert!(fields(&raised)[1] > 1_000.0, "token above the floor: {}", fields(&raised)[1]);
 }
@@ -725,7 +731,7 @@ fn a_host_random_function_draws_and_a_bad_draw_is_refused() {
         let mut raw = try_pool("{}", Some(js_fn(body)), None).unwrap_or_else(|e| panic!("{e:?}"));
         register(&mut raw, PROXY, "proxy-a");
         register(&mut raw, PROXY, "proxy-b");
-        let c = context(&mut raw, "checkout-us");
+        let c = "checkout-us";
         let got = raw.acquire(T0, c, false);
         (raw, got)
     };
@@ -753,7 +759,7 @@ fn the_same_seed_and_calls_give_the_same_picks() {
         for i in 0..8 {
             register(&mut raw, PROXY, &format!("proxy-{i}"));
         }
-        let c = context(&mut raw, "checkout-us");
+        let c = "checkout-us";
         (0..6).map(|_| raw.acquire(T0, c, false)).collect::<Vec<f64>>()
     };
     assert_eq!(picks(42.0), picks(42.0));

@@ -1,275 +1,26 @@
 // The `Pool` class of the `repute` package (SPEC §9), shared by the Node and web entries.
 //
-// A thin wrapper over the WebAssembly `RawPool`: it checks JavaScript types (a wrong type is
-// an `Error` with code `INVALID_ARGUMENT`, thrown before anything reaches the engine), turns
-// kinds and outcomes into small codes, builds result objects from scalars on the hot path
-// (acquire, report, renew, release), unpacks drained events (numbers plus a string table) and
-// parses JSON text for other bulk results. Every rule lives in the engine; waiting acquires
-// queue in `waiters.js`, which this class kicks after each call that may make a candidate.
+// A thin wrapper over the WebAssembly `RawPool`: arguments checked and coded as the engine takes
+// them (`pool-args.js`), result objects built from scalars on the hot path (acquire, report,
+// renew, release, finish), drained events unpacked (`pool-events.js`) and JSON text parsed for
+// other bulk results. Every rule lives in the engine, and every call reads the clock once and
+// hands the reading to it. A grant answers its resource's id: calls that name the last grant
+// (its lease, or a report on its resource in its context) pass that id and the lease's token
+// back, other calls pass the names; no table maps names to ids here. Waiting acquires queue in
+// `waiters.js`, which this class kicks after each call that may make a candidate.
 
-import { KINDS, KIND_CODE, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
+import { KINDS } from "./vocabulary.js";
 import { Waiters, nextStep, waitOptions } from "./waiters.js";
-
-const KIND_MESSAGE = `kind must be ${oneOf(KINDS)}`;
-const FAILURE_MESSAGE = `outcome.failure must be ${oneOf(FAILURE_TYPES)}`;
-const OPTION_KEYS = new Set(["config", "now", "random", "seed", "timers", "maxWaiters"]);
-
-function fail(code, message) {
-  const e = new Error(message);
-  e.code = code;
-  return e;
-}
-
-const invalid = (message) => fail("INVALID_ARGUMENT", message);
-
-/** The keys `resources(filter)` takes. */
-const RESOURCE_FILTERS = ["context", "state", "group", "after", "limit"];
-
-function kindCode(kind) {
-  const c = KIND_CODE.get(kind);
-  if (c === undefined) throw invalid(KIND_MESSAGE);
-  return c;
-}
-
-function text(name, v) {
-  if (typeof v !== "string") throw invalid(`${name} must be a string`);
-  // A lone surrogate cannot be sent to the engine as UTF-8 (it would become U+FFFD and
-  // silently name another resource).
-  if (!v.isWellFormed()) throw invalid(`${name} must be well-formed Unicode (no lone surrogates)`);
-  return v;
-}
-
-function isPlainObject(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Throws unless `v` is a plain object (made by `{}` or `Object.create(null)`, in any realm). */
-function plainObject(v, name) {
-  if (!isPlainObject(v)) throw invalid(`${name} must be an object`);
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== null && Object.getPrototypeOf(proto) !== null) throw invalid(`${name} must be a plain object`);
-}
-
-/** An options argument: a plain object holding no key but `key`; returns `options[key]`. */
-function optionOf(options, key) {
-  plainObject(options, "options");
-  for (const k in options) if (k !== key) throw invalid(`unknown option ${k} (it takes ${key})`);
-  return options[key];
-}
-
-/** A group option: `undefined` when absent, else a string or null (the engine checks the
- * name's rules). */
-function groupOf(g, name) {
-  if (g === undefined || g === null) return g;
-  if (typeof g !== "string") throw invalid(`${name} must be a string or null`);
-  return text(name, g);
-}
-
-/** The length that stands for `null` in a groups list (src/wasm/facade.rs). */
-const NULL_GROUP = 0xffffffff;
-
-/** A `groups` option as the engine takes it: the names run together and each one's length
- * (`NULL_GROUP` for null); `undefined` when absent. The engine checks the list's rules (1 to
- * 16 distinct entries, each name non-blank and at most 64 bytes). */
-function groupsOf(groups) {
-  if (groups === undefined) return undefined;
-  if (!Array.isArray(groups)) throw invalid("groups must be an array of group names or null");
-  const lens = new Uint32Array(groups.length);
-  let names = "";
-  for (let i = 0; i < groups.length; i++) {
-    const g = groups[i];
-    if (g === null) lens[i] = NULL_GROUP;
-    else {
-      if (typeof g !== "string") throw invalid(`groups[${i}] must be a string or null`);
-      names += text(`groups[${i}]`, g);
-      lens[i] = g.length;
-    }
-  }
-  return [names, lens];
-}
-
-/** A latency in ms: absent (NaN to the engine) or a finite number >= 0. */
-function latency(v) {
-  if (v === undefined) return NaN;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
-    throw invalid("latencyMs must be a finite, non-negative number");
-  }
-  return v;
-}
-
-/** Numbers per event in a packed drain. */
-const EVENT_FIELDS = 13;
-
-/**
- * The PoolEvent objects of a packed drain (layout in src/wasm/packed.rs): `[events, strings,
- * then per event seq, at, type, kind, value, context, cause, until, permanent, token, unmasked,
- * group, maxLeases, then the string lengths]`, strings by index into `text` cut at those lengths, -1 for
- * absent (-2: a group of null). Keys in the order of the engine's event JSON; with
- * `resourceId`, an `id` after `value`, from the unmasked value (which no event object holds).
- */
-function unpackEvents(nums, text, resourceId) {
-  const count = nums[0];
-  const n = nums[1];
-  const table = new Array(n);
-  for (let i = 0, pos = 0, lens = 2 + count * EVENT_FIELDS; i < n; i++) {
-    const end = pos + nums[lens + i];
-    table[i] = text.slice(pos, end);
-    pos = end;
-  }
-  const events = new Array(count);
-  for (let i = 0, o = 2; i < count; i++, o += EVENT_FIELDS) {
-    // Lease events (two of every cycle's) built whole by one literal: no property added one
-    // at a time, no second allocation for properties past the literal's.
-    if (resourceId === undefined && nums[o + 3] >= 0 && nums[o + 5] >= 0 && nums[o + 6] < 0 && nums[o + 8] !== 1 && nums[o + 9] >= 0) {
-      const seq = nums[o];
-      const type = table[nums[o + 2]];
-      const at = nums[o + 1];
-      const kind = table[nums[o + 3]];
-      const value = table[nums[o + 4]];
-      const context = table[nums[o + 5]];
-      events[i] = nums[o + 7] >= 0
-        ? { seq, type, at, kind, value, context, until: nums[o + 7], token: nums[o + 9] }
-        : { seq, type, at, kind, value, context, token: nums[o + 9] };
-      continue;
-    }
-    const e = { seq: nums[o], type: table[nums[o + 2]], at: nums[o + 1] };
-    if (nums[o + 3] >= 0) {
-      e.kind = table[nums[o + 3]];
-      e.value = table[nums[o + 4]];
-      if (resourceId) e.id = resourceId(e.kind, table[nums[o + 10]]);
-    }
-    if (nums[o + 11] !== -1) e.group = nums[o + 11] === -2 ? null : table[nums[o + 11]];
-    if (nums[o + 5] >= 0) e.context = table[nums[o + 5]];
-    if (nums[o + 6] >= 0) e.cause = table[nums[o + 6]];
-    if (nums[o + 7] >= 0) e.until = nums[o + 7];
-    if (nums[o + 8] === 1) e.permanent = true;
-    if (nums[o + 9] >= 0) e.token = nums[o + 9];
-    if (nums[o + 12] >= 0) e.maxLeases = nums[o + 12];
-    events[i] = e;
-  }
-  return events;
-}
-
-/** The code of an outcome {ok: true, latencyMs?} or {ok: false, failure, latencyMs?}: 0 success,
- * 1..5 the failure types; its latency is `latency(o.latencyMs)`. */
-function outcomeCode(o) {
-  if (!isPlainObject(o)) throw invalid("outcome must be an object");
-  for (const k in o) {
-    // Not quoted: a key sent by a worker may be a value that went astray.
-    if (k !== "ok" && k !== "failure" && k !== "latencyMs") throw invalid("outcome has an unknown field (it takes ok, failure, latencyMs)");
-  }
-  if (o.ok === true) {
-    if ("failure" in o) throw invalid("a successful outcome has no failure");
-    return 0;
-  }
-  if (o.ok !== false) throw invalid("outcome.ok must be true or false");
-  const code = FAILURE_CODE.get(o.failure);
-  if (code === undefined) throw invalid(FAILURE_MESSAGE);
-  return code;
-}
-
-function leaseNumber(name, v) {
-  if (!Number.isSafeInteger(v) || v < 0) throw invalid(`lease.${name} must be a non-negative integer`);
-}
-
-/** Checks a lease's object and numbers; returns its kind code (strings are checked by the caller). */
-function leaseKind(lease) {
-  if (!isPlainObject(lease)) throw invalid("lease must be an object");
-  const { kind, token, leasedAt, expiresAt } = lease;
-  leaseNumber("token", token);
-  leaseNumber("leasedAt", leasedAt);
-  leaseNumber("expiresAt", expiresAt);
-  if (token < 1) throw invalid("lease.token must be a positive integer");
-  return kindCode(kind);
-}
-
-/** How deep a config may nest (objects and arrays below the config itself): no field needs
- * more than 2 (`penalties.BLOCKED`); the check below recurses, so it stops here rather than at
- * the stack's end (a 5,000-deep config was a RangeError, a 500 over HTTP). */
-const MAX_CONFIG_DEPTH = 32;
-
-/** A config (partial) as JSON text for the engine, or undefined. Values JSON cannot carry
- * (NaN, Infinity, functions, bigints) are refused here, naming the field, rather than turned
- * into null or dropped by `JSON.stringify`; so is nesting deeper than MAX_CONFIG_DEPTH. */
-function configJson(config) {
-  if (config === undefined) return undefined;
-  if (!isPlainObject(config)) throw fail("INVALID_CONFIG", "config must be an object");
-  const check = (v, path, level) => {
-    if (typeof v === "number" && !Number.isFinite(v)) throw fail("INVALID_CONFIG", `${path} must be a finite number`);
-    if (typeof v === "function" || typeof v === "bigint" || typeof v === "symbol") {
-      throw fail("INVALID_CONFIG", `${path} must be a JSON value`);
-    }
-    if (typeof v === "object" && v !== null) {
-      if (level > MAX_CONFIG_DEPTH) throw fail("INVALID_CONFIG", `${path}: nested deeper than ${MAX_CONFIG_DEPTH} levels (the most a config may nest)`);
-      const array = Array.isArray(v);
-      for (const [k, x] of Object.entries(v)) check(x, array ? `${path}[${k}]` : path ? `${path}.${k}` : k, level + 1);
-    }
-  };
-  check(config, "", 0);
-  return JSON.stringify(config);
-}
-
-/**
- * Reads pool options: `{config?, now?, random?, seed?, timers?, maxWaiters?}`. With neither
- * `random` nor `seed`, the engine seeds the pool itself when it is made (getrandom:
- * `crypto.getRandomValues`, never at module scope). The last entry is the waiting options
- * (`waiters.js`).
- */
-function optionsOf(options) {
-  if (options === undefined) options = {};
-  if (!isPlainObject(options)) throw invalid("options must be an object");
-  for (const k in options) if (!OPTION_KEYS.has(k)) throw invalid(`unknown option ${k}`);
-  const { config, now, random, timers, maxWaiters = 10_000 } = options;
-  if (now !== undefined && typeof now !== "function") throw invalid("now must be a function");
-  if (random !== undefined && typeof random !== "function") throw invalid("random must be a function");
-  if (random !== undefined && options.seed !== undefined) throw invalid("give either random or seed, not both");
-  if (timers !== undefined && !(isPlainObject(timers) && typeof timers.setTimeout === "function" && typeof timers.clearTimeout === "function")) {
-    throw invalid("timers must be an object with setTimeout and clearTimeout functions");
-  }
-  if (!(Number.isSafeInteger(maxWaiters) && maxWaiters >= 0)) throw invalid("maxWaiters must be a non-negative integer");
-  const s = options.seed;
-  if (s !== undefined && !(Number.isSafeInteger(s) && s >= 0)) throw invalid("seed must be a non-negative safe integer");
-  return [configJson(config), now, random, s, { ...(timers ? { timers } : {}), max: maxWaiters }];
-}
-
-/** `register`'s options: `{group?, maxLeases?}` as `[hasGroup, group, maxLeases]` (NaN: not
- * given; the engine checks the range). */
-function registration(options) {
-  plainObject(options, "options");
-  for (const k in options) if (k !== "group" && k !== "maxLeases") throw invalid(`unknown option ${k} (it takes group, maxLeases)`);
-  const group = groupOf(options.group, "group");
-  const m = options.maxLeases;
-  if (m !== undefined && !(Number.isInteger(m) && m >= 1 && m <= 1024)) throw invalid("maxLeases must be an integer in 1..=1024");
-  return [group !== undefined, group ?? undefined, m ?? NaN];
-}
-
-const FLOOR_KEYS = ["revision", "fencingHighWater", "nextEventSeq"];
-
-/** `atLeast` as the facade's three optional numbers (the engine checks their range). */
-function atLeastOf(atLeast) {
-  if (atLeast === undefined) return [undefined, undefined, undefined];
-  if (!isPlainObject(atLeast)) throw invalid("atLeast must be an object");
-  for (const k in atLeast) if (!FLOOR_KEYS.includes(k)) throw invalid(`unknown atLeast field ${k}`);
-  return FLOOR_KEYS.map((k) => {
-    const v = atLeast[k];
-    if (v !== undefined && typeof v !== "number") throw invalid(`atLeast.${k} must be a number`);
-    return v;
-  });
-}
+import {
+  RESOURCE_FILTERS, atLeastOf, clock, configJson, fail, groupOf, groupsOf, invalid, isPlainObject, kindCode,
+  latency, leaseKind, optionOf, optionsOf, outcomeCode, plainObject, registration, text,
+} from "./pool-args.js";
+import { unpackEvents } from "./pool-events.js";
 
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
 const SLOTS = 0x100000000;
-/** Equal to no argument a caller can pass. */
-const NOT_A_NAME = Symbol("no context yet");
-
-/** The host clock as the engine reads it: a reading that is not a number is NaN, which the
- * engine refuses (INVALID_ARGUMENT), rather than a string coerced to a number. */
-function clock(now = Date.now) {
-  return () => {
-    const t = now();
-    return typeof t === "number" ? t : NaN;
-  };
-}
+/** What a call by a lease's id answers when that lease is not held any more: call by name. */
+const BY_NAME = -1;
 
 /** Builds the `Pool` class over a loaded `RawPool`. */
 export function makePool(RawPool) {
@@ -278,24 +29,18 @@ export function makePool(RawPool) {
   class Pool {
     #raw;
     #now;
-    /** Context name → the engine's id for it (`Pool::context_id`; the hot path passes
-     * numbers, not strings). As bounded as the engine's table: cleared when it forgets. */
-    #contexts = new Map();
-    /** Resource id → its value string (by the id's low 32 bits, its slot plus one: a dense
-     * array), and per kind value → id. A resource's entries go when it is deregistered (the
-     * engine refuses its id; its slot may hold another resource). */
+    /** The value strings of the resources leases have named, as `[id, value]` at 2 × (the
+     * id's slot plus one): read from the engine once per id (its value never changes), and
+     * never taken for another resource's (the id is compared; a re-registered slot has a new
+     * one). Nothing here maps a name to an id. */
     #values = [];
-    #handles = [new Map(), new Map(), new Map()];
-    /** Group names by the number the engine gives a lease's group (`leaseFields`); numbers are
-     * never taken back. */
-    #groupNames = [];
-    /** The last lease's kind code, value and handle: report and release usually name it. */
-    #lastKind = -1;
-    #lastValue = undefined;
-    #lastHandle = 0;
-    /** The context name last found interned, and its id (forgotten with `#contexts`). */
-    #lastContext = NOT_A_NAME;
-    #lastContextId = 0;
+    /** The last grant: its resource's id, kind code, value, context and token. A report on
+     * that resource in that context, or a call with that lease, passes the id and token. */
+    #grantId = 0;
+    #grantKind = -1;
+    #grantValue = undefined;
+    #grantContext = undefined;
+    #grantToken = 0;
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
      * and once the module's memory has grown. */
     #fields = new Float64Array(0);
@@ -327,23 +72,6 @@ export function makePool(RawPool) {
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now), wait]);
     }
 
-    /** The engine's id of a well-formed context name (the engine checks its rules once). A
-     * negative answer: the engine forgot the names of contexts holding nothing to make room
-     * (src/pool/context_names.rs), so the ids cached here may name nothing now. */
-    #context(name) {
-      let id = this.#contexts.get(name);
-      if (id === undefined) {
-        id = this.#raw.context(name);
-        if (id < 0) {
-          id = -id;
-          this.#contexts.clear();
-          this.#lastContext = NOT_A_NAME;
-        }
-        this.#contexts.set(name, id);
-      }
-      return id;
-    }
-
     register(kind, value, options) {
       const k = kindCode(kind);
       text("value", value);
@@ -353,55 +81,55 @@ export function makePool(RawPool) {
         const [hasGroup, group, maxLeases] = registration(options);
         h = this.#raw.registerWith(this.#now(), k, value, hasGroup, group, maxLeases);
       }
-      if (h > 0) this.#remember(h, k, value);
+      if (h > 0) this.#remember(h, value);
       this.#kick(); // a new resource, or a raised maxLeases, may serve a wait
       return h > 0;
     }
 
-    /** Keeps `value` as handle `h`'s value string (from register, or read once from a lease). */
-    #remember(h, k, value) {
+    /** Keeps `value` as resource `h`'s value string. */
+    #remember(h, value) {
       const values = this.#values;
-      const i = h % SLOTS;
-      while (values.length <= i) values.push(undefined); // grows without holes
-      values[i] = value;
-      this.#handles[k].set(value, h);
+      const i = 2 * (h % SLOTS);
+      while (values.length <= i) values.push(undefined, undefined); // grows without holes
+      values[i] = h;
+      values[i + 1] = value;
+    }
+
+    /** The value of resource `h`, read from the engine when not kept yet. */
+    #valueOf(h) {
+      const i = 2 * (h % SLOTS);
+      if (this.#values[i] === h) return this.#values[i + 1];
+      const value = this.#raw.resourceValue(h);
+      this.#remember(h, value);
+      return value;
     }
 
     deregister(kind, value) {
       const k = kindCode(kind);
-      const removed = this.#raw.deregister(this.#now(), k, text("value", value));
-      if (removed) {
-        // Its id is refused from now on, and its slot may hold the next resource registered.
-        const h = this.#handles[k].get(value);
-        if (h !== undefined) {
-          this.#handles[k].delete(value);
-          this.#values[h % SLOTS] = undefined;
-        }
-        if (h === this.#lastHandle) this.#lastKind = -1;
-      }
-      return removed;
+      return this.#raw.deregister(this.#now(), k, text("value", value));
     }
 
     acquire(context, options) {
-      return this.#acquire(context, options === undefined ? undefined : groupsOf(optionOf(options, "groups")), false);
+      const groups = options === undefined ? undefined : groupsOf(optionOf(options, "groups"));
+      return this.#acquire(this.#now(), context, groups, false);
     }
 
     /** `acquire` that emits no ACQUISITION_REJECTED when it grants nothing: for a host that
      * waits for a candidate itself and retries (SPEC §3, waiting; `waiters.js`). */
     acquireQuiet(context, options) {
-      return this.#acquire(context, options === undefined ? undefined : groupsOf(optionOf(options, "groups")), true);
+      const groups = options === undefined ? undefined : groupsOf(optionOf(options, "groups"));
+      return this.#acquire(this.#now(), context, groups, true);
     }
 
-    /** An acquire with `groups` as `groupsOf` gives them (or undefined); `quiet`: no rejection
-     * event. */
-    #acquire(context, groups, quiet) {
+    /** An acquire at the clock reading `now` with `groups` as `groupsOf` gives them (or
+     * undefined); `quiet`: no rejection event. */
+    #acquire(now, context, groups, quiet) {
+      text("context", context);
       if (groups !== undefined) {
-        text("context", context);
-        const h = this.#raw.acquireIn(this.#now(), context, groups[0], groups[1], quiet);
+        const h = this.#raw.acquireIn(now, context, groups[0], groups[1], quiet);
         return h === 0 ? null : this.#lease(h, context);
       }
-      const id = this.#contextOf(context, "context") ?? this.#context(context);
-      const h = this.#raw.acquire(this.#now(), id, quiet);
+      const h = this.#raw.acquire(now, context, quiet);
       if (h === 0) return null;
       return h === h ? this.#lease(h, context) : this.#fail();
     }
@@ -444,40 +172,48 @@ export function makePool(RawPool) {
     finish(lease, outcome, options) {
       const k = leaseKind(lease);
       const { value, context, token } = lease;
-      let h = this.#handleOf(k, value, "lease.value");
-      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
+      const grant = this.#isGrant(k, value, context, token);
+      if (!grant) {
+        text("lease.value", value);
+        text("lease.context", context);
+      }
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
       const n = nextStep(options);
       if (n?.context !== undefined) text("next.context", n.context);
       const groups = n === undefined ? undefined : groupsOf(n.groups);
-      if (h === undefined) h = this.#resolve(k, value, false); // 0: not registered any more
       const to = n?.context ?? context;
+      const now = this.#now();
+      const step = (next, quiet) => {
+        const names = groups?.[0];
+        const lens = groups?.[1];
+        let h = BY_NAME;
+        if (grant) h = this.#raw.finishLease(now, this.#grantId, token, code, ms, next, n?.context, names, lens, quiet);
+        if (h === BY_NAME) h = this.#raw.finish(now, k, value, context, token, code, ms, next, n?.context, names, lens, quiet);
+        return h === h ? h : this.#fail();
+      };
       const wait = (lease) => {
         if (lease !== null || n.waitMs === 0) return Promise.resolve(lease);
         return this.acquireWait(to, groups === undefined ? { waitMs: n.waitMs } : { groups: n.groups, waitMs: n.waitMs });
       };
       if (n === undefined || this.waiting > 0) {
         // Report and release first, so that waits queued before this step are served first.
-        if (this.#raw.finish(this.#now(), h, id, token, code, ms, -1, false) !== 0) this.#fail();
+        step(false, false);
         this.#kick();
         if (n === undefined) return null;
-        if (n.waits) return n.waitMs > 0 ? wait(null) : Promise.resolve(this.#acquire(to, groups, false));
-        return this.#acquire(to, groups, false);
+        if (n.waits) return n.waitMs > 0 ? wait(null) : Promise.resolve(this.#acquire(now, to, groups, false));
+        return this.#acquire(now, to, groups, false);
       }
       // Nobody waits: the whole step in one call into the engine (its next lease quiet when a
       // wait may follow).
-      const quiet = n.waitMs > 0;
-      let got;
-      if (groups === undefined) {
-        const toId = n.context === undefined ? 0 : (this.#contextOf(to, "next.context") ?? this.#context(to));
-        got = this.#raw.finish(this.#now(), h, id, token, code, ms, toId, quiet);
-        if (got !== got) this.#fail();
-      } else {
-        got = this.#raw.finishIn(this.#now(), h, id, token, code, ms, n.context, groups[0], groups[1], quiet);
-      }
+      const got = step(true, n.waitMs > 0);
       const leased = got === 0 ? null : this.#lease(got, to);
       return n.waits ? wait(leased) : leased;
+    }
+
+    /** Whether a lease's fields are the last grant's (`k` its kind code). */
+    #isGrant(k, value, context, token) {
+      return token === this.#grantToken && k === this.#grantKind && value === this.#grantValue && context === this.#grantContext;
     }
 
     acquireResource(kind, value, context) {
@@ -488,26 +224,23 @@ export function makePool(RawPool) {
       return h === 0 ? null : this.#lease(h, context);
     }
 
-    /** The lease just granted, its value string read once per resource. */
+    /** The lease just granted (`h` its resource's id), remembered as the last grant. */
     #lease(h, context) {
-      const r = this.#raw;
       let f = this.#fields;
-      if (f.length === 0) f = this.#fields = r.leaseFields(); // first lease, or memory grew
+      if (f.length === 0) f = this.#fields = this.#raw.leaseFields(); // first lease, or memory grew
       // Read before anything else calls into the module (resourceValue allocates there).
       const kind = f[0];
       const token = f[1];
       const leasedAt = f[2];
       const expiresAt = f[3];
-      const g = f[4];
-      let value = this.#values[h % SLOTS];
-      if (value === undefined) {
-        value = r.resourceValue(h);
-        this.#remember(h, kind, value);
-      }
-      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g, h));
-      this.#lastKind = kind;
-      this.#lastValue = value;
-      this.#lastHandle = h;
+      const grouped = f[4];
+      const value = this.#valueOf(h);
+      const group = grouped === 0 ? null : (this.#raw.resourceGroup(h) ?? null);
+      this.#grantId = h;
+      this.#grantKind = kind;
+      this.#grantValue = value;
+      this.#grantContext = context;
+      this.#grantToken = token;
       return {
         kind: KINDS[kind],
         value,
@@ -519,22 +252,20 @@ export function makePool(RawPool) {
       };
     }
 
-    /** The last lease's group name, learnt once per number (`g` -1: not numbered, read each
-     * time). Calls into the module: the lease's numbers are read first. */
-    #groupName(g, h) {
-      const name = this.#raw.resourceGroup(h) ?? null;
-      if (g > 0) this.#groupNames[g] = name;
-      return name;
-    }
-
     report(kind, value, context, outcome) {
       const k = kindCode(kind);
-      let h = this.#handleOf(k, value, "value");
-      const id = this.#contextOf(context, "context") ?? this.#context(context);
+      const grant = k === this.#grantKind && value === this.#grantValue && context === this.#grantContext;
+      if (!grant) {
+        text("value", value);
+        text("context", context);
+      }
       const code = outcomeCode(outcome);
       const ms = latency(outcome.latencyMs);
-      if (h === undefined) h = this.#resolve(k, value, true);
-      if (this.#raw.report(this.#now(), h, id, code, ms) !== 0) this.#fail();
+      const now = this.#now();
+      let done = BY_NAME;
+      if (grant) done = this.#raw.reportLease(now, this.#grantId, this.#grantToken, code, ms);
+      if (done === BY_NAME) done = this.#raw.report(now, k, value, context, code, ms);
+      if (done !== 0) this.#fail();
       this.#kick(); // a probe's success ends a cooldown
     }
 
@@ -547,66 +278,32 @@ export function makePool(RawPool) {
     renew(lease) {
       const k = leaseKind(lease);
       const { value, context, token } = lease;
-      let h = this.#handleOf(k, value, "lease.value");
-      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
-      // 0: a resource no longer registered — the engine answers null (nothing to renew), and
-      // the call's clock reading still counts there (SPEC §5).
-      if (h === undefined) h = this.#resolve(k, value, false);
-      const renewed = this.#raw.renew(this.#now(), h, id, token);
-      if (renewed !== 1) return renewed === 0 ? null : this.#fail();
+      const now = this.#now();
+      const h = this.#isGrant(k, value, context, token)
+        ? this.#raw.renewLease(now, this.#grantId, token)
+        : this.#raw.renew(now, k, text("lease.value", value), text("lease.context", context), token);
+      if (h === 0) return null;
+      if (h !== h) this.#fail();
       let f = this.#fields;
       if (f.length === 0) f = this.#fields = this.#raw.leaseFields();
       const leasedAt = f[2];
       const expiresAt = f[3];
-      const g = f[4];
-      const group = g === 0 ? null : (this.#groupNames[g] ?? this.#groupName(g, h));
+      const group = f[4] === 0 ? null : (this.#raw.resourceGroup(h) ?? null);
       return { kind: lease.kind, value, group, context, token, leasedAt, expiresAt };
     }
 
     release(lease) {
       const k = leaseKind(lease);
       const { value, context, token } = lease;
-      let h = this.#handleOf(k, value, "lease.value");
-      const id = this.#contextOf(context, "lease.context") ?? this.#context(context);
-      if (h === undefined) h = this.#resolve(k, value, false); // 0: not registered (false)
-      const released = this.#raw.release(this.#now(), h, id, token);
+      const now = this.#now();
+      const released = this.#isGrant(k, value, context, token)
+        ? this.#raw.releaseLease(now, this.#grantId, token)
+        : this.#raw.release(now, k, text("lease.value", value), text("lease.context", context), token);
       if (released === 1) {
         this.#kick();
         return true;
       }
       return released !== 0 && this.#fail();
-    }
-
-    /** The engine's id of a resource this Pool has no id of yet (registered before a restore,
-     * or since a deregistration), kept for the next call; 0 when not registered (unless
-     * `required`: then the engine's UNKNOWN_RESOURCE). The engine checks the value. */
-    #resolve(k, value, required) {
-      const h = this.#raw.resourceId(k, value, required);
-      if (h > 0) this.#remember(h, k, value);
-      return h;
-    }
-
-    /** `value`'s handle when a lease has named it (so it is a well-formed string already),
-     * else `undefined` once `value` is checked to be one. */
-    #handleOf(k, value, name) {
-      if (k === this.#lastKind && value === this.#lastValue) return this.#lastHandle;
-      const h = this.#handles[k].get(value);
-      if (h === undefined) text(name, value);
-      return h;
-    }
-
-    /** The context's id when interned (a well-formed string already), else `undefined` once
-     * `context` is checked to be one. */
-    #contextOf(context, name) {
-      // A lease's report and release name the context its acquire just looked up.
-      if (context === this.#lastContext) return this.#lastContextId;
-      const id = this.#contexts.get(context);
-      if (id === undefined) text(name, context);
-      else {
-        this.#lastContext = context;
-        this.#lastContextId = id;
-      }
-      return id;
     }
 
     block(kind, value, how) {

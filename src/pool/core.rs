@@ -206,20 +206,6 @@ impl Core {
         &mut self.kept_answers
     }
 
-    /// Calls `f` with each context the pool holds anything in: a cell or a lease (a leased
-    /// context need not have a cell yet), some more than once. O(contexts + resources): asked
-    /// only when the table of interned context names is full (`context_names.rs`).
-    pub fn contexts_in_use(&self, f: &mut dyn FnMut(&str)) {
-        for id in self.ctxs.ids() {
-            f(&self.ctxs.get(id).name);
-        }
-        for s in self.reg.live_slots() {
-            for l in self.reg.get(s).leases() {
-                f(&l.context);
-            }
-        }
-    }
-
     /// Applies a clock reading: monotonic, then everything that expired by then. Inline is
     /// only the check whether anything may be due (most calls: nothing); the processing has
     /// one copy out of line (inlining it into `acquire` doubled the module's expiry code).

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
+use crate::ids::ResourceId;
 use crate::index::cells::{Candidates, Picked, index_in_run};
 use crate::registry::{LeaseRec, NO_CELL, same_text};
 use crate::types::{Kind, Millis};
@@ -19,6 +20,10 @@ use crate::types::{Kind, Millis};
 /// A lease on one resource for one context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
+    /// The resource's id (`ids.rs`), as the grant gave it: a host that keeps the lease calls
+    /// by it (`Pool::release_lease`, …) instead of naming the resource again. `None` in a
+    /// lease a host rebuilt from its fields; calls by name (`Pool::release`, …) ignore it.
+    pub id: Option<ResourceId>,
     pub kind: Kind,
     pub value: Rc<str>,
     /// The resource's group when the lease was granted or renewed.
@@ -150,6 +155,7 @@ impl Core {
         self.reg.set_hint(slot);
         let r = self.reg.get(slot);
         let lease = Lease {
+            id: Some(self.reg.id_of(slot)),
             kind: r.kind,
             value: Rc::clone(&r.value),
             group,
@@ -182,20 +188,37 @@ impl Core {
     /// The slot holding exactly `lease` as one of its live leases, in force at `now`.
     fn holder(&self, lease: &Lease, now: Millis) -> Option<u32> {
         let slot = self.reg.find(lease.kind, &lease.value)?;
-        let rec = self.reg.get(slot).lease_by_token(lease.token)?;
-        (same_text(&rec.context, &lease.context) && now < rec.expires_at).then_some(slot)
+        self.holds(slot, lease, now).then_some(slot)
+    }
+
+    /// Whether `slot` holds exactly `lease` (its token, in its context), in force at `now`.
+    pub(crate) fn holds(&self, slot: u32, lease: &Lease, now: Millis) -> bool {
+        let rec = self.reg.get(slot).lease_by_token(lease.token);
+        rec.is_some_and(|rec| same_text(&rec.context, &lease.context) && now < rec.expires_at)
     }
 
     /// `renew`: extends to `now + leaseTtlMs` for the current holder of a non-blocked resource.
     pub(crate) fn renew(&mut self, lease: &Lease, now: Millis) -> Option<Lease> {
         let slot = self.holder(lease, now)?;
+        self.renew_on(slot, lease, now)
+    }
+
+    /// `renew` of `lease` on `slot`, which holds it (`holds`); `None` when the resource is
+    /// blocked.
+    pub(crate) fn renew_on(&mut self, slot: u32, lease: &Lease, now: Millis) -> Option<Lease> {
         let ttl = self.config().lease_ttl_ms;
         if self.reg.get(slot).block().is_some() {
             return None;
         }
         let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
         let (old, leased_at) = self.reg.extend_lease(slot, lease.token, now + ttl, group.clone())?;
-        let renewed = Lease { expires_at: now + ttl, leased_at, group, ..lease.clone() };
+        let renewed = Lease {
+            id: Some(self.reg.id_of(slot)),
+            expires_at: now + ttl,
+            leased_at,
+            group,
+            ..lease.clone()
+        };
         // A renewal that lands on the same expiry keeps its queue entry; one that moves it
         // ends the old one and queues the new one.
         if old != renewed.expires_at {

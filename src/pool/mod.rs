@@ -15,7 +15,6 @@
 //! before anything changes too (`counters.rs`).
 
 mod admin;
-mod context_names;
 mod core;
 mod counters;
 mod durable;
@@ -46,14 +45,12 @@ use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, Result, invalid_argument};
 use crate::events::PoolEvent;
-use crate::ids::{ContextId, ResourceId};
+use crate::ids::ResourceId;
 use crate::randomness::Randomness;
 use crate::redact::redact;
 use crate::registry::blocklist::Block;
 use crate::registry::same_text;
 use crate::types::{Kind, Millis, Outcome};
-use context_names::ContextNames;
-pub use context_names::{Interned, MIN_SWEEP};
 
 /// How long a block lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,8 +73,6 @@ pub struct Registration<'a> {
 /// A reputation pool with its host random source (the clock's readings come with each call).
 pub struct Pool {
     core: Core,
-    /// Context names interned for calls by id (not durable).
-    contexts: ContextNames,
     random: Randomness,
 }
 
@@ -104,7 +99,7 @@ impl Pool {
     /// [`Randomness`]. A config with a field out of range is `INVALID_CONFIG`.
     pub fn new(config: Config, random: impl Into<Randomness>) -> Result<Pool> {
         config.validate()?;
-        Ok(Pool { core: Core::new(config, 0), contexts: ContextNames::default(), random: random.into() })
+        Ok(Pool { core: Core::new(config, 0), random: random.into() })
     }
 
     /// A new pool drawing from the seeded generator (`Randomness::seeded`: deterministic).
@@ -132,7 +127,7 @@ impl Pool {
     ) -> Result<Pool> {
         let mut core = snapshot::restore(json, overrides)?;
         core.raise_to(floor);
-        Ok(Pool { core, contexts: ContextNames::default(), random: random.into() })
+        Ok(Pool { core, random: random.into() })
     }
 
     fn find(&self, kind: Kind, value: &str) -> Result<u32> {
@@ -144,20 +139,24 @@ impl Pool {
         self.core.reg.slot_of(id).ok_or_else(|| stale(id))
     }
 
-    /// The lease `(id, context, token)` names, as the string calls take it.
-    fn held(&self, id: ResourceId, context: ContextId, token: u64) -> Result<Lease> {
-        let slot = self.slot_of(id)?;
-        let context = Rc::clone(self.contexts.name(context)?);
+    /// The lease with fencing token `token` on the resource `id` names, with that resource's
+    /// slot, as the grant made it (its context from the lease's own record); `None` once the
+    /// resource was deregistered or the lease ended (released, finished, expired).
+    fn held(&self, id: ResourceId, token: u64) -> Option<(u32, Lease)> {
+        let slot = self.core.reg.slot_of(id)?;
         let r = self.core.reg.get(slot);
-        Ok(Lease {
+        let rec = r.lease_by_token(token)?;
+        let lease = Lease {
+            id: Some(id),
             kind: r.kind,
             value: Rc::clone(&r.value),
             group: None,
-            context,
+            context: Rc::clone(&rec.context),
             token,
-            leased_at: 0,
-            expires_at: 0,
-        })
+            leased_at: rec.leased_at,
+            expires_at: rec.expires_at,
+        };
+        Some((slot, lease))
     }
 
     /// Checks a call's value and context as arguments, except what the pool already holds: a
@@ -264,28 +263,6 @@ impl Pool {
         self.acquire_at(t, context, known)
     }
 
-    /// `acquire` in the context `context_id` gave.
-    pub fn acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        let name = Rc::clone(self.contexts.name(context)?);
-        let known = self.core.ctxs.find(&name);
-        self.acquire_at(t, &name, known)
-    }
-
-    /// The id of a context name, for calls by id: the name is checked once, here. The id names
-    /// the context while the pool holds a cell or a lease in it, and after that until the table of names
-    /// fills up (`context_names.rs`; `Interned::forgot` says when this call forgot other
-    /// names). Reads no clock and changes no state that a snapshot or view shows.
-    pub fn context_id(&mut self, name: &str) -> Result<Interned> {
-        let core = &self.core;
-        self.contexts.intern(name, |f| core.contexts_in_use(f))
-    }
-
-    /// The name a `context_id` stands for.
-    pub fn context_name(&self, context: ContextId) -> Result<&Rc<str>> {
-        self.contexts.name(context)
-    }
-
     fn acquire_at(&mut self, t: Millis, context: &str, known: Option<u32>) -> Result<Option<Lease>> {
         self.core.check_counters(t, GRANTS)?;
         let random = &mut self.random;
@@ -340,19 +317,17 @@ impl Pool {
         self.report_at(t, slot, context, outcome)
     }
 
-    /// `report` by resource id; `UNKNOWN_RESOURCE` when the id is stale.
-    pub fn report_by_id(
-        &mut self,
-        now: f64,
-        id: ResourceId,
-        context: ContextId,
-        outcome: Outcome,
-    ) -> Result<()> {
+    /// `report` on the resource and in the context of the lease with `token` on the resource
+    /// `id` names — a lease's grant, for a host that holds it: no name is looked up or checked
+    /// again. `false`, with nothing done, when that lease has ended or its resource was
+    /// deregistered (the host then reports by name: `report`).
+    pub fn report_lease(&mut self, now: f64, id: ResourceId, token: u64, outcome: Outcome) -> Result<bool> {
         let t = check::clock_reading(now)?;
-        let slot = self.slot_of(id)?;
-        let name = Rc::clone(self.contexts.name(context)?);
         check::latency_arg(outcome.latency_ms())?;
-        self.report_at(t, slot, &name, outcome)
+        let Some((slot, lease)) = self.held(id, token) else {
+            return Ok(false);
+        };
+        self.report_at(t, slot, &lease.context, outcome).map(|()| true)
     }
 
     fn report_at(&mut self, t: Millis, slot: u32, context: &str, outcome: Outcome) -> Result<()> {
@@ -370,23 +345,20 @@ impl Pool {
         self.apply(t, READS, |c, now| c.renew(lease, now))
     }
 
-    /// `renew` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    /// `id` `None`: the lease's resource is not registered any more — nothing to renew, but the
-    /// call's clock reading counts like any other (SPEC §5: `now = max(now, lastNow)`).
-    pub fn renew_by_id(
-        &mut self,
-        now: f64,
-        id: Option<ResourceId>,
-        context: ContextId,
-        token: u64,
-    ) -> Result<Option<Lease>> {
+    /// `renew` of the lease with `token` on the resource `id` names (its grant: `Lease::id`,
+    /// `Lease::token`). `None` when it is not held any more — also when its resource was
+    /// deregistered: nothing to renew, and the call's clock reading counts like any other
+    /// (SPEC §5: `now = max(now, lastNow)`).
+    pub fn renew_lease(&mut self, now: f64, id: ResourceId, token: u64) -> Result<Option<Lease>> {
         let t = check::clock_reading(now)?;
-        let Some(id) = id else {
-            self.contexts.name(context)?;
+        let Some((slot, lease)) = self.held(id, token) else {
             return self.apply(t, READS, |_, _| None);
         };
-        let lease = self.held(id, context, token)?;
-        self.apply(t, READS, |c, now| c.renew(&lease, now))
+        self.apply(
+            t,
+            READS,
+            |c, now| if c.holds(slot, &lease, now) { c.renew_on(slot, &lease, now) } else { None },
+        )
     }
 
     /// Ends the lease for its current holder; `false` otherwise.
@@ -396,22 +368,14 @@ impl Pool {
         self.apply(t, CHANGES, |c, now| c.release(lease, now))
     }
 
-    /// `release` of the lease `(id, context, token)`; `UNKNOWN_RESOURCE` when the id is stale.
-    /// `id` `None`: not registered any more — `false`, the clock reading counted (as `renew`).
-    pub fn release_by_id(
-        &mut self,
-        now: f64,
-        id: Option<ResourceId>,
-        context: ContextId,
-        token: u64,
-    ) -> Result<bool> {
+    /// `release` of the lease with `token` on the resource `id` names (as `renew_lease`);
+    /// `false` when it is not held any more, the clock reading counted.
+    pub fn release_lease(&mut self, now: f64, id: ResourceId, token: u64) -> Result<bool> {
         let t = check::clock_reading(now)?;
-        let Some(id) = id else {
-            self.contexts.name(context)?;
+        let Some((slot, lease)) = self.held(id, token) else {
             return self.apply(t, READS, |_, _| false);
         };
-        let lease = self.held(id, context, token)?;
-        self.apply(t, CHANGES, |c, now| c.release(&lease, now))
+        self.apply(t, CHANGES, |c, now| c.release_token(slot, &lease.context, token, now))
     }
 
     /// Blocks a resource in every context, replacing any existing block.
@@ -563,21 +527,23 @@ impl Pool {
         self.finish_at(t, slot, &lease.context, lease.token, &outcome, next)
     }
 
-    /// `finish` of the lease `(id, context, token)`; a stale id, or `None` (a resource the host
-    /// knows is not registered any more), drops the outcome as `finish` does.
-    pub fn finish_by_id(
+    /// `finish` of the lease with `token` on the resource `id` names (as `report_lease`):
+    /// `None`, with nothing done, when that lease is not held any more — its outcome still
+    /// belongs on its cell (or is refused as a second finish), which the host then reaches by
+    /// name (`finish`).
+    pub fn finish_lease(
         &mut self,
         now: f64,
-        id: Option<ResourceId>,
-        context: ContextId,
+        id: ResourceId,
         token: u64,
         outcome: Outcome,
         next: Option<&Next>,
-    ) -> Result<Option<Lease>> {
+    ) -> Result<Option<Option<Lease>>> {
         let t = check::clock_reading(now)?;
-        let slot = id.and_then(|id| self.core.reg.slot_of(id));
-        let name = Rc::clone(self.contexts.name(context)?);
-        self.finish_at(t, slot, &name, token, &outcome, next)
+        let Some((slot, lease)) = self.held(id, token) else {
+            return Ok(None);
+        };
+        self.finish_at(t, Some(slot), &lease.context, token, &outcome, next).map(Some)
     }
 
     fn finish_at(
@@ -608,13 +574,6 @@ impl Pool {
         check::context_arg(context)?;
         groups.map_or(Ok(()), check::groups_arg)?;
         self.quiet_acquire_at(t, context, groups)
-    }
-
-    /// `try_acquire` in the context `context_id` gave (the hot path of a waiting host).
-    pub fn try_acquire_by_id(&mut self, now: f64, context: ContextId) -> Result<Option<Lease>> {
-        let t = check::clock_reading(now)?;
-        let name = Rc::clone(self.contexts.name(context)?);
-        self.quiet_acquire_at(t, &name, None)
     }
 
     fn quiet_acquire_at(
@@ -665,18 +624,6 @@ impl Pool {
     /// once its slot holds another resource. Reads no clock and changes nothing.
     pub fn resource_id(&self, kind: Kind, value: &str) -> Option<ResourceId> {
         self.core.reg.find(kind, value).map(|slot| self.core.reg.id_of(slot))
-    }
-
-    /// The id of the resource a call by name would address, resolving the name once for calls
-    /// by id: `None` when it is not registered — then the value is checked as an argument
-    /// (`INVALID_ARGUMENT` for one no call takes) and, when `required`, the answer is the
-    /// `UNKNOWN_RESOURCE` that `report` would give. Reads no clock and changes nothing.
-    pub fn resolve_resource(&self, kind: Kind, value: &str, required: bool) -> Result<Option<ResourceId>> {
-        if let Some(id) = self.resource_id(kind, value) {
-            return Ok(Some(id));
-        }
-        check::value_arg(value)?;
-        if required { Err(unknown(kind, value)) } else { Ok(None) }
     }
 
     /// The group of the resource `id` names (`None`: ungrouped); `UNKNOWN_RESOURCE` once it was

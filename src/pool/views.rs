@@ -135,6 +135,7 @@ impl Core {
         r.leases()
             .iter()
             .map(|l| Lease {
+                id: Some(self.reg.id_of(slot)),
                 kind: r.kind,
                 value: Rc::clone(&r.value),
                 group: l.group.clone(),

@@ -1,38 +1,30 @@
-//! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It converts
-//! arguments and answers, and it is shaped for a cheap hot path: every call takes the host
-//! clock's reading as its first argument and passes it straight to the engine's `Pool` (the JS
-//! side reads `now()`; the only call back into JS is a host `random` function, once per draw,
-//! when one was given instead of a seed). `acquire`, `report`, `renew` and `release` name the
-//! resource and the context by the engine's ids (`ids.rs`), which the JS side caches
-//! (`handle`, `context`), so the hot path passes no strings; a name is resolved by its own
-//! export (`context`, `resourceId`). Some calls have a second export for their options
-//! (`registerWith`, `acquireIn`, `finishIn`, `nextChangeAtIn`). Bulk results are JSON text,
-//! except drained events, which are packed (`packed.rs`): parsing their JSON cost the host a
-//! quarter of an acquire + report + release cycle. Object shapes and argument types are the
-//! package's JS wrapper's business (`pkg-scripts/lib/pool.js`), which is what users import. No
-//! rule lives here.
-//!
-//! State of its own, beside the `Pool`: the last hot-path error (until `takeError`), the last
-//! granted lease's numbers (`leaseFields`), the last drained events and their string table
-//! (until read), and a table numbering the group names leases have carried (`group_ids`, at
-//! most `MAX_GROUP_IDS`). A granted lease's handle is found again by its kind and value
-//! (`keep`): the engine's `Lease` does not carry its resource's id.
+//! The WebAssembly facade: `RawPool`, the engine's `Pool` as JavaScript sees it. It only
+//! converts, shaped for a cheap hot path: every call takes the host clock's reading (read once
+//! by the JS side) first and passes it to the engine; the only call back into JS is a host
+//! `random` function, once per draw, when one was given instead of a seed. A grant answers its
+//! resource's id (`Lease::id`, `ids.rs`), its numbers in `leaseFields`; `reportLease`,
+//! `renewLease`, `releaseLease` and `finishLease` take the id and token back (no strings), the
+//! calls by name take the strings. It keeps no table (ids come from the engine), only the last
+//! hot-path error (until `takeError`), the last grant's numbers (`leaseFields`) and the last
+//! drained events with their string table (until read). Bulk results
+//! are JSON text, except drained events, packed (`packed.rs`): parsing their JSON cost the host
+//! a quarter of a cycle. Object shapes and argument types are the JS wrapper's business
+//! (`pkg-scripts/lib/pool.js`), which users import. No rule lives here.
 //!
 //! Codes: kind 0 PROXY, 1 ACCOUNT, 2 SESSION; outcome 0 success, 1..=5 the failure types in
-//! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency or a block
-//! duration of NaN means "none"; `nextChangeAt` returns -1 for null. A `groups` list (SPEC §3,
-//! groups) crosses as its names run together in one string and each name's length in UTF-16
-//! code units (what JavaScript's `length` counts), `NULL_GROUP` for `null`; a lease's group as
-//! its number in `group_ids`, which the JS side caches the name of (`leaseFields`; -1 once the
-//! table is full: the JS side then asks `resourceGroup`). A resource handle is the engine's
-//! `ResourceId` as one number (`ids.rs`: its low 32 bits are the registry slot plus one, so
-//! the JS side can keep values in a dense array): it names the resource until it is
-//! deregistered, and calls by it are `UNKNOWN_RESOURCE` after that; 0 means "no lease".
+//! SPEC order (BLOCKED, TLS_HANDSHAKE, CONNECTION_RESET, TIMEOUT, SLOW); a latency `undefined`
+//! means "none"; a block duration of NaN means permanent; `nextChangeAt` returns -1 for null.
+//! A `groups` list (SPEC §3, groups) crosses as its names run together in one string and each
+//! name's length in UTF-16 code units (what JavaScript's `length` counts), `NULL_GROUP` for
+//! `null`. A resource handle is the engine's `ResourceId` as one number (`ids.rs`: its low 32
+//! bits are the registry slot plus one, so the JS side can keep values in a dense array): it
+//! names the resource until it is deregistered; 0 means "no lease". The calls by a lease's id
+//! answer `BY_NAME` when that lease is not held any more (nothing done): the JS side then
+//! makes the call by name, with the same clock reading.
 
 use std::rc::Rc;
 
 use js_sys::{Float64Array, Function};
-use rustc_hash::FxHashMap;
 use wasm_bindgen::prelude::*;
 
 use super::host::{draws, js_error, to_js};
@@ -42,14 +34,14 @@ use super::views_value::{ConfigV, StatsV};
 use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
-use crate::ids::{ContextId, ResourceId};
+use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
 type JsResult<T> = Result<T, JsValue>;
 
-/// Group names numbered for leases, at most; beyond that, a lease's group is read by name.
-const MAX_GROUP_IDS: usize = 4096;
+/// What a call by a lease's id answers when that lease is not held any more.
+const BY_NAME: f64 = -1.0;
 /// The length that stands for `null` in a `groups` list.
 const NULL_GROUP: u32 = u32::MAX;
 
@@ -57,8 +49,7 @@ fn kind(code: u8) -> Result<Kind, Error> {
     Kind::ALL.get(usize::from(code)).copied().ok_or_else(|| invalid_argument("unknown kind"))
 }
 
-fn outcome(code: u8, latency: f64) -> Result<Outcome, Error> {
-    let latency_ms = (!latency.is_nan()).then_some(latency);
+fn outcome(code: u8, latency_ms: Option<f64>) -> Result<Outcome, Error> {
     match code {
         0 => Ok(Outcome::Success { latency_ms }),
         c => FailureType::ALL
@@ -95,12 +86,6 @@ fn resource_id(n: f64) -> Result<ResourceId, Error> {
     })
 }
 
-/// A resource id, or 0 for "not registered any more" (`None`): the JS side resolved the
-/// lease's value and found no resource; the call still reads the clock.
-fn optional_resource_id(n: f64) -> Result<Option<ResourceId>, Error> {
-    if n == 0.0 { Ok(None) } else { resource_id(n).map(Some) }
-}
-
 /// The dashboard's filter from `resources`' arguments: `state` a view state name, `by_group`
 /// filtering by `group` (`None`: the resources with no group).
 fn filter_of(
@@ -116,13 +101,37 @@ fn filter_of(
     Ok(Filter { context, state, group: by_group.then_some(group) })
 }
 
-/// A context id from the number `ContextId::to_f64` gave (any other: `INVALID_ARGUMENT`).
-fn context_id(n: f64) -> Result<ContextId, Error> {
-    ContextId::from_f64(n).ok_or_else(|| invalid_argument("unknown context id"))
-}
-
 fn token_of(token: f64) -> Result<u64, Error> {
     check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
+}
+
+/// The lease a grant gave, as its resource's id and its token.
+fn grant(handle: f64, token: f64) -> Result<(ResourceId, u64), Error> {
+    Ok((resource_id(handle)?, token_of(token)?))
+}
+
+/// The lease a call by name names (`Lease::id` `None`: the engine finds it by its strings).
+fn named(kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
+    Ok(Lease {
+        id: None,
+        kind: kind(kind_code)?,
+        value: Rc::from(value),
+        group: None,
+        context: Rc::from(context),
+        token: token_of(token)?,
+        leased_at: 0,
+        expires_at: 0,
+    })
+}
+
+/// `finish`'s next step: none unless `next`; `context` `None` for the lease's.
+fn next_of<'a>(
+    next: bool,
+    context: Option<&'a str>,
+    groups: Option<&'a [Option<&'a str>]>,
+    quiet: bool,
+) -> Option<Next<'a>> {
+    next.then_some(Next { context, groups, quiet })
 }
 
 #[wasm_bindgen]
@@ -134,11 +143,10 @@ pub struct RawPool {
     drained: String,
     /// The numbers of the last drained events (`drainEvents` hands out a view of them).
     numbers: Vec<f64>,
-    /// The last granted or renewed lease's kind code, token, leasedAt, expiresAt and group
-    /// number (the call's answer, not state: read right after it), at a fixed address (`leaseFields` hands out a view of them).
+    /// The last granted or renewed lease's kind code, token, leasedAt, expiresAt and whether it
+    /// has a group (the call's answer, not state: read right after it), at a fixed address
+    /// (`leaseFields` hands out a view of them).
     fields: Box<[f64; 5]>,
-    /// Group names a lease has carried, numbered from 1 in order of first sight (0: no group).
-    group_ids: FxHashMap<Rc<str>, u32>,
 }
 
 impl RawPool {
@@ -149,30 +157,24 @@ impl RawPool {
             drained: String::new(),
             numbers: Vec::new(),
             fields: Box::new([0.0; 5]),
-            group_ids: FxHashMap::default(),
         }
     }
 
-    /// Puts a granted lease's numbers where `leaseFields` shows them; returns its handle (0
-    /// for none). The rest (value, group name) the JS side asks for by handle, once.
+    /// Puts a granted lease's numbers where `leaseFields` shows them; returns its handle, the
+    /// id the grant gave (0 for no lease). The rest (value, group name) the JS side asks for
+    /// by handle.
     fn keep(&mut self, lease: Option<Lease>) -> f64 {
         let Some(lease) = lease else {
             return 0.0;
-        };
-        // The lease's resource is registered: it was just granted or renewed.
-        let handle = self.pool.resource_id(lease.kind, &lease.value).map_or(0.0, ResourceId::to_f64);
-        let group = match &lease.group {
-            None => 0.0,
-            Some(g) => self.group_number(g),
         };
         *self.fields = [
             f64::from(lease.kind as u8),
             lease.token as f64,
             lease.leased_at as f64,
             lease.expires_at as f64,
-            group,
+            f64::from(u8::from(lease.group.is_some())),
         ];
-        handle
+        lease.id.map_or(0.0, ResourceId::to_f64)
     }
 
     /// A hot-path call's answer as one number: `acquire`, `report`, `renew` and `release`
@@ -187,21 +189,6 @@ impl RawPool {
     fn failed(&mut self, e: Error) -> f64 {
         self.failed = Some(js_error(e));
         f64::NAN
-    }
-
-    /// The number of a lease's group name (never reused for another name), or -1 once the
-    /// table is full: the JS side then reads the name (`resourceGroup`).
-    #[inline(never)]
-    fn group_number(&mut self, g: &Rc<str>) -> f64 {
-        if let Some(&id) = self.group_ids.get(g) {
-            return f64::from(id);
-        }
-        if self.group_ids.len() >= MAX_GROUP_IDS {
-            return -1.0;
-        }
-        let id = self.group_ids.len() as u32 + 1;
-        self.group_ids.insert(Rc::clone(g), id);
-        f64::from(id)
     }
 }
 
@@ -244,16 +231,6 @@ impl RawPool {
     pub fn mask_value(kind_code: u8, value: &str) -> JsResult<String> {
         let k = kind(kind_code).map_err(js_error)?;
         Ok(crate::redact::redact(k, value).into_owned())
-    }
-
-    /// The engine's id of a context name (`Pool::context_id`) as one number, checked once,
-    /// here; the JS side caches it and the hot path passes it. Negative (the id's number,
-    /// negated) when this call made the engine forget unused names: the JS side then forgets
-    /// its cached ids, which may name nothing now.
-    pub fn context(&mut self, name: &str) -> JsResult<f64> {
-        let got = self.pool.context_id(name).map_err(js_error)?;
-        let n = got.id.to_f64();
-        Ok(if got.forgot { -n } else { n })
     }
 
     /// The new resource's handle, 0 when it was registered already: the JS side keeps the
@@ -302,10 +279,9 @@ impl RawPool {
 
     /// Returns the lease's handle, 0 when nothing was granted. `quiet`: no
     /// `ACQUISITION_REJECTED` then (`Pool::try_acquire`, for a waiting host's retries).
-    pub fn acquire(&mut self, now: f64, context: f64, quiet: bool) -> f64 {
-        let lease = context_id(context).and_then(|c| {
-            if quiet { self.pool.try_acquire_by_id(now, c) } else { self.pool.acquire_by_id(now, c) }
-        });
+    pub fn acquire(&mut self, now: f64, context: &str, quiet: bool) -> f64 {
+        let lease =
+            if quiet { self.pool.try_acquire(now, context, None) } else { self.pool.acquire(now, context) };
         let answer = lease.map(|l| self.keep(l));
         self.answer(answer)
     }
@@ -329,60 +305,61 @@ impl RawPool {
         Ok(self.keep(lease.map_err(js_error)?))
     }
 
-    /// `finish` (SPEC §3, finishing a step) of the lease `(handle, context, token)` (`handle`
-    /// 0: its resource is not registered any more) with the outcome `(code, latency)`; `next`
-    /// -1 for no next lease, 0 for one in the same context, else the context id to lease in,
-    /// `quiet` as in `acquire`. Answers the next lease's handle (0: none), NaN on an error.
+    /// `finish` (SPEC §3, finishing a step) of the lease `(handle, token)` a grant gave, with
+    /// the outcome `(code, latency)`; with `next`, a next lease in `next_context` (`None`: the
+    /// lease's), from the `groups` list `names` / `lens` when given, `quiet` as in `acquire`.
+    /// Answers the next lease's handle (0: none), `BY_NAME`, or NaN on an error.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = finishLease)]
+    pub fn finish_lease(
+        &mut self,
+        now: f64,
+        handle: f64,
+        token: f64,
+        code: u8,
+        latency: Option<f64>,
+        next: bool,
+        next_context: Option<String>,
+        names: Option<String>,
+        lens: Option<Box<[u32]>>,
+        quiet: bool,
+    ) -> f64 {
+        let mut call = || -> Result<f64, Error> {
+            let ((id, token), o) = (grant(handle, token)?, outcome(code, latency)?);
+            let groups = names.as_deref().map(|n| groups(n, lens.as_deref().unwrap_or_default()));
+            let n = next_of(next, next_context.as_deref(), groups.as_deref(), quiet);
+            let got = self.pool.finish_lease(now, id, token, o, n.as_ref())?;
+            Ok(got.map_or(BY_NAME, |l| self.keep(l)))
+        };
+        let answer = call();
+        self.answer(answer)
+    }
+
+    /// `finish` of the lease named by its strings and token; as `finishLease` (no `BY_NAME`).
     #[allow(clippy::too_many_arguments)]
     pub fn finish(
         &mut self,
         now: f64,
-        handle: f64,
-        context: f64,
+        kind_code: u8,
+        value: &str,
+        context: &str,
         token: f64,
         code: u8,
-        latency: f64,
-        next: f64,
+        latency: Option<f64>,
+        next: bool,
+        next_context: Option<String>,
+        names: Option<String>,
+        lens: Option<Box<[u32]>>,
         quiet: bool,
     ) -> f64 {
         let mut call = || -> Result<Option<Lease>, Error> {
-            let id = optional_resource_id(handle)?;
-            let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
-            let name =
-                if next > 0.0 { Some(Rc::clone(self.pool.context_name(context_id(next)?)?)) } else { None };
-            let n = Next { context: name.as_deref(), groups: None, quiet };
-            self.pool.finish_by_id(now, id, context, token, o, (next >= 0.0).then_some(&n))
+            let (lease, o) = (named(kind_code, value, context, token)?, outcome(code, latency)?);
+            let groups = names.as_deref().map(|n| groups(n, lens.as_deref().unwrap_or_default()));
+            let n = next_of(next, next_context.as_deref(), groups.as_deref(), quiet);
+            self.pool.finish(now, &lease, o, n.as_ref())
         };
         let answer = call().map(|l| self.keep(l));
         self.answer(answer)
-    }
-
-    /// `finish` with a next lease from a `groups` list (see the header for `names` and
-    /// `lens`), in `next_context` (`None`: the lease's).
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = finishIn)]
-    pub fn finish_in(
-        &mut self,
-        now: f64,
-        handle: f64,
-        context: f64,
-        token: f64,
-        code: u8,
-        latency: f64,
-        next_context: Option<String>,
-        names: &str,
-        lens: &[u32],
-        quiet: bool,
-    ) -> JsResult<f64> {
-        let mut call = || -> Result<Option<Lease>, Error> {
-            let id = optional_resource_id(handle)?;
-            let (context, token, o) = (context_id(context)?, token_of(token)?, outcome(code, latency)?);
-            let groups = groups(names, lens);
-            let n = Next { context: next_context.as_deref(), groups: Some(&groups), quiet };
-            self.pool.finish_by_id(now, id, context, token, o, Some(&n))
-        };
-        let lease = call().map_err(js_error)?;
-        Ok(self.keep(lease))
     }
 
     #[wasm_bindgen(js_name = acquireResource)]
@@ -392,43 +369,64 @@ impl RawPool {
         Ok(self.keep(lease))
     }
 
-    /// The id of a registered resource (`Pool::resolve_resource`) for the calls by id; 0 when
-    /// it is not registered and not `required`.
-    #[wasm_bindgen(js_name = resourceId)]
-    pub fn resource_id(&self, kind_code: u8, value: &str, required: bool) -> JsResult<f64> {
-        let k = kind(kind_code).map_err(js_error)?;
-        let id = self.pool.resolve_resource(k, value, required).map_err(js_error)?;
-        Ok(id.map_or(0.0, ResourceId::to_f64))
-    }
-
-    /// `report` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn report(&mut self, now: f64, handle: f64, context: f64, code: u8, latency: f64) -> f64 {
+    /// `report` on the resource and context of the lease `(handle, token)` a grant gave:
+    /// answers 0, `BY_NAME`, or NaN on an error.
+    #[wasm_bindgen(js_name = reportLease)]
+    pub fn report_lease(&mut self, now: f64, handle: f64, token: f64, code: u8, latency: Option<f64>) -> f64 {
         let mut call = || -> Result<f64, Error> {
-            let o = outcome(code, latency)?;
-            self.pool.report_by_id(now, resource_id(handle)?, context_id(context)?, o).map(|()| 0.0)
+            let ((id, token), o) = (grant(handle, token)?, outcome(code, latency)?);
+            Ok(if self.pool.report_lease(now, id, token, o)? { 0.0 } else { BY_NAME })
         };
         let answer = call();
         self.answer(answer)
     }
 
-    /// `renew` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`. True when
-    /// renewed (read the new expiry with `leaseFields`).
-    pub fn renew(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
-        let mut call = || -> Result<Option<Lease>, Error> {
-            let (id, token) = (optional_resource_id(handle)?, token_of(token)?);
-            self.pool.renew_by_id(now, id, context_id(context)?, token)
-        };
-        let answer = call().map(|renewed| if self.keep(renewed) != 0.0 { 1.0 } else { 0.0 });
+    /// `report` by name: answers 0, or NaN on an error.
+    pub fn report(
+        &mut self,
+        now: f64,
+        kind_code: u8,
+        value: &str,
+        context: &str,
+        code: u8,
+        latency: Option<f64>,
+    ) -> f64 {
+        let answer = kind(kind_code)
+            .and_then(|k| Ok((k, outcome(code, latency)?)))
+            .and_then(|(k, o)| self.pool.report(now, k, value, context, o))
+            .map(|()| 0.0);
         self.answer(answer)
     }
 
-    /// `release` by resource id and context id: a stale id is `UNKNOWN_RESOURCE`.
-    pub fn release(&mut self, now: f64, handle: f64, context: f64, token: f64) -> f64 {
-        let mut call = || -> Result<bool, Error> {
-            let (id, token) = (optional_resource_id(handle)?, token_of(token)?);
-            self.pool.release_by_id(now, id, context_id(context)?, token)
-        };
-        let answer = call().map(f64::from);
+    /// `renew` of the lease `(handle, token)` a grant gave: its resource's handle when renewed
+    /// (the new expiry in `leaseFields`), 0 when not held (also once it was deregistered).
+    #[wasm_bindgen(js_name = renewLease)]
+    pub fn renew_lease(&mut self, now: f64, handle: f64, token: f64) -> f64 {
+        let renewed = grant(handle, token).and_then(|(id, token)| self.pool.renew_lease(now, id, token));
+        let answer = renewed.map(|l| self.keep(l));
+        self.answer(answer)
+    }
+
+    /// `renew` of the lease named by its strings and token; as `renewLease`.
+    pub fn renew(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
+        let renewed = named(kind_code, value, context, token).and_then(|l| self.pool.renew(now, &l));
+        let answer = renewed.map(|l| self.keep(l));
+        self.answer(answer)
+    }
+
+    /// `release` of the lease `(handle, token)` a grant gave: 1 when released, 0 when not
+    /// held (also once its resource was deregistered).
+    #[wasm_bindgen(js_name = releaseLease)]
+    pub fn release_lease(&mut self, now: f64, handle: f64, token: f64) -> f64 {
+        let released = grant(handle, token).and_then(|(id, token)| self.pool.release_lease(now, id, token));
+        let answer = released.map(f64::from);
+        self.answer(answer)
+    }
+
+    /// `release` of the lease named by its strings and token; as `releaseLease`.
+    pub fn release(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
+        let released = named(kind_code, value, context, token).and_then(|l| self.pool.release(now, &l));
+        let answer = released.map(f64::from);
         self.answer(answer)
     }
 
@@ -575,9 +573,8 @@ impl RawPool {
     }
 
     /// A view of the last granted or renewed lease's `[kind code, token, leasedAt, expiresAt,
-    /// group]` (group: 0 none, n > 0 a number that names one group name for the pool's life,
-    /// -1 read `leaseGroup`),
-    /// at a fixed address for the pool's life: the JS side keeps it and reads each lease's
+    /// grouped]` (grouped: 1 when the lease has a group, which `resourceGroup` reads), at a
+    /// fixed address for the pool's life: the JS side keeps it and reads each lease's
     /// numbers with no call. The module's memory growing detaches it (its length reads 0):
     /// the JS side asks again then.
     #[wasm_bindgen(js_name = leaseFields)]
@@ -587,7 +584,7 @@ impl RawPool {
         unsafe { Float64Array::view(&self.fields[..]) }
     }
 
-    /// The value of the resource `handle` names (the JS side keeps it by handle, asking once).
+    /// The value of the resource `handle` names (the JS side keeps it by handle).
     #[wasm_bindgen(js_name = resourceValue)]
     pub fn resource_value(&self, handle: f64) -> JsResult<String> {
         let id = resource_id(handle).map_err(js_error)?;
@@ -595,7 +592,7 @@ impl RawPool {
     }
 
     /// The group of the resource `handle` names, `undefined` for none: right after a call that
-    /// granted or renewed a lease on it, the lease's group (the JS side caches it by number).
+    /// granted or renewed a lease on it, the lease's group.
     #[wasm_bindgen(js_name = resourceGroup)]
     pub fn resource_group(&self, handle: f64) -> JsResult<Option<String>> {
         let id = resource_id(handle).map_err(js_error)?;

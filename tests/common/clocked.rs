@@ -2,12 +2,12 @@
 //! reading as its first argument (`now`); this wrapper reads its clock exactly once per call
 //! and passes the reading, unvalidated, so tests written against a clock (a `ManualClock` they
 //! move, or a closure returning NaN to see the reading refused) call the pool as they did.
-//! Calls that read no time (`config`, `context_id`, `resource_id`, `core`, `check_invariants`, …) go
+//! Calls that read no time (`config`, `resource_id`, `core`, `check_invariants`, …) go
 //! through `Deref` to the pool itself.
 
 use repute::{
-    BlockSpec, Config, ConfigPatch, ContextId, Filter, Floor, Kind, Lease, Millis, Next, Outcome, Pool,
-    PoolEvent, ProbeDue, Randomness, ResourceDetail, ResourceId, ResourceView, Result, Stats,
+    BlockSpec, Config, ConfigPatch, Filter, Floor, Kind, Lease, Millis, Next, Outcome, Pool, PoolEvent,
+    ProbeDue, Randomness, ResourceDetail, ResourceId, ResourceView, Result, Stats,
 };
 use std::ops::{Deref, DerefMut};
 
@@ -103,11 +103,6 @@ impl ClockedPool {
         self.pool.acquire(now, context)
     }
 
-    pub fn acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
-        let now = self.now();
-        self.pool.acquire_by_id(now, context)
-    }
-
     pub fn acquire_in(&mut self, context: &str, groups: &[Option<&str>]) -> Result<Option<Lease>> {
         let now = self.now();
         self.pool.acquire_in(now, context, groups)
@@ -118,26 +113,20 @@ impl ClockedPool {
         self.pool.try_acquire(now, context, groups)
     }
 
-    pub fn try_acquire_by_id(&mut self, context: ContextId) -> Result<Option<Lease>> {
-        let now = self.now();
-        self.pool.try_acquire_by_id(now, context)
-    }
-
     pub fn finish(&mut self, lease: &Lease, outcome: Outcome, next: Option<&Next>) -> Result<Option<Lease>> {
         let now = self.now();
         self.pool.finish(now, lease, outcome, next)
     }
 
-    pub fn finish_by_id(
+    pub fn finish_lease(
         &mut self,
-        id: Option<ResourceId>,
-        context: ContextId,
+        id: ResourceId,
         token: u64,
         outcome: Outcome,
         next: Option<&Next>,
-    ) -> Result<Option<Lease>> {
+    ) -> Result<Option<Option<Lease>>> {
         let now = self.now();
-        self.pool.finish_by_id(now, id, context, token, outcome, next)
+        self.pool.finish_lease(now, id, token, outcome, next)
     }
 
     pub fn acquire_resource(&mut self, kind: Kind, value: &str, context: &str) -> Result<Option<Lease>> {
@@ -150,9 +139,9 @@ impl ClockedPool {
         self.pool.report(now, kind, value, context, outcome)
     }
 
-    pub fn report_by_id(&mut self, id: ResourceId, context: ContextId, outcome: Outcome) -> Result<()> {
+    pub fn report_lease(&mut self, id: ResourceId, token: u64, outcome: Outcome) -> Result<bool> {
         let now = self.now();
-        self.pool.report_by_id(now, id, context, outcome)
+        self.pool.report_lease(now, id, token, outcome)
     }
 
     pub fn renew(&mut self, lease: &Lease) -> Result<Option<Lease>> {
@@ -160,14 +149,9 @@ impl ClockedPool {
         self.pool.renew(now, lease)
     }
 
-    pub fn renew_by_id(
-        &mut self,
-        id: impl Into<Option<ResourceId>>,
-        context: ContextId,
-        token: u64,
-    ) -> Result<Option<Lease>> {
+    pub fn renew_lease(&mut self, id: ResourceId, token: u64) -> Result<Option<Lease>> {
         let now = self.now();
-        self.pool.renew_by_id(now, id.into(), context, token)
+        self.pool.renew_lease(now, id, token)
     }
 
     pub fn release(&mut self, lease: &Lease) -> Result<bool> {
@@ -175,14 +159,9 @@ impl ClockedPool {
         self.pool.release(now, lease)
     }
 
-    pub fn release_by_id(
-        &mut self,
-        id: impl Into<Option<ResourceId>>,
-        context: ContextId,
-        token: u64,
-    ) -> Result<bool> {
+    pub fn release_lease(&mut self, id: ResourceId, token: u64) -> Result<bool> {
         let now = self.now();
-        self.pool.release_by_id(now, id.into(), context, token)
+        self.pool.release_lease(now, id, token)
     }
 
     pub fn block(&mut self, kind: Kind, value: &str, spec: BlockSpec) -> Result<()> {

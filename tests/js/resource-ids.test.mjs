@@ -1,8 +1,8 @@
-// Resource ids through the WebAssembly facade (src/ids.rs): the number `register` and a lease
-// give for a resource is refused with UNKNOWN_RESOURCE once that resource is deregistered, also
-// when the next resource registered takes its slot — a call by the old number never reaches
-// the new resource. And the package's `Pool`, which caches these numbers, keeps addressing the
-// right resource across deregistrations.
+// Resource ids through the WebAssembly facade (src/ids.rs): a grant answers its resource's id,
+// and a call by that id and the lease's token reaches that lease or nothing — never the next
+// resource registered in its slot (the call by name then says what is wrong). And the package's
+// `Pool`, which passes the last grant's id back, keeps addressing the right resource across
+// deregistrations, with no table of names to ids of its own.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -20,39 +20,42 @@ function must(raw, answer) {
 }
 const SUCCESS = 0;
 
+const BY_NAME = -1;
+
 test("an id held across a deregistration and a registration in its slot is refused", () => {
   const raw = new RawPool(undefined, undefined, 1);
   const a = raw.register(1, PROXY, "a");
-  const b = raw.register(1, PROXY, "b");
-  assert.ok(a > 0 && b > 0 && a !== b);
-  const x = raw.context("x");
-  must(raw, raw.report(2, a, x, SUCCESS, NaN));
+  assert.ok(a > 0);
+  assert.equal(must(raw, raw.acquire(2, "x", false)), a, "the grant answers its resource's id");
+  const token = raw.leaseFields()[1];
+  assert.equal(must(raw, raw.reportLease(2, a, token, SUCCESS, undefined)), 0);
   assert.equal(raw.deregister(3, PROXY, "a"), true);
   const c = raw.register(4, PROXY, "c");
   assert.equal(c % 2 ** 32, a % 2 ** 32, "c takes a's slot");
   assert.notEqual(c, a, "with another generation");
+  assert.equal(must(raw, raw.acquire(5, "x", false)), c);
+  const held = raw.leaseFields()[1];
   const before = raw.snapshot(5);
-  for (const call of [
-    () => must(raw, raw.report(5, a, x, SUCCESS, NaN)),
-    () => must(raw, raw.renew(5, a, x, 1)),
-    () => must(raw, raw.release(5, a, x, 1)),
-  ]) {
-    assert.throws(call, (e) => e instanceof Error && e.code === "UNKNOWN_RESOURCE");
-  }
-  assert.equal(raw.snapshot(5), before, "the refused calls changed nothing: c has no cell");
-  must(raw, raw.report(6, c, x, SUCCESS, NaN));
+  assert.equal(must(raw, raw.reportLease(5, a, held, SUCCESS, undefined)), BY_NAME, "left to the call by name");
+  assert.equal(must(raw, raw.renewLease(5, a, held)), 0);
+  assert.equal(must(raw, raw.releaseLease(5, a, held)), 0);
+  assert.equal(must(raw, raw.finishLease(5, a, held, SUCCESS, undefined, false, undefined, undefined, undefined, false)), BY_NAME);
+  assert.equal(raw.snapshot(5), before, "no call by a's id reached c");
+  assert.throws(() => must(raw, raw.report(5, PROXY, "a", "x", SUCCESS, undefined)), (e) => e.code === "UNKNOWN_RESOURCE" && /PROXY\/a/.test(e.message));
+  assert.equal(must(raw, raw.reportLease(6, c, held, SUCCESS, undefined)), 0);
   const cells = JSON.parse(raw.resource(6, PROXY, "c")).cells;
   assert.deepEqual(cells.map((cell) => cell.context), ["x"]);
-  assert.throws(() => must(raw, raw.report(6, 0, x, SUCCESS, NaN)), (e) => e.code === "UNKNOWN_RESOURCE");
-  assert.throws(() => must(raw, raw.report(6, 1.5, x, SUCCESS, NaN)), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.throws(() => raw.resourceValue(a), (e) => e.code === "UNKNOWN_RESOURCE", "a's id ended with it");
+  assert.throws(() => must(raw, raw.reportLease(6, 0, held, SUCCESS, undefined)), (e) => e.code === "UNKNOWN_RESOURCE");
+  assert.throws(() => must(raw, raw.reportLease(6, 1.5, held, SUCCESS, undefined)), (e) => e.code === "UNKNOWN_RESOURCE");
   assert.equal(raw.takeError(), undefined, "an error is taken once");
-  assert.ok(Number.isNaN(raw.report(6, 1.5, x, SUCCESS, NaN)), "a failed hot-path call answers NaN");
+  assert.ok(Number.isNaN(raw.reportLease(6, 1.5, held, SUCCESS, undefined)), "a failed hot-path call answers NaN");
   const again = raw.takeError();
   assert.ok(again instanceof Error && again.code === "UNKNOWN_RESOURCE");
   raw.free();
 });
 
-test("the Pool's cached ids follow deregistrations", () => {
+test("the Pool's ids from the grant follow deregistrations", () => {
   let t = 1000;
   const pool = new Pool({ seed: 1, now: () => t });
   pool.register("PROXY", "a");
@@ -81,58 +84,27 @@ test("the Pool's cached ids follow deregistrations", () => {
   pool.free();
 });
 
-test("a context id is the engine's: checked once, stable, one acquire export", () => {
+test("ids come from the engine: no table of names in the facade, contexts by name", () => {
   const raw = new RawPool(undefined, undefined, 1);
   raw.register(1, PROXY, "a");
-  for (const twin of ["acquireNamed", "reportHandle", "renewHandle", "releaseHandle"]) {
-    assert.equal(typeof raw[twin], "undefined", `no twin ${twin}: one export per call, by ids`);
+  for (const gone of ["context", "resourceId", "finishIn", "leaseKind", "leaseValue", "leaseGroup"]) {
+    assert.equal(typeof raw[gone], "undefined", `no ${gone}: a context crosses by name, a resource's id from its grant`);
   }
-  assert.equal(raw.resourceId(PROXY, "a", false), raw.resourceId(PROXY, "a", true), "a resolved name");
-  assert.equal(raw.resourceId(PROXY, "nope", false), 0, "not registered");
-  assert.throws(() => raw.resourceId(PROXY, "nope", true), (e) => e.code === "UNKNOWN_RESOURCE" && /PROXY\/nope/.test(e.message));
-  assert.throws(() => raw.resourceId(PROXY, "", false), (e) => e.code === "INVALID_ARGUMENT", "the value is checked");
-  assert.throws(() => raw.context(""), (e) => e.code === "INVALID_ARGUMENT");
-  const x = raw.context("x");
-  assert.ok(x > 0);
-  assert.notEqual(raw.context("y"), x);
-  assert.equal(raw.context("x"), x, "the same id for the same name");
-  for (const never of [99, 0, -1, 1.5, NaN]) {
-    assert.throws(() => must(raw, raw.acquire(2, never)), (e) => e.code === "INVALID_ARGUMENT", `an id never given: ${never}`);
-  }
-  const a = must(raw, raw.acquire(2, x));
-  assert.ok(a > 0);
-  assert.equal(must(raw, raw.release(3, a, x, raw.leaseFields()[1])), 1);
-  raw.deregister(4, PROXY, "a");
-  raw.register(5, PROXY, "b");
-  assert.equal(raw.context("x"), x, "a context's id outlives its cells while the table has room");
-  const hb = must(raw, raw.acquire(6, x));
-  assert.ok(hb > 0);
-  assert.equal(raw.resourceValue(hb), "b");
-  assert.equal(raw.resourceGroup(hb), undefined, "ungrouped");
-  assert.throws(() => raw.resourceValue(a), (e) => e.code === "UNKNOWN_RESOURCE", "a's id ended with it");
-  for (const getter of ["leaseKind", "leaseValue", "leaseGroup", "leaseToken", "leaseLeasedAt", "leaseExpiresAt"]) {
-    assert.equal(typeof raw[getter], "undefined", `${getter}: the facade keeps no copy of the last lease`);
-  }
+  assert.throws(() => must(raw, raw.acquire(2, "", false)), (e) => e.code === "INVALID_ARGUMENT", "the engine checks the name");
+  const a = must(raw, raw.acquire(2, "x", false));
+  assert.equal(raw.resourceValue(a), "a");
+  assert.equal(raw.resourceGroup(a), undefined, "ungrouped");
+  assert.equal(raw.leaseFields()[4], 0, "no group");
+  raw.registerWith(3, PROXY, "g", true, "tier-1", NaN);
+  assert.equal(must(raw, raw.releaseLease(3, a, raw.leaseFields()[1])), 1);
+  raw.deregister(3, PROXY, "a");
+  const g = must(raw, raw.acquire(4, "x", false));
+  assert.equal(raw.leaseFields()[4], 1, "grouped: the group is the registry's, read by id");
+  assert.equal(raw.resourceGroup(g), "tier-1");
   raw.free();
 });
 
-test("the engine's table of context names is bounded, and the Pool's cache follows it", () => {
-  const raw = new RawPool(undefined, undefined, 1);
-  raw.register(1, PROXY, "a");
-  const held = raw.context("held");
-  const h = must(raw, raw.acquire(2, held));
-  const token = raw.leaseFields()[1];
-  const idle = raw.context("idle");
-  let forgot = 0;
-  for (let i = 0; i < 10_000; i++) if (raw.context(`c${i}`) < 0) forgot++;
-  assert.ok(forgot >= 2, `forgot ${forgot} times over 10 000 new names`);
-  assert.equal(raw.context("held"), held, "a leased context keeps its id");
-  assert.throws(() => must(raw, raw.acquire(3, idle)), (e) => e.code === "INVALID_ARGUMENT", "a forgotten id is refused");
-  assert.equal(must(raw, raw.release(3, h, held, token)), 1);
-  raw.free();
-
-  // Through the package: contexts named by clients' requests come and go; every call keeps
-  // reaching the right context.
+test("contexts named by clients' requests come and go; every call keeps reaching the right one", () => {
   const pool = new Pool({ seed: 1, now: () => 1 });
   pool.register("PROXY", "p");
   const lease = pool.acquire("kept");
@@ -151,13 +123,32 @@ test("the engine's table of context names is bounded, and the Pool's cache follo
   pool.free();
 });
 
-test("the Pool resolves a resource it has no id of once (after a restore), and drops only a deregistered one's", () => {
+test("a lease other than the last grant, or a copy of it, is served by name", () => {
+  const pool = new Pool({ seed: 1, now: () => 1 });
+  for (const v of ["a", "b"]) pool.register("PROXY", v);
+  const first = pool.acquire("x");
+  const second = pool.acquire("y");
+  assert.notEqual(first.value, second.value);
+  pool.report(first.kind, first.value, "x", { ok: false, failure: "TIMEOUT" });
+  assert.equal(pool.renew({ ...first }).token, first.token, "a copy renews");
+  assert.equal(pool.release(JSON.parse(JSON.stringify(first))), true, "as does a lease sent as JSON");
+  assert.equal(pool.release(first), false, "released once");
+  assert.equal(pool.release({ ...second, context: "z" }), false, "not the holder");
+  assert.equal(pool.finish(second, { ok: true }), null);
+  assert.throws(() => pool.finish(second, { ok: true }), (e) => e.code === "LEASE_FINISHED");
+  const cells = JSON.parse(pool.snapshot()).cells.map((c) => [c.value, c.context, c.consecutiveFailures]);
+  const want = [[first.value, "x", 1], [second.value, "y", 0]];
+  assert.deepEqual(cells.sort(), want.sort());
+  pool.free();
+});
+
+test("after a restore, calls by name reach the resources; a deregistered one is unknown", () => {
   const first = new Pool({ seed: 1, now: () => 1 });
   for (const v of ["a", "b"]) first.register("PROXY", v);
   const lease = first.acquire("x");
   const pool = Pool.restore(first.snapshot(), { seed: 1, now: () => 2 });
   first.free();
-  // The restored Pool has seen no id: each call resolves the name once.
+  // The restored Pool has granted nothing: each call goes by name.
   pool.report("PROXY", "a", "x", { ok: true });
   pool.report("PROXY", "b", "x", { ok: false, failure: "TIMEOUT" });
   assert.equal(pool.release(lease), false, "leases are not in snapshots");
@@ -166,7 +157,7 @@ test("the Pool resolves a resource it has no id of once (after a restore), and d
   assert.equal(pool.release({ ...lease, value: "b" }), false, "no holder once deregistered");
   assert.equal(pool.renew({ ...lease, value: "b" }), null);
   assert.throws(() => pool.report("PROXY", "b", "x", { ok: true }), (e) => e.code === "UNKNOWN_RESOURCE");
-  // "a" keeps its id and its cell.
+  // "a" keeps its cell.
   pool.report("PROXY", "a", "x", { ok: true });
   const cells = JSON.parse(pool.snapshot()).cells;
   assert.deepEqual(cells.map((c) => [c.kind, c.value, c.context]), [["PROXY", "a", "x"]]);

@@ -287,6 +287,7 @@ fn to_grant(l: &Lease) -> RefGrant {
 
 fn to_lease(g: &RefGrant) -> Lease {
     Lease {
+        id: None,
         kind: g.kind,
         value: Rc::from(g.value.as_str()),
         group: g.group.as_deref().map(Rc::from),
@@ -469,13 +470,13 @@ impl Run {
                     groups: groups.as_deref(),
                     quiet: n.quiet,
                 });
-                let out = if *by_id {
-                    let id = p.resource_id(g.kind, &g.value);
-                    let ctx = p.context_id(&g.context).unwrap().id;
-                    p.finish_by_id(id, ctx, g.token, o, n.as_ref())
-                } else {
-                    p.finish(&to_lease(&g), o, n.as_ref())
+                // By the grant as the JS `Pool` calls it: by the lease's id and token, and by
+                // name when that lease is not held any more.
+                let by_grant = match p.resource_id(g.kind, &g.value) {
+                    Some(id) if *by_id => p.finish_lease(id, g.token, o, n.as_ref()).transpose(),
+                    _ => None,
                 };
+                let out = by_grant.unwrap_or_else(|| p.finish(&to_lease(&g), o, n.as_ref()));
                 code(out.map(|l| Res::Grant(l.as_ref().map(to_grant))))
             }
         }

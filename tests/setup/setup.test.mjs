@@ -116,7 +116,7 @@ function bareMachine({ have = [], omit = [] } = {}) {
   for (const s of SCRIPTS) copyFileSync(join(repo, "pkg-scripts", s), join(root, "pkg-scripts", s));
   for (const f of ["Cargo.lock", "rust-toolchain.toml"]) copyFileSync(join(repo, f), join(root, f));
   writeFileSync(join(root, "pkg-scripts", "package-lock.json"), '{"lockfileVersion": 3}\n');
-  for (const f of ["web.js", "lib/pool.js", "lib/mulberry32.js", "lib/vocabulary.js", "lib/waiters.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
+  for (const f of ["web.js", "lib/pool.js", "lib/pool-args.js", "lib/pool-events.js", "lib/mulberry32.js", "lib/vocabulary.js", "lib/waiters.js"]) writeFileSync(join(root, "pkg-scripts", f), "// stand-in\n");
   // What prepack brings into the package besides the build's output.
   for (const [f, text] of [["LICENSE", "MIT (stand-in)\n"], ["README.md", "# repute (stand-in)\n"], ["repute.config.schema.json", "{}\n"], ["repute.config.json", "{}\n"], ["www/index.html", "<!doctype html>\n"]]) {
     mkdirSync(join(root, f, ".."), { recursive: true });
