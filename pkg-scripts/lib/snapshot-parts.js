@@ -1,0 +1,73 @@
+// The snapshot in parts, joined back: every host that stores or keeps a pool's snapshot one
+// resource at a time (the edge's SQLite rows, lib/edge/sql-store.js; the Node host's stepped
+// checkpoints, lib/node/stepped-snapshot.js) joins the parts here, so there is one join.
+//
+// `Pool.snapshotPart()` is the head (every field before `registered`); `Pool.snapshotPart(kind,
+// value)` is one resource's `registered` entry, `blocklist` entry (or "") and cells
+// (comma-separated, or ""), as three lines. The head, then each section's entries of every
+// resource in canonical order — kind code, then the value's UTF-8 bytes (`rowKey` sorts so) —
+// are the very bytes of `Pool.snapshot()` (tests/snapshot_parts.rs). Platform-neutral.
+
+import { KIND_CODE } from "./vocabulary.js";
+
+const encoder = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** A resource's key in canonical order: its kind's code, then its value's UTF-8 bytes in hex
+ * (comparing two keys as strings compares the resources as the snapshot orders them). */
+export function rowKey(kind, value) {
+  const bytes = encoder.encode(value);
+  let out = String(KIND_CODE.get(kind));
+  for (const b of bytes) out += HEX[b];
+  return out;
+}
+
+/** One resource's part (three lines) as `[registered, blocklist or "", cells or ""]`. */
+export function splitPart(part) {
+  const a = part.indexOf("\n");
+  const b = part.indexOf("\n", a + 1);
+  return [part.slice(0, a), part.slice(a + 1, b), part.slice(b + 1)];
+}
+
+/** Characters a piece holds, about (an entry is never split): joining and writing one is short. */
+const PIECE_CHARS = 128 * 1024;
+
+/**
+ * The snapshot as pieces of text, in order: `head`, then the sections of `split` (an array of
+ * `splitPart` results, in canonical order). Joined, they are `Pool.snapshot()`'s text; a caller
+ * may write them one by one (the loop is free between pieces) rather than join 35 MB at once.
+ */
+export function* snapshotPieces(head, split) {
+  yield `${head},"registered":[`;
+  yield* section(split, 0);
+  yield `],"blocklist":[`;
+  yield* section(split, 1);
+  yield `],"cells":[`;
+  yield* section(split, 2);
+  yield "]}";
+}
+
+/** Line `i` of every resource that has one, comma-separated, in pieces. */
+function* section(split, i) {
+  let batch = [];
+  let chars = 0;
+  let first = true;
+  for (const lines of split) {
+    if (lines[i] === "") continue;
+    batch.push(lines[i]);
+    chars += lines[i].length;
+    if (chars < PIECE_CHARS) continue;
+    yield (first ? "" : ",") + batch.join(",");
+    first = false;
+    batch = [];
+    chars = 0;
+  }
+  if (batch.length > 0) yield (first ? "" : ",") + batch.join(",");
+}
+
+/** Joins a head and the resources' parts (in canonical order) into the snapshot's text. */
+export function compose(head, parts) {
+  let text = "";
+  for (const piece of snapshotPieces(head, parts.map(splitPart))) text += piece;
+  return text;
+}
