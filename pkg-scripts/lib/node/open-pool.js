@@ -447,8 +447,6 @@ export class PoolHost extends HostCore {
       try {
         await this.#put(json, revision, started);
       } catch (e) {
-        // The undos change the live pool behind the hooks' back: every part is retaken.
-        if (this.#changes.size > 0) this._touchedAll();
         this.#changes.failed(e);
         throw e;
       }
