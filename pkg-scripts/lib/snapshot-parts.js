@@ -22,40 +22,43 @@ export function rowKey(kind, value) {
   return out;
 }
 
-/** One resource's part (three lines) as `[registered, blocklist or "", cells or ""]`. */
-export function splitPart(part) {
+/** Line `i` (0: registered, 1: blocklist or "", 2: cells or "") of one resource's part. */
+function line(part, i) {
   const a = part.indexOf("\n");
+  if (i === 0) return part.slice(0, a);
   const b = part.indexOf("\n", a + 1);
-  return [part.slice(0, a), part.slice(a + 1, b), part.slice(b + 1)];
+  return i === 1 ? part.slice(a + 1, b) : part.slice(b + 1);
 }
 
 /** Characters a piece holds, about (an entry is never split): joining and writing one is short. */
 const PIECE_CHARS = 128 * 1024;
 
 /**
- * The snapshot as pieces of text, in order: `head`, then the sections of `split` (an array of
- * `splitPart` results, in canonical order). Joined, they are `Pool.snapshot()`'s text; a caller
- * may write them one by one (the loop is free between pieces) rather than join 35 MB at once.
+ * The snapshot as pieces of text, in order: `head`, then the sections of `parts` (the
+ * resources' parts, in canonical order; iterated once a section). Joined, they are
+ * `Pool.snapshot()`'s text; a caller may write them one by one (the loop is free between
+ * pieces) rather than join 35 MB at once.
  */
-export function* snapshotPieces(head, split) {
+export function* snapshotPieces(head, parts) {
   yield `${head},"registered":[`;
-  yield* section(split, 0);
+  yield* section(parts, 0);
   yield `],"blocklist":[`;
-  yield* section(split, 1);
+  yield* section(parts, 1);
   yield `],"cells":[`;
-  yield* section(split, 2);
+  yield* section(parts, 2);
   yield "]}";
 }
 
 /** Line `i` of every resource that has one, comma-separated, in pieces. */
-function* section(split, i) {
+function* section(parts, i) {
   let batch = [];
   let chars = 0;
   let first = true;
-  for (const lines of split) {
-    if (lines[i] === "") continue;
-    batch.push(lines[i]);
-    chars += lines[i].length;
+  for (const part of parts) {
+    const text = line(part, i);
+    if (text === "") continue;
+    batch.push(text);
+    chars += text.length;
     if (chars < PIECE_CHARS) continue;
     yield (first ? "" : ",") + batch.join(",");
     first = false;
@@ -68,6 +71,6 @@ function* section(split, i) {
 /** Joins a head and the resources' parts (in canonical order) into the snapshot's text. */
 export function compose(head, parts) {
   let text = "";
-  for (const piece of snapshotPieces(head, parts.map(splitPart))) text += piece;
+  for (const piece of snapshotPieces(head, parts)) text += piece;
   return text;
 }

@@ -16,7 +16,7 @@
 // to checkpoint or the file (open-pool.js, snapshot-store.js), the join (snapshot-parts.js).
 
 import { STEP_BUDGET_MS, stepLater } from "../next-turn.js";
-import { rowKey, snapshotPieces, splitPart } from "../snapshot-parts.js";
+import { rowKey, snapshotPieces } from "../snapshot-parts.js";
 
 /** Touched resources beyond which another stepped pass runs before the synchronous step. */
 const SETTLE = 256;
@@ -28,7 +28,7 @@ const PAGE = 32;
 const poolClosed = () => Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
 
 export class SteppedSnapshot {
-  /** Row key (canonical order) → `splitPart` lines, for every registered resource as taken. */
+  /** Row key (canonical order) → part (`Pool.snapshotPart`), for every registered resource as taken. */
   #parts = new Map();
   /** The keys of `#parts` in canonical order, but for `#added` and, if `#removed`, some gone. */
   #order = [];
@@ -113,7 +113,7 @@ export class SteppedSnapshot {
       for (const { kind, value } of page) {
         const key = rowKey(kind, value);
         order.push(key);
-        parts.set(key, splitPart(p.snapshotPart(kind, value)));
+        parts.set(key, p.snapshotPart(kind, value));
       }
       if (page.length < PAGE) break;
       after = { kind: page[PAGE - 1].kind, value: page[PAGE - 1].value };
@@ -134,7 +134,7 @@ export class SteppedSnapshot {
       return;
     }
     if (!this.#parts.has(key)) this.#added.push(key);
-    this.#parts.set(key, splitPart(part));
+    this.#parts.set(key, part);
   }
 
   /** The keys of the kept parts in canonical order: the last order without the parts gone,
