@@ -10,7 +10,7 @@ use repute::{BlockSpec, Config, FailureType, Kind, Outcome, Randomness};
 
 const T0: f64 = 1_700_000_000_000.0;
 
-/// Joins the parts as `pkg-scripts/lib/edge/sql-store.js` does.
+/// Joins the parts as `pkg-scripts/lib/snapshot-parts.js` does.
 fn joined(pool: &mut ClockedPool, resources: &[(Kind, &str)]) -> String {
     let head = pool.snapshot_part(None).unwrap().unwrap();
     let (mut reg, mut blocks, mut cells) = (Vec::new(), Vec::new(), Vec::new());

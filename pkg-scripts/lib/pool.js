@@ -331,7 +331,7 @@ export function makePool(RawPool) {
     /** The snapshot in parts, for a host that stores each resource on its own: with no
      * argument the head (every field before `registered`); with a resource its `registered`
      * entry, its `blocklist` entry (or "") and its cells, comma-separated, as three lines — or
-     * null when it is not registered. Joined as `pkg-scripts/lib/edge/sql-store.js` joins them,
+     * null when it is not registered. Joined as `pkg-scripts/lib/snapshot-parts.js` joins them,
      * they are the bytes of `snapshot()`. */
     snapshotPart(kind, value) {
       if (kind === undefined && value === undefined) return this.#raw.snapshotPart(this.#now(), 0, undefined);

@@ -54,6 +54,28 @@ test("round trip: write, read back the same text, the previous one becomes the b
   await again.close();
 });
 
+test("a snapshot given in pieces is stored as their text joined, read lazily when its turn comes", async () => {
+  const store = await SnapshotStore.open(newDir());
+  const text = snap(4, "ü-pieces", 50_000); // megabytes, with multi-byte characters (whole in each piece)
+  let read = 0;
+  const pieces = (function* () {
+    for (let i = 0; i < text.length; i += 65_536) {
+      read++;
+      yield text.slice(i, i + 65_536);
+    }
+  })();
+  const first = store.write(snap(3), 3);
+  const written = store.write(pieces, 4);
+  assert.equal(read, 0, "nothing read before the write's turn");
+  assert.equal(await first, true);
+  assert.equal(await written, true);
+  assert.ok(read > 10);
+  assert.deepEqual(await store.read(), { json: text, revision: 4 });
+  await assert.rejects(store.write(42, 5), { code: "INVALID_ARGUMENT" });
+  await assert.rejects(store.write(null, 5), { code: "INVALID_ARGUMENT" });
+  await store.close();
+});
+
 test("a lower revision is refused and leaves both files unchanged; an equal one is stored", async () => {
   const dir = newDir();
   const store = await SnapshotStore.open(dir);

@@ -20,7 +20,8 @@
 //   fails, calls go on while the stored reservation still covers them.
 
 import { HostCore } from "../host/host-core.js";
-import { SqlStore, rowKey } from "./sql-store.js";
+import { SqlStore } from "./sql-store.js";
+import { rowKey } from "../snapshot-parts.js";
 
 const storageUnavailable = (cause) =>
   Object.assign(new Error("the Durable Object's storage refused the write; nothing was changed"), { code: "STORAGE_UNAVAILABLE", retryAfter: 1, cause });

@@ -12,44 +12,20 @@
 //   at most 2 MB; a character is at most 3 bytes of UTF-8, or 4 per surrogate pair, and a chunk
 //   never ends between the two halves of a pair). The key is
 //   the kind's code then the value's UTF-8 bytes in hex: the tables' byte order is the
-//   snapshot's canonical order, so `ORDER BY k` joins back the exact bytes of `Pool.snapshot()`.
+//   snapshot's canonical order (`rowKey`, lib/snapshot-parts.js), so `ORDER BY k` joins back
+//   (`compose`, the same file) the exact bytes of `Pool.snapshot()`.
 //   The blocklist is the second line of each resource's row: a block is written with the
 //   resource it blocks, in one row.
 // - `events (seq, event)`: the audit log (the events as served), all but the newest `keep` rows
 //   deleted at each checkpoint.
 // Does not own: what changed (durable-host.js), the snapshot format (the engine's).
 
-import { KIND_CODE } from "../vocabulary.js";
+import { compose } from "../snapshot-parts.js";
 
 /** Characters per chunk of a resource row: ≤ 1.5 MB of UTF-8, under the 2 MB row limit. */
 export const CHUNK = 512 * 1024;
 
-const encoder = new TextEncoder();
 const isHighSurrogate = (code) => code >= 0xd800 && code < 0xdc00;
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-
-/** The row key of a resource: its kind's code, then its value's UTF-8 bytes in hex. */
-export function rowKey(kind, value) {
-  const bytes = encoder.encode(value);
-  let out = String(KIND_CODE.get(kind));
-  for (const b of bytes) out += HEX[b];
-  return out;
-}
-
-/** Joins a head and the resources' three-line parts (in canonical order) into the snapshot. */
-export function compose(head, parts) {
-  const reg = [];
-  const blocks = [];
-  const cells = [];
-  for (const part of parts) {
-    const a = part.indexOf("\n");
-    const b = part.indexOf("\n", a + 1);
-    reg.push(part.slice(0, a));
-    if (b > a + 1) blocks.push(part.slice(a + 1, b));
-    if (b + 1 < part.length) cells.push(part.slice(b + 1));
-  }
-  return `${head},"registered":[${reg.join(",")}],"blocklist":[${blocks.join(",")}],"cells":[${cells.join(",")}]}`;
-}
 
 export class SqlStore {
   #storage;
@@ -75,7 +51,7 @@ export class SqlStore {
   key(random) {
     let hex = this.#meta("key");
     if (hex === null) {
-      hex = Array.from(random(32), (b) => HEX[b]).join("");
+      hex = Array.from(random(32), (b) => b.toString(16).padStart(2, "0")).join("");
       this.#sql.exec("INSERT INTO meta (k, v) VALUES ('key', ?)", hex);
     }
     return Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));

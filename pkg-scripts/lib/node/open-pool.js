@@ -3,7 +3,9 @@
 // this file adds the folder, its lock, the audit and outcome logs, timers, signals, the prober).
 //
 // - Snapshots are written atomically (snapshot-store.js) every `checkpointMs`, after a burst of
-//   `burst` mutations, and on close / SIGTERM / SIGINT; operator actions (register,
+//   `burst` mutations, and on close / SIGTERM / SIGINT, taken in short steps that leave the
+//   event loop to the workers (stepped-snapshot.js: only what was touched since is retaken, and
+//   what is stored is the pool as it was when the last step ran); operator actions (register,
 //   deregister, block, unblock, setConfig, snapshot import) are on disk before their promise resolves
 //   (concurrent ones share one write). A write never goes back in revision; one process owns
 //   the folder (lock.js).
@@ -58,6 +60,7 @@ import { Pool } from "../engine/node-engine.js";
 import { HostCore } from "../host/host-core.js";
 import { acquireLock } from "./lock.js";
 import { SnapshotStore } from "./snapshot-store.js";
+import { SteppedSnapshot } from "./stepped-snapshot.js";
 import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
@@ -124,6 +127,8 @@ export class PoolHost extends HostCore {
   #ahead = [];
   /** Length of the last snapshot written (what the next one needs, about). */
   #lastBytes = 0;
+  /** The live pool's snapshot in parts, retaken as resources are touched. */
+  #parts = new SteppedSnapshot();
   #health;
   /** @type {Reservations} */
   #reserve;
@@ -241,6 +246,14 @@ export class PoolHost extends HostCore {
   }
 
   // --- hooks (host-core.js) ----------------------------------------------------------------
+
+  _touched(kind, value) {
+    this.#parts.touched(kind, value);
+  }
+
+  _touchedAll() {
+    this.#parts.touchedAll();
+  }
 
   /** After `burst` mutations a snapshot is written early — at most once per `burstGapMs`, so
    * that steady heavy traffic (every acquire is a mutation) is left to the interval instead of
@@ -413,23 +426,23 @@ export class PoolHost extends HostCore {
     return run;
   }
 
-  /** One snapshot write of the live pool (callers serialize through `#writing`). */
+  /** One snapshot write of the live pool, taken in steps (callers serialize through
+   * `#writing`): it contains the changes waiting when its last step ran. */
   async #write() {
     if (!this._pool) return;
     const started = this.#timers.monotonicMs();
-    const json = this._pool.snapshot();
-    this._drain();
-    await this.#persist(json, this.#changes.size, started);
+    const taken = await this.#parts.take(() => this._pool, () => this._drain(), () => this.#changes.size);
+    await this.#persist(taken, taken.moment, started);
   }
 
   /**
-   * Stores `json`, a snapshot that contains the first `covered` waiting changes, and settles
-   * them; when the write fails, every waiting change is undone (change-log.js) and this throws.
-   * Skipped when nothing changed since the last write — unless writes are failing: then every
-   * write is also a probe of the folder.
+   * Stores a snapshot that contains the first `covered` waiting changes (`json`, its text; or a
+   * stepped one's `{head, pieces}`), and settles them; when the write fails, every waiting
+   * change is undone (change-log.js) and this throws. Skipped when nothing changed since the
+   * last write — unless writes are failing: then every write is also a probe of the folder.
    */
   async #persist(json, covered, started) {
-    const revision = revisionOf(json);
+    const revision = revisionOf(json.head ?? json);
     if (revision !== this.#lastRevision || this.#health.failing) {
       try {
         await this.#put(json, revision, started);
@@ -441,11 +454,19 @@ export class PoolHost extends HostCore {
     this.#changes.saved(covered);
   }
 
-  /** `#store.write` with the bookkeeping; a file-system error becomes STORAGE_UNAVAILABLE. */
+  /** `#store.write` of `json` (a snapshot's text, or a stepped one's `{pieces}`) with the
+   * bookkeeping; a file-system error becomes STORAGE_UNAVAILABLE. */
   async #put(json, revision, started = this.#timers.monotonicMs()) {
     let stored;
+    let bytes = typeof json === "string" ? json.length : 0;
+    const text = typeof json === "string" ? json : (function* counted() {
+      for (const piece of json.pieces()) {
+        bytes += piece.length;
+        yield piece;
+      }
+    })();
     try {
-      stored = await this.#store.write(json, revision);
+      stored = await this.#store.write(text, revision);
     } catch (e) {
       this._metrics.checkpointFailed();
       if (!isStorageError(e)) {
@@ -463,7 +484,7 @@ export class PoolHost extends HostCore {
     }
     this.#health.succeeded("snapshot");
     this.#lastRevision = revision;
-    this.#lastBytes = json.length;
+    this.#lastBytes = bytes;
     this._metrics.checkpointed(this.#timers.monotonicMs() - started);
   }
 

@@ -161,8 +161,10 @@ export class SnapshotStore {
    * `snapshot.damaged-<epoch ms>-<pid>.json` (never deleted, never made the backup) when the
    * first write replaces it.
    *
-   * @param {string} json the snapshot text (`Pool.snapshot()`); its `revision` field must equal
-   *   `revision` (it is not parsed here, to keep writes cheap)
+   * @param {string | Iterable<string>} json the snapshot text (`Pool.snapshot()`), or its pieces
+   *   in order (written one by one, so a large snapshot is never one string); its `revision`
+   *   field must equal `revision` (it is not parsed here, to keep writes cheap). Pieces are read
+   *   when the write's turn comes, once.
    * @param {number} revision non-negative integer
    * @returns {Promise<boolean>} true when stored; false when refused because `revision` is lower
    *   than the stored one (equal is stored)
@@ -170,7 +172,9 @@ export class SnapshotStore {
    * @throws {Error & {code: "SNAPSHOT_STORE_CLOSED"}} after `close()`
    */
   write(json, revision) {
-    if (typeof json !== "string") return Promise.reject(invalid("json must be a string"));
+    if (typeof json !== "string" && (json === null || typeof json !== "object" || typeof json[Symbol.iterator] !== "function")) {
+      return Promise.reject(invalid("json must be a string or an iterable of strings"));
+    }
     if (!Number.isSafeInteger(revision) || revision < 0) {
       return Promise.reject(invalid("revision must be a non-negative integer"));
     }
@@ -189,7 +193,7 @@ export class SnapshotStore {
     try {
       const fh = await open(tmp, "w", 0o600);
       try {
-        await fh.writeFile(json, "utf8");
+        await fh.writeFile(json, "utf8"); // pieces: each written whole (short writes retried)
         await fh.sync();
       } finally {
         await fh.close();
