@@ -6,9 +6,10 @@
 //! from the state's narrow reading API (`pool/durable.rs`), never from its fields.
 //!
 //! The document is also written in parts (`write_head`, `write_resource`), for a host that keeps
-//! each resource in its own record and writes only those that changed (the edge worker): the
-//! head, then per resource its `registered` entry, its `blocklist` entry and its cells, which
-//! the host joins back into exactly the bytes `write` gives (`pkg-scripts/lib/edge/sql-store.js`).
+//! each resource's part and retakes only those that changed (the edge worker's records, the Node
+//! host's stepped checkpoints): the head, then per resource its `registered` entry, its
+//! `blocklist` entry and its cells, which the hosts join back into exactly the bytes `write`
+//! gives (`pkg-scripts/lib/snapshot-parts.js`).
 
 use crate::json::{Obj, array};
 use crate::pool::core::Core;
