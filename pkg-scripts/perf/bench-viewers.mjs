@@ -7,11 +7,16 @@
 // every 50 ms. Prints the worker's acquire+release latency percentiles (one step: both
 // requests), the probe's, how many dashboards the viewers read, and the load average.
 //
+// With --viewers-apart the viewers run in a process of their own (as a dashboard in a browser
+// would), so that reading their 31 MB answers does not share the timing process's event loop.
+//
 // Usage: node pkg-scripts/perf/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
-//        [--duration 15] [--page N] [--cpu-prof DIR] (the server's CPU profile, written in DIR
-//        when it stops)
+//        [--duration 15] [--page N] [--viewers-apart] [--cpu-prof DIR] (the server's CPU
+//        profile, written in DIR when it stops)
 
+import { spawn } from "node:child_process";
 import os from "node:os";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool as HttpPool } from "undici";
 import { Pool } from "../node.js";
@@ -24,6 +29,11 @@ const { values: o } = parseArgs({
     viewers: { type: "string", default: "4" },
     duration: { type: "string", default: "15" },
     page: { type: "string" },
+    "viewers-apart": { type: "boolean", default: false },
+    /** Internal: this process is the viewers of --viewers-apart, reading the server at this URL
+     * until this epoch millisecond. */
+    "viewers-at": { type: "string" },
+    "viewers-until": { type: "string" },
     "cpu-prof": { type: "string" },
   },
 });
@@ -55,16 +65,17 @@ function percentiles(ms) {
 const fmt = ({ n, p50, p90, p99, max }) =>
   `n ${n}, p50 ${p50.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(2)} ms`;
 
-const server = await serveChild(seed(), { cpuProf: o["cpu-prof"] });
-try {
-  const { url } = server;
-  const http = new HttpPool(url, { connections: VIEWERS + 2 });
-  const request = async (method, p, body) => {
+/** An undici `request(method, path, body)` over `http`, answering `{ status, text }`. */
+function requester(http) {
+  return async (method, p, body) => {
     const res = await http.request({ method, path: p, headers: body ? { "content-type": "application/json" } : {}, body: body && JSON.stringify(body) });
     const text = await res.body.text();
     return { status: res.statusCode, text };
   };
-  const until = Date.now() + DURATION_MS;
+}
+
+/** VIEWERS viewers reading the dashboard through `request` until `until`: `{ dashboards, pages }`. */
+async function readDashboards(request, until) {
   let dashboards = 0;
   let pages = 0;
   const viewer = async () => {
@@ -84,6 +95,36 @@ try {
       dashboards++;
     }
   };
+  await Promise.all(Array.from({ length: VIEWERS }, viewer));
+  return { dashboards, pages };
+}
+
+/** The viewers in a child process of this script (--viewers-apart): its `{ dashboards, pages }`. */
+function viewersApart(url, until) {
+  const args = [fileURLToPath(import.meta.url), "--viewers-at", url, "--viewers-until", String(until), "--viewers", String(VIEWERS)];
+  if (PAGE !== null) args.push("--page", String(PAGE));
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) =>
+    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the viewers' process exited with ${code}`)))),
+  );
+}
+
+if (o["viewers-at"] !== undefined) {
+  const http = new HttpPool(o["viewers-at"], { connections: VIEWERS });
+  console.log(JSON.stringify(await readDashboards(requester(http), Number(o["viewers-until"]))));
+  await http.close();
+  process.exit(0);
+}
+
+const server = await serveChild(seed(), { cpuProf: o["cpu-prof"] });
+try {
+  const { url } = server;
+  const http = new HttpPool(url, { connections: VIEWERS + 2 });
+  const request = requester(http);
+  /** The end of the measured run, which starts after the baseline below. */
+  let until = 0;
   const steps = [];
   const worker = async () => {
     while (Date.now() < until) {
@@ -111,8 +152,10 @@ try {
     if (lease.status === 201) await request("DELETE", `/api/leases/${JSON.parse(lease.text).leaseId}`);
     quiet.push(performance.now() - t);
   }
-  await Promise.all([worker(), prober(), ...Array.from({ length: VIEWERS }, viewer)]);
-  console.log(`pool: ${R} resources × ${C} contexts = ${R * C} cells; ${VIEWERS} viewers, ${PAGE === null ? "whole dashboards" : `pages of ${PAGE}`}, ${DURATION_MS / 1000} s`);
+  until = Date.now() + DURATION_MS;
+  const reading = o["viewers-apart"] ? viewersApart(url, until) : readDashboards(request, until);
+  const [{ dashboards, pages }] = await Promise.all([reading, worker(), prober()]);
+  console.log(`pool: ${R} resources × ${C} contexts = ${R * C} cells; ${VIEWERS} viewers${o["viewers-apart"] ? " in a process of their own" : ""}, ${PAGE === null ? "whole dashboards" : `pages of ${PAGE}`}, ${DURATION_MS / 1000} s`);
   console.log(`worker alone, acquire+release:        ${fmt(percentiles(quiet))}`);
   console.log(`worker with viewers, acquire+release: ${fmt(percentiles(steps))}`);
   console.log(`/healthz with viewers:                ${fmt(percentiles(probes))}`);
