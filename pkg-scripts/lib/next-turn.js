@@ -9,8 +9,9 @@
 
 const later = typeof setImmediate === "function" ? setImmediate : (f) => setTimeout(f, 0);
 
-/** Milliseconds of queued steps one turn runs before it lets I/O in (at least one step). */
-export const STEP_BUDGET_MS = 2;
+/** Milliseconds of queued steps one turn runs before it lets I/O in (at least one step): one
+ * dashboard step (dashboard.js `STEP`), so that a worker's request waits behind one at most. */
+export const STEP_BUDGET_MS = 1;
 const queue = [];
 let scheduled = false;
 

@@ -35,7 +35,7 @@ export interface HandlerOptions {
   maxWaiting?: number;
 }
 
-/** A large answer (a dashboard of more than 25 resources) sent as it is built: its pieces,
+/** A large answer (a dashboard of more than 10 resources) sent as it is built: its pieces,
  * joined, are the body; read the next only once the one before is sent. `stream()` gives them
  * as the bytes of a ReadableStream that builds each piece when its reader asks. */
 export interface Pieces extends AsyncIterable<string> {

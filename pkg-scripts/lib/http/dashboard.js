@@ -11,8 +11,10 @@ import { showResources } from "./resource-views.js";
 import { Pieces } from "./replies.js";
 import { stepLater } from "../next-turn.js";
 
-/** Resources per step. */
-export const STEP = 25;
+/** Resources per step: about 1 ms of work through the handler (70–100 µs a resource), the
+ * longest a worker's request waits behind a dashboard (25 held a worker's p99 above 10 ms with
+ * four viewers; BENCHMARKS.md "Issue 24 as merged"). */
+export const STEP = 10;
 
 /**
  * The dashboard of `filter` (`context`, `state`, `group`; a page with `limit` and `after`, the
