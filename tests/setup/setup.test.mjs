@@ -342,7 +342,7 @@ function assertInstalledThen(log, then) {
 }
 
 for (const [script, args, then, made = []] of [
-  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/repute/lib/vocabulary.js", "www/vendor/uplot/uPlot.esm.js"]],
+  ["build", [], ["cargo build --profile wasm", "wasm-bindgen --target web", "wasm-opt -O3"], ["www/vendor/repute/pkg/repute_bg.wasm", "www/vendor/repute/web.js", "www/vendor/repute/lib/pool-args.js", "www/vendor/repute/lib/pool-events.js", "www/vendor/repute/lib/mulberry32.js", "www/vendor/repute/lib/vocabulary.js", "www/vendor/uplot/uPlot.esm.js"]],
   ["start", ["--port", "1"], ["cargo build", "wasm-opt", "bin/repute.js serve --port 1"]],
   ["perf/bench", ["1000"], ["cargo build --profile wasm", "cargo build --quiet --release --example cycle_rate",
     "cargo build --quiet --release --locked --target wasm32-unknown-unknown --manifest-path", "wasm-opt -O3", "bench.mjs 1000"]],
