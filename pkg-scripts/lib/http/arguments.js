@@ -2,11 +2,10 @@
 // request gives them — its path segments, its query, the fields of its JSON body — each a 400
 // problem naming the offending part. Nothing here reads the pool.
 
-import { HttpProblem } from "./problems.js";
+import { bad } from "./problems.js";
 import { KINDS, isKind, oneOf } from "../vocabulary.js";
 
-/** A 400 bad-request problem saying `detail`. */
-export const bad = (detail) => new HttpProblem(400, "bad-request", detail);
+export { bad };
 
 /** Path segments, percent-decoded; a bad escape is a 400 naming the segment. */
 export function segments(pathname) {

@@ -7,14 +7,12 @@
 // MAX_SCAN events; `next` is then the seq to pass as `after` to go on (the last match returned,
 // or the last event scanned), or null when nothing follows within `before`.
 
-import { HttpProblem } from "./problems.js";
+import { bad } from "./problems.js";
 import { EVENT_TYPES } from "../vocabulary.js";
 
 /** Events one filtered request reads at most (a client pages on with `next`). */
 export const MAX_SCAN = 50_000;
 const SCAN_PAGE = 1000;
-
-const bad = (detail) => new HttpProblem(400, "bad-request", detail);
 
 /** The filter a query asks for (`q`: URLSearchParams), or null when it asks for none. */
 export function eventFilterOf(q) {

@@ -13,6 +13,9 @@ export class HttpProblem extends Error {
   }
 }
 
+/** A 400 bad-request problem saying `detail` (what the request got wrong). */
+export const bad = (detail) => new HttpProblem(400, "bad-request", detail);
+
 const ENGINE = {
   INVALID_ARGUMENT: [400, "invalid-argument"],
   INVALID_CONFIG: [400, "invalid-config"],

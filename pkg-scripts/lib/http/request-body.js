@@ -2,12 +2,10 @@
 // 413 as soon as the limit is known to be passed; JSON objects read strictly (UTF-8, duplicate
 // keys refused, a cheap shape check first where a body may be large); the fields a route takes.
 
-import { HttpProblem } from "./problems.js";
+import { HttpProblem, bad } from "./problems.js";
 import { duplicateKeyPath } from "./strict-json.js";
 
 export const JSON_TYPE = "application/json";
-
-const bad = (detail) => new HttpProblem(400, "bad-request", detail);
 
 /**
  * The body's bytes, refused with a 413 as soon as it is known to exceed `limit`: by its
