@@ -4,6 +4,7 @@
 // (lib/host/memory-host.js: no storage) and the edge worker's Durable Object host
 // (lib/edge/durable-host.js) extend; the handler imports none of them.
 import type { Config, ConfigPatch, Kind, Lease, Outcome, PoolEvent, ResourceDetail, ResourceView, State, Stats } from "./pool.js";
+import type { Attempt, CallOptions } from "./call.js";
 
 export interface Readiness {
   ready: boolean;
@@ -189,6 +190,11 @@ export interface MemoryHost extends Host {
   on(type: PoolEvent["type"] | "event", cb: (event: PoolEvent) => void): () => void;
   /** Live events (after replaying the event log past `after`, when given). */
   events(options?: { signal?: AbortSignal; after?: number; queue?: number }): AsyncIterable<PoolEvent>;
+  /** A lease on one named resource (the prober's trial), uncounted by the metrics. */
+  acquireResource(kind: Kind, value: string, context: string): Lease | null;
+  /** A resilient call through this pool on the host's clock (README "Resilient calls"), as
+   * openPool's host has it. */
+  call<T>(context: string, attempt: (attempt: Attempt) => T | Promise<T>, options?: CallOptions): Promise<T>;
   close(): void;
 }
 export declare class MemoryHost {

@@ -452,8 +452,13 @@ export async function hostUsage(): Promise<void> {
   void masked;
   // The Node host and the memory host both serve the handler's contract.
   const served: Host = host;
-  const inMemory: Host = null as unknown as MemoryHost;
+  const memory = null as unknown as MemoryHost;
+  const inMemory: Host = memory;
   void served, inMemory;
+  // The memory host has what every host core has: a named lease and resilient calls.
+  const trial: Lease | null = memory.acquireResource("PROXY", "proxy-9", "probe");
+  const body: string = await memory.call("shop.example", async (a) => `${a.lease.value}`);
+  void trial, body;
   // Who and why (operator-note.js), and per-site health (GET /api/contexts).
   await host.block("PROXY", "proxy-9", { seconds: 60 }, { actor: "alice", reason: "banned on shop" });
   const health = host.contexts();
