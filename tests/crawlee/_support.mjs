@@ -7,6 +7,7 @@
 // Crawlee set-up whose storage lives in a temporary folder and whose log lines are captured,
 // and a second copy of Crawlee's packages (a symlinked or workspace install).
 import http from "node:http";
+import { after, before, beforeEach } from "node:test";
 import net from "node:net";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -162,6 +163,34 @@ export async function startWorld({ sites: siteKeys = ["a", "b"], proxies: count 
       await Promise.all([...Object.values(sites), ...proxies].map((s) => s.close()));
     },
   };
+}
+
+/**
+ * A test file's shared world (`startWorld()`) and Crawlee set-up (`crawleeSetup()`): started
+ * before its tests and given to `use(world, crawlee)`, closed after them. Before each test, with
+ * `reset` (the default), every site's handler and hits are cleared, and with `forward` every
+ * proxy goes back to forwarding. A file's own `beforeEach` runs after this one.
+ */
+export function worldPerFile(use, { reset = true, forward = false } = {}) {
+  let world;
+  let crawlee;
+  before(async () => {
+    world = await startWorld();
+    crawlee = await crawleeSetup();
+    use(world, crawlee);
+  });
+  after(async () => {
+    await world.close();
+    crawlee.close();
+  });
+  if (!reset) return;
+  beforeEach(() => {
+    for (const s of Object.values(world.sites)) {
+      s.handle = null;
+      s.hits.length = 0;
+    }
+    if (forward) for (const p of world.proxies) p.mode = "forward";
+  });
 }
 
 /**

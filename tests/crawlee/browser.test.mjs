@@ -5,13 +5,13 @@
 // page's proxy to Chromium through a local relay (proxy-chain), which answers an upstream
 // failure with a status of its own (595 reset, 597 credentials refused): those are the proxy's
 // failures, not pages. Real sleeps are only Chromium's and the sites'.
-import { test, before, after, beforeEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PlaywrightCrawler } from "@crawlee/playwright";
 import { chromium } from "playwright-core";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -20,21 +20,7 @@ const launchContext = { launcher: chromium, useIncognitoPages: true, launchOptio
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
-beforeEach(() => {
-  for (const s of Object.values(world.sites)) {
-    s.handle = null;
-    s.hits.length = 0;
-  }
-  for (const p of world.proxies) p.mode = "forward";
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]), { forward: true });
 
 const page = (title) => (req, res) => {
   res.setHeader("content-type", "text/html; charset=utf-8");

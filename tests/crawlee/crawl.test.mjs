@@ -7,7 +7,7 @@
 // is cooling for site-a.test only, site-b.test kept using it, every page was fetched once
 // through another proxy, the audit log shows the cooling and every outcome, no lease is held,
 // and no password is anywhere but in the proxies' own credential checks.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,18 +17,11 @@ import { openPool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
 import { connectPool } from "repute/client";
 import { spawnServe } from "../server/_http-support.mjs";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]), { reset: false });
 
 /** Every file under `dir`, as text. */
 function filesUnder(dir) {

@@ -5,32 +5,18 @@
 // two requests at once, released when the request ends, or after `maxHoldMs`), and a request
 // that waited `maxWaitMs` for a proxy in vain gives Crawlee a POOL_EXHAUSTED error with
 // `retryAfterMs` in its message (waiting itself: waiting.test.mjs).
-import { test, before, after, beforeEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration, RequestBlockedError } from "repute/crawlee";
 import { destinationOf } from "../../pkg-scripts/lib/crawlee/destination.js";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
-beforeEach(() => {
-  for (const s of Object.values(world.sites)) {
-    s.handle = null;
-    s.hits.length = 0;
-  }
-  for (const p of world.proxies) p.mode = "forward";
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]), { forward: true });
 
 const A = "site-a.test";
 const page = (title) => (req, res) => {

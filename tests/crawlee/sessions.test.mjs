@@ -6,24 +6,17 @@
 // request through it fails, when the pool refuses its renewal, when it sits idle, or when another
 // request needs its proxy; the session is then retired, never moved. Timers of the holds are
 // virtual where a test moves time (tests/server/_manual-timers.mjs); Crawlee's own are real.
-import { test, before, after, beforeEach } from "node:test";
+import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]));
 
 /** Site B as a cookie-setting site: `visits` records { from, cookie } per request. */
 let visits;
@@ -31,10 +24,6 @@ let issued;
 beforeEach(() => {
   visits = [];
   issued = 0;
-  for (const s of Object.values(world.sites)) {
-    s.handle = null;
-    s.hits.length = 0;
-  }
   world.sites.b.handle = (req, res, from) => {
     const cookie = /(?:^|;\s*)sid=([^;]+)/.exec(req.headers.cookie ?? "")?.[1] ?? null;
     visits.push({ from, cookie, path: req.url });

@@ -7,7 +7,7 @@
 // (its waits' timers fire only when a test advances them): a wait that ends, ends because a
 // release served it, or because the test moved time past its bound. The crawl runs on the real
 // local sites and proxies (_support.mjs) with Crawlee's own timers.
-import { test, before, after, beforeEach } from "node:test";
+import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,23 +18,12 @@ import { connectPool } from "repute/client";
 import { ReputeProxyConfiguration } from "repute/crawlee";
 import { spawnServe } from "../server/_http-support.mjs";
 import { VirtualTimers } from "../server/_manual-timers.mjs";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]));
 beforeEach(() => {
-  for (const s of Object.values(world.sites)) {
-    s.handle = null;
-    s.hits.length = 0;
-  }
   for (const p of world.proxies) {
     p.maxInFlight = 0;
     p.seen.length = 0;

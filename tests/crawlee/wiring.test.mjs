@@ -4,29 +4,16 @@
 // })`, the plain Crawlee way — it could lease proxies but never hear how they did, and Crawlee
 // calls nothing of it before the first request: the crawl stops there at once (the crawler's
 // CriticalError), naming the fix, before anything is fetched or counted as a failed page.
-import { test, before, after, beforeEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CheerioCrawler } from "@crawlee/cheerio";
 import { Pool, proxyUrls } from "repute";
 import { ReputeProxyConfiguration } from "repute/crawlee";
-import { crawleeSetup, startWorld } from "./_support.mjs";
+import { worldPerFile } from "./_support.mjs";
 
 let world;
 let crawlee;
-before(async () => {
-  world = await startWorld();
-  crawlee = await crawleeSetup();
-});
-after(async () => {
-  await world.close();
-  crawlee.close();
-});
-beforeEach(() => {
-  for (const s of Object.values(world.sites)) {
-    s.handle = null;
-    s.hits.length = 0;
-  }
-});
+worldPerFile((w, c) => ([world, crawlee] = [w, c]));
 
 function poolOf(names) {
   const pool = new Pool();
