@@ -1,7 +1,7 @@
 //! State has owners (issues 13 and 24): `Core`'s fields are visible to `pool/` only, and only
 //! the parts that keep their own state behind their own methods are that visible: the clock,
 //! the counters, the config, the events and the rest are private to `pool/core.rs`. A context's
-//! cooling count and pacing gap are private to `index/cells.rs`, and the count changes only
+//! cooling count and pacing gap are private to `index/context.rs`, and the count changes only
 //! from `pool/core.rs`. Snapshot code (`src/pool/snapshot/`) reads and builds state through
 //! `pool/durable.rs`, never by naming a field of `Core`. Reads the sources; comments are
 //! ignored.
@@ -87,7 +87,7 @@ fn cores_own_state_is_private_to_core_rs() {
 
 #[test]
 fn a_contexts_cooling_count_has_one_owner() {
-    let fields = struct_fields("index/cells.rs", "Context");
+    let fields = struct_fields("index/context.rs", "Context");
     for (vis, name) in &fields {
         assert!(vis.is_empty() || name == "name", "Context.{name} is `{vis}`: keep it behind a method");
     }

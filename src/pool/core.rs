@@ -15,7 +15,7 @@
 //! through methods named for what happened (`issue_token`, `changed`, `cell_reported`,
 //! `configured`, `counters_raised`, `lease_finished`, `cooled`, `cooldowns_ended`, …). The parts
 //! that keep state of their own behind their own methods — the resources, their order and the
-//! blocklist (`registry/`), the cell store and each context's index (`index/cells.rs`; a
+//! blocklist (`registry/`), the cell store and each context's index (`index/cells.rs`, `index/context.rs`; a
 //! context's cooling count changes only through `cooled` / `cooldowns_ended` /
 //! `cooldown_dropped` here), the context table (`index/contexts.rs`), the availability log
 //! (`index/avail_log.rs`) and the expiry queues (`expiries.rs`) — are fields visible to

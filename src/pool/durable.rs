@@ -2,14 +2,14 @@
 //! a restore builds a new state from (`Builder`), so `snapshot/` names no field of `Core`.
 //!
 //! Records only: the document's text and its checks are `snapshot/`; how a cell, a block or a
-//! context index is kept is each owner's (`index/cells.rs`, `registry/blocklist.rs`, …).
+//! context index is kept is each owner's (`index/cells.rs`, `index/context.rs`, `registry/blocklist.rs`, …).
 
 use std::rc::Rc;
 
 use super::core::Core;
 use crate::cell::Cell;
 use crate::config::Config;
-use crate::index::cells::Context;
+use crate::index::context::Context;
 use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis};
 

@@ -5,15 +5,16 @@
 //!
 //! The ungrouped pick is `leases.rs`; a group's order is `registry/groups.rs`; a context's
 //! sub-index per group is an ordinary context index over that group's members
-//! (`index/cells.rs` with `index/universe.rs`).
+//! (`index/context.rs` with `index/universe.rs`).
 
 use std::rc::Rc;
 
 use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
-use crate::index::cells::{Candidates, Picked, index_in_run};
+use crate::index::context::Picked;
 use crate::index::universe::{GroupUni, Universe};
+use crate::index::weights::{Candidates, index_in_run};
 use crate::registry::NO_CELL;
 use crate::types::Millis;
 

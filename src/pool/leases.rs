@@ -5,7 +5,7 @@
 //! an exclusive lease), and a cell due for recovery (a half-open trial, or a probe-due cell
 //! leased by name) at most one in its own context. Each lease carries its own fencing token,
 //! which only grows for the life of the pool. Which resources are candidates and how one is
-//! found in O(log n) is `index/cells.rs`; this module applies the rules around it.
+//! found in O(log n) is `index/context.rs`; this module applies the rules around it.
 
 use std::rc::Rc;
 
@@ -13,7 +13,8 @@ use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
 use crate::ids::ResourceId;
-use crate::index::cells::{Candidates, Picked, index_in_run};
+use crate::index::context::Picked;
+use crate::index::weights::{Candidates, index_in_run};
 use crate::registry::{LeaseRec, NO_CELL, same_text};
 use crate::types::{Kind, Millis};
 

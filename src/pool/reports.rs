@@ -8,7 +8,7 @@ use super::core::Core;
 use crate::cell::{Cell, Transition};
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::index::cells::Context;
+use crate::index::context::Context;
 use crate::index::universe::GroupUni;
 use crate::registry::{NO_CELL, same_text};
 use crate::types::{Millis, Outcome, State};
