@@ -2,7 +2,7 @@
 //! flag that becomes one revision step, events, availability changes and a cell's candidacy.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
-//! `Pool` (`mod.rs`) validates the host's clock reading (`now`), holds the random source and
+//! `Pool` (`mod.rs`, its calls in `api/`) validates the host's clock reading (`now`), holds the random source and
 //! calls into `Core`. The rules are split by concern, each an `impl Core` of its own file:
 //! `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `steps.rs`, `groups.rs`, `admin.rs`,
 //! `reconfigure.rs`, `next_change.rs`, `counters.rs`, `views.rs`; snapshot code reads and
