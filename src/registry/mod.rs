@@ -133,7 +133,7 @@ impl Registry {
         self.slots.get(slot)
     }
 
-    pub fn get_mut(&mut self, slot: u32) -> &mut Resource {
+    fn get_mut(&mut self, slot: u32) -> &mut Resource {
         self.slots.get_mut(slot)
     }
 
