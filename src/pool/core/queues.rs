@@ -21,15 +21,15 @@ impl Core {
     #[inline(never)]
     pub(super) fn expire(&mut self, now: Millis) {
         while let Some(at) = self.expiries.next_due(now, self.reg.blocks().next_end()) {
-            let taken = self.expiries.take_leases_ending_at(at);
-            let mut leases = Vec::with_capacity(taken.len());
-            for (slot, token) in taken {
-                if lease_is(&self.reg, slot, token, at) {
-                    leases.push((slot, token));
-                } else {
-                    self.expiries.stale_taken();
+            let mut leases = self.expiries.take_leases_ending_at(at);
+            let Core { expiries, reg, .. } = self;
+            leases.retain(|&(slot, token)| {
+                let live = lease_is(reg, slot, token, at);
+                if !live {
+                    expiries.stale_taken();
                 }
-            }
+                live
+            });
             self.end_leases_and_blocks(at, leases);
         }
         while let Some(id) = self.expiries.pop_cooldown_due(now) {
@@ -53,6 +53,7 @@ impl Core {
     }
 
     /// Lease `rec` is granted on `slot`: the registry holds it, its end is queued.
+    #[inline]
     pub(crate) fn lease_granted(&mut self, slot: u32, rec: LeaseRec) {
         self.expiries.add_lease(rec.expires_at, slot, rec.token);
         self.reg.add_lease(slot, rec);
@@ -79,6 +80,7 @@ impl Core {
 
     /// `slot`'s lease `token` is released, when `held` says so of it: the registry lets it go
     /// and its queued end is stale. Returns it.
+    #[inline]
     pub(crate) fn lease_released_if(
         &mut self,
         slot: u32,
@@ -120,6 +122,7 @@ impl Core {
     }
 
     /// Cell `id` is paced until `end`: it is re-evaluated then.
+    #[inline]
     pub(crate) fn paced(&mut self, id: u32, end: Millis) {
         self.expiries.pace(end, id);
     }
