@@ -82,6 +82,7 @@ impl Core {
     /// Group `g`'s order holds every member's flag as it is (a member just moved in): it is
     /// caught up with the log. (A group made by the move would otherwise replay the log from
     /// its start, and after a restore, whose resources have no entries there, miss a return.)
+    #[inline]
     pub(crate) fn group_caught_up(&mut self, g: u32) {
         self.reg.sync_group(g, Some(&mut std::iter::empty()), self.log.observe());
     }
@@ -104,23 +105,27 @@ impl Core {
 
     /// Every index has read the availability log to its end (a slot is about to be reused):
     /// the log starts afresh, the resource order's cursor with it.
+    #[inline]
     pub(crate) fn indexes_caught_up(&mut self) {
         self.log.clear(&mut self.reg);
         self.reg.set_order_cursor(self.log.observe());
     }
 
     /// The availability log, to read (`invariants.rs` checks the indexes against it).
+    #[inline]
     pub(crate) fn avail_log(&self) -> &AvailLog {
         &self.log
     }
 
     /// A context named `name`, paced by `gap`, comes in with an empty index; its id.
+    #[inline]
     pub(crate) fn context_added(&mut self, name: Rc<str>, gap: Millis) -> u32 {
         self.ctxs.add(Context::new(name, gap, &self.reg, &self.log, false))
     }
 
     /// Context `ctx`'s index is built from its cells, given in canonical order with whether
     /// each is a candidate (restore).
+    #[inline]
     pub(crate) fn context_built(&mut self, ctx: u32, sorted: &[(u32, bool)]) {
         let c = self.ctxs.get_mut(ctx);
         c.build(&mut self.cells, &self.reg, &self.log, sorted);

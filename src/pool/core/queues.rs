@@ -63,6 +63,7 @@ impl Core {
     /// `group`); a renewal that lands on the same end keeps its queue entry, one that moves it
     /// ends the old entry and queues the new one. The old end and when the lease was granted,
     /// or `None` when the resource holds no such lease.
+    #[inline]
     pub(crate) fn lease_renewed(
         &mut self,
         slot: u32,
@@ -93,6 +94,7 @@ impl Core {
     }
 
     /// `slot` is leaving (deregistered): its leases and block go with their queue entries.
+    #[inline]
     pub(crate) fn leases_and_block_dropped(&mut self, slot: u32) {
         let leases = self.reg.take_leases(slot);
         self.reg.set_block(slot, None);
@@ -113,6 +115,7 @@ impl Core {
 
     /// `slot` is blocked by `block`, replacing any block it had (returned): a temporary
     /// block's end comes due then.
+    #[inline]
     pub(crate) fn blocked(&mut self, slot: u32, block: Block) -> Option<Block> {
         let old = self.reg.set_block(slot, Some(block));
         if let Block::Until(until) = block {
