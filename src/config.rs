@@ -20,7 +20,7 @@ pub use by_context::{ByContextPatch, ContextGaps, MAX_ENTRIES as MAX_GAP_CONTEXT
 
 /// A complete, validated pool configuration.
 /// The smallest `explorationFloor`: one unit of the selection index's fixed-point weights
-/// (`index::cells::SCALE`), so every allowed floor is represented without being raised (a
+/// (`index::weights::SCALE`), so every allowed floor is represented without being raised (a
 /// smaller one would be rounded up to this and change picks the spec's rule gives).
 pub const MIN_EXPLORATION_FLOOR: f64 = 1.0 / (1u64 << 20) as f64;
 

@@ -3,8 +3,10 @@
 //! `pool`, `registry`, …; an edge for each `crate::name` a file of one names in another), and,
 //! inside each folder, its files (an edge for each `super::name` or `crate::folder::name` that
 //! names a sibling file, and for `super::item` from a child to its folder's `mod.rs`; `mod`
-//! declarations are containment, not imports). Fails naming a cycle of either, printed as a
-//! path `a → b → a`. Comments are ignored.
+//! declarations are containment, not imports). A file in a subfolder is also a node of each
+//! enclosing folder's graph, as that subfolder; a `name.rs` beside a `name/` folder is the
+//! folder's `mod.rs`. Fails naming a cycle of either, printed as a path `a → b → a`.
+//! Comments are ignored.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -119,8 +121,9 @@ fn graphs(src: &Path) -> (Graph, BTreeMap<String, Graph>) {
                 }
             }
         }
-        // Within the folder: siblings by `super::`, or by the full path from the crate root.
-        let is_mod_rs = f.file_name().is_some_and(|n| n == "mod.rs");
+        // Within the folder: siblings by `super::`, or by the full path from the crate root. A
+        // `name.rs` beside a `name/` folder is that folder's `mod.rs` (`wasm/facade.rs`).
+        let is_mod_rs = f.file_name().is_some_and(|n| n == "mod.rs") || f.with_extension("").is_dir();
         let folder: Vec<String> =
             if is_mod_rs { me.clone() } else { me[..me.len().saturating_sub(1)].to_vec() };
         if me.is_empty() || (is_mod_rs && folder.is_empty()) {
@@ -150,16 +153,22 @@ fn graphs(src: &Path) -> (Graph, BTreeMap<String, Graph>) {
                 }
             }
         }
-        let node_set = folders.entry(folder.join("/")).or_default().entry(name.clone()).or_default();
-        for t in targets {
-            if t.len() <= folder.len() || t[..folder.len()] != folder[..] {
-                continue;
-            }
-            let sibling = &t[folder.len()];
-            let target =
-                if modules.contains(&t[..=folder.len()]) { sibling.clone() } else { "mod".to_string() };
-            if target != name {
-                node_set.insert(target);
+        // The file is a node of its folder's graph and, through the subfolder holding it, of
+        // every enclosing folder's (`pool/api/leases.rs` is `api` in `pool/`), so that a loop
+        // through a subfolder is a loop too.
+        for depth in 0..=folder.len() {
+            let level = &folder[..depth];
+            let node = if depth == folder.len() { name.clone() } else { folder[depth].clone() };
+            let node_set = folders.entry(level.join("/")).or_default().entry(node.clone()).or_default();
+            for t in &targets {
+                if t.len() <= depth || t[..depth] != level[..] {
+                    continue;
+                }
+                let sibling = &t[depth];
+                let target = if modules.contains(&t[..=depth]) { sibling.clone() } else { "mod".to_string() };
+                if target != node {
+                    node_set.insert(target);
+                }
             }
         }
     }
@@ -251,4 +260,28 @@ fn the_check_finds_cycles_and_reads_grouped_imports() {
     let found = paths("use crate::{a::{b, c::D}, e};\nlet x = crate::f::g(); notcrate::h", "crate::");
     let found: Vec<String> = found.iter().map(|p| p.join("::")).collect();
     assert_eq!(found, ["a::b", "a::c::D", "e", "f::g"]);
+}
+
+#[test]
+fn a_loop_through_a_subfolder_or_a_file_with_its_folder_is_found() {
+    let dir = std::env::temp_dir().join(format!("repute-module-graph-{}", std::process::id()));
+    let write = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    // a/x.rs → a/sub/ (its y.rs) → a/x.rs: a loop in `a/` through the subfolder.
+    write("a/mod.rs", "mod sub;\nmod x;");
+    write("a/x.rs", "use crate::a::sub::y::Y;");
+    write("a/sub/mod.rs", "pub mod y;");
+    write("a/sub/y.rs", "use crate::a::x::X;");
+    // b.rs names its child c, which names an item of b.rs: a loop in `b/`.
+    write("b.rs", "mod c;\nuse c::C;");
+    write("b/c.rs", "use super::B;");
+    let (_, folders) = graphs(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    let a = find_cycle(&folders["a"]).expect("x → sub → x");
+    assert!(a.contains(&"sub".to_string()) && a.contains(&"x".to_string()), "{a:?}");
+    let b = find_cycle(&folders["b"]).expect("mod → c → mod");
+    assert!(b.contains(&"c".to_string()) && b.contains(&"mod".to_string()), "{b:?}");
 }

@@ -1,5 +1,6 @@
 //! The engine core must stay pure: no wasm bindings, no JS, no OS clock, no OS entropy.
-//! Only the wasm facade (`src/wasm/facade.rs`, `host.rs`) may touch host APIs. This test reads every engine source
+//! Only the wasm facade (`src/wasm/facade.rs` with its files in `facade/`, `host.rs`) may
+//! touch host APIs. This test reads every engine source
 //! file and fails naming the file and the forbidden identifier; and it reads `Cargo.toml`, so
 //! that entropy cannot enter the engine by a dependency either: `getrandom` only under the
 //! wasm32 target (the facade seeds an unseeded pool with it), `rand` without its default
@@ -24,11 +25,15 @@ const FORBIDDEN: [&str; 12] = [
     "from_os_rng",
 ];
 
-/// The facade and its host bindings (`src/wasm/facade.rs`, `src/wasm/host.rs`) may bind to the
-/// host; the conversions beside them (`views_json.rs`, `packed.rs`) are pure like the rest.
+/// The facade and its host bindings (`src/wasm/facade.rs` and its files in `src/wasm/facade/`,
+/// `src/wasm/host.rs`) may bind to the host; the conversions beside them (`views_json.rs`,
+/// `packed.rs`) are pure like the rest.
 fn is_facade(path: &Path) -> bool {
-    let in_wasm = path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "wasm");
-    in_wasm && path.file_name().is_some_and(|n| n == "facade.rs" || n == "host.rs")
+    let parent = path.parent();
+    let in_dir = |name: &str| parent.and_then(|p| p.file_name()).is_some_and(|n| n == name);
+    let in_facade_dir =
+        in_dir("facade") && parent.and_then(Path::parent).is_some_and(|p| p.ends_with("wasm"));
+    in_facade_dir || in_dir("wasm") && path.file_name().is_some_and(|n| n == "facade.rs" || n == "host.rs")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -77,18 +82,22 @@ fn engine_modules_use_no_host_clock_entropy_or_bindings() {
 #[test]
 fn the_check_catches_a_violation_and_spares_only_the_facade() {
     let dir = std::env::temp_dir().join(format!("repute-purity-{}", std::process::id()));
-    fs::create_dir_all(dir.join("wasm")).unwrap();
+    fs::create_dir_all(dir.join("wasm/facade")).unwrap();
     fs::write(dir.join("bad.rs"), "fn f() { let _ = std::time::SystemTime::now(); }").unwrap();
     fs::write(dir.join("fine.rs"), "fn g() { let _instants = 1; }").unwrap();
     fs::write(dir.join("wasm/facade.rs"), "use wasm_bindgen::prelude::*;").unwrap();
+    fs::write(dir.join("wasm/facade/reads.rs"), "use js_sys::Float64Array;").unwrap();
+    fs::create_dir_all(dir.join("facade")).unwrap();
+    fs::write(dir.join("facade/stray.rs"), "use js_sys::Array;").unwrap();
     fs::write(dir.join("wasm/packed.rs"), "use js_sys::Array;").unwrap();
     let mut found = violations(&dir);
     fs::remove_dir_all(&dir).unwrap();
     found.sort();
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     assert!(found[0].ends_with("bad.rs uses SystemTime"), "{found:?}");
+    assert!(found[1].ends_with("stray.rs uses js_sys"), "a `facade/` outside `wasm/` is checked: {found:?}");
     assert!(
-        found[1].ends_with("packed.rs uses js_sys"),
+        found[2].ends_with("packed.rs uses js_sys"),
         "a conversion beside the facade is checked: {found:?}"
     );
 }

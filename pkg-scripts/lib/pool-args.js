@@ -61,7 +61,7 @@ export function groupOf(g, name) {
   return text(name, g);
 }
 
-/** The length that stands for `null` in a groups list (src/wasm/facade.rs). */
+/** The length that stands for `null` in a groups list (src/wasm/facade/args.rs). */
 const NULL_GROUP = 0xffffffff;
 
 /** A `groups` option as the engine takes it: the names run together and each one's length

@@ -1,13 +1,13 @@
 //! The context table: every context that has at least one cell, by small id and by name — the
 //! one table that gives a context its id (calls name a context by its string; a lease holds its
 //! own). Ids are slab ids (a removed context's id is reused), so a pool's ids depend only on its
-//! history; they stay inside the engine. What a context holds (its cells' index) is `cells.rs`.
+//! history; they stay inside the engine. What a context holds (its cells' index) is `context.rs`.
 
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::cells::Context;
+use super::context::Context;
 use crate::slab::Slab;
 
 /// The contexts that have at least one cell, by slot and by name.

@@ -70,7 +70,7 @@ impl Core {
     /// Removes the resource, its cells, its block and its leases.
     pub(crate) fn deregister(&mut self, slot: u32, now: Millis) {
         self.next_change_forget(Some(slot));
-        self.end_lease_and_block(slot);
+        self.leases_and_block_dropped(slot);
         self.set_avail(slot, false);
         let ids: Vec<u32> = self.ctxs.ids().collect();
         for ctx in ids {
@@ -87,7 +87,6 @@ impl Core {
             c.remove(&mut self.cells, id);
             let gone = self.cells.take(id);
             if let Some(until) = gone.cell().cooldown_until {
-                self.expiries.remove_probe_only(until, id);
                 self.cooldown_dropped(ctx, id, until);
             }
             if self.ctxs.get(ctx).cells() == 0 {
@@ -100,8 +99,7 @@ impl Core {
         self.sync_order();
         self.sync_all_groups();
         let g = self.reg.get(slot).group();
-        self.log.clear(&mut self.reg);
-        self.reg.set_order_cursor(self.log.observe());
+        self.indexes_caught_up();
         let e = self.resource_event(EventType::ResourceDeregistered, now, slot);
         if self.reg.order_remove(slot) {
             let ids: Vec<u32> = self.ctxs.ids().collect();
@@ -113,20 +111,8 @@ impl Core {
         self.emit(e);
     }
 
-    /// Drops the resource's leases and block together with their queue entries.
-    fn end_lease_and_block(&mut self, slot: u32) {
-        let leases = self.reg.take_leases(slot);
-        self.reg.set_block(slot, None);
-        for rec in leases {
-            self.lease_ended(rec.expires_at, slot, rec.token);
-        }
-    }
-
     pub(crate) fn block(&mut self, slot: u32, block: Block, now: Millis) {
-        self.reg.set_block(slot, Some(block));
-        if let Block::Until(until) = block {
-            self.expiries.note_due(until);
-        }
+        self.blocked(slot, block);
         self.sync_avail(slot);
         let mut e = self.resource_event(EventType::ResourceBlocklisted, now, slot);
         match block {

@@ -2,24 +2,42 @@
 //! flag that becomes one revision step, events, availability changes and a cell's candidacy.
 //!
 //! `Core` is pure: time arrives as an argument and randomness as a draw function. The public
-//! `Pool` (`mod.rs`) validates the host's clock reading (`now`), holds the random source and
-//! calls into `Core`. The rules are split by concern, each an `impl Core` of its own file:
-//! `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `steps.rs`, `groups.rs`, `admin.rs`,
-//! `reconfigure.rs`, `next_change.rs`, `counters.rs`, `views.rs`; snapshot code reads and
-//! builds state through `durable.rs` only.
+//! `Pool` (`mod.rs`, its calls in `api/`) validates the host's clock reading (`now`), holds
+//! the random source and calls into `Core`. The rules are split by concern, each an `impl
+//! Core` of its own file: `expiry.rs` (time passing), `leases.rs`, `reports.rs`, `steps.rs`,
+//! `groups.rs`, `admin.rs`, `reconfigure.rs`, `next_change.rs`, `counters.rs`, `views.rs`;
+//! snapshot code reads and builds state through `durable.rs` only.
 //!
 //! Who changes what. The clock, the counters (`revision`, the fencing high-water mark, the
 //! counters' fast-path bound), the change flag, the config, the event buffer, the finished
-//! tokens and the kept `nextChangeAt` answers are private to this file: other files read them
-//! through accessors (`now`, `revision`, `fencing`, `config`, `events`, …) and change them only
-//! through methods named for what happened (`issue_token`, `changed`, `cell_reported`,
-//! `configured`, `counters_raised`, `lease_finished`, `cooled`, `cooldowns_ended`, …). The parts
-//! that keep state of their own behind their own methods — the resources, their order and the
-//! blocklist (`registry/`), the cell store and each context's index (`index/cells.rs`; a
-//! context's cooling count changes only through `cooled` / `cooldowns_ended` /
-//! `cooldown_dropped` here), the context table (`index/contexts.rs`), the availability log
-//! (`index/avail_log.rs`) and the expiry queues (`expiries.rs`) — are fields visible to
-//! `pool/`, which calls their methods.
+//! tokens, the kept `nextChangeAt` answers, the availability log and the expiry queues are
+//! private to `Core` (this file and its two parts): other files read them through accessors
+//! (`now`, `revision`, `fencing`, `config`, `events`, `avail_log`, `expiries`, …) and change
+//! them only through methods named for what happened (`issue_token`, `changed`,
+//! `cell_reported`, `configured`, `counters_raised`, `lease_finished`, …). Its parts:
+//! `core/queues.rs` keeps the expiry queues in step with what they queue (`lease_granted`,
+//! `lease_renewed`, `lease_released_if`, `blocked`, `paced`, `track_cooldown`, `cooled`,
+//! `cooldowns_ended`, `cooldown_dropped`) and drains them as time passes; `core/availability.rs`
+//! logs availability changes and brings every index up to date with the log (`sync_order`,
+//! `sync_context`, `sync_group`, `sync_sub`, `context_added`, `indexes_caught_up`).
+//!
+//! Three parts stay fields visible to `pool/` (`pub(super)`, nothing beyond: `tests/owners.rs`):
+//! the registry (`reg`: resources, their order, groups, blocklist, lease records), the cell
+//! store (`cells`) and the context table (`ctxs`, each context's index). Each is an owner of
+//! its own state, with private fields behind methods that keep their own invariants (the
+//! registry its lease count, block count and orders; the store its per-state counts and
+//! `(resource, context)` lookup; a context its gaps, summaries, cooling count and the cells'
+//! positions in it, which it sets as it moves them). The rule files call those methods by
+//! the hundred; an accessor returning `&mut` to each would add a name and no owner. What the
+//! rule files keep *between* them is the cell's life: a cell is stored and inserted into its
+//! context's index (and the sub-index of its group, where one exists) together
+//! (`reports.rs`, restore through `durable.rs`), and taken out of both together
+//! (`admin.rs`); a resource's group moves with its cells' sub-index entries (`groups.rs`).
+//! What crosses into the queues or the log (a lease's end, a cooldown, an availability
+//! change) goes through the methods above, never a field.
+
+mod availability;
+mod queues;
 
 use std::rc::Rc;
 
@@ -41,9 +59,14 @@ pub struct Core {
     pub(super) reg: Registry,
     pub(super) cells: CellStore,
     pub(super) ctxs: Contexts,
-    pub(super) log: AvailLog,
+    /// Availability changes, which the indexes catch up on (`core/availability.rs`: every
+    /// replay of it is there).
+    log: AvailLog,
     events: EventBuffer,
-    pub(super) expiries: Expiries,
+    /// The expiry queues, changed only through `core/queues.rs`'s methods, named for what
+    /// happened (a lease granted, renewed, released; a block; pacing; a cooldown filed, ended,
+    /// dropped).
+    expiries: Expiries,
     /// The highest fencing token ever issued.
     fencing: u64,
     revision: u64,
@@ -218,11 +241,6 @@ impl Core {
         self.now
     }
 
-    #[inline(never)]
-    fn expire(&mut self, now: Millis) {
-        self.process_expiries(now);
-    }
-
     /// Closes a call: one revision step if durable content changed. (Not `finish`, the
     /// worker's step: that is `steps.rs`.)
     pub fn close_call(&mut self) {
@@ -244,81 +262,6 @@ impl Core {
         e.resource = Some((r.kind, Rc::clone(&r.display)));
         e.unmasked = Some(Unmasked(Rc::clone(&r.value)));
         e
-    }
-
-    /// Re-derives `slot`'s availability after its lease or block changed, and logs a change.
-    /// Indexes learn of it lazily from the log (`sync_order`, `sync_context`). The last
-    /// `next_change_at` answers hear of it even when availability stays (a leased resource
-    /// unblocked, a blocked one released): when it may next be a candidate has changed.
-    pub fn sync_avail(&mut self, slot: u32) {
-        self.set_avail(slot, self.reg.get(slot).unclaimed());
-        self.next_change_touched(slot, None);
-    }
-
-    /// Sets `slot`'s availability, logging a change.
-    pub fn set_avail(&mut self, slot: u32, avail: bool) {
-        if self.reg.set_avail(slot, avail) {
-            self.log.record(&mut self.reg, slot);
-        }
-    }
-
-    /// Brings the resource order's availability counts up to date with the log. Needed before
-    /// `rank`, `select` and `available` are read. (Inline: nearly always there is nothing to
-    /// do, and a call cost more than the check; the replay is out of line.)
-    #[inline]
-    pub fn sync_order(&mut self) {
-        self.reg.order_ensure();
-        if self.reg.order_cursor() != self.log.end() {
-            self.replay_order();
-        }
-    }
-
-    #[inline(never)]
-    fn replay_order(&mut self) {
-        let cursor = self.reg.order_cursor();
-        if cursor < self.log.base() {
-            self.reg.order_refresh_all();
-        } else {
-            for slot in self.log.changed_since(cursor) {
-                let avail = self.reg.get(slot).is_available();
-                self.reg.set_order_avail(slot, avail);
-            }
-        }
-        self.reg.set_order_cursor(self.log.observe());
-    }
-
-    /// Brings context `id`'s index up to date with the availability log.
-    #[inline]
-    pub fn sync_context(&mut self, id: u32) {
-        self.sync_order();
-        let ctx = self.ctxs.get_mut(id);
-        ctx.sync(&mut self.cells, &self.reg, &self.log, id);
-    }
-
-    /// Cell `id` of context `ctx` began a cooldown running `until` (a report, or a restore of
-    /// one still running): the cooling cap counts it until the cooldown ends.
-    #[inline]
-    pub fn cooled(&mut self, ctx: u32, id: u32, until: Millis) {
-        self.expiries.cooling_started(until, id);
-        self.ctxs.get_mut(ctx).cooled();
-    }
-
-    /// Time has reached `now`: the cooldowns that ran until then have ended.
-    #[inline]
-    pub fn cooldowns_ended(&mut self, now: Millis) {
-        while let Some(id) = self.expiries.pop_cooling_ended(now) {
-            let ctx = self.cells.get(id).ctx;
-            self.ctxs.get_mut(ctx).cooldown_ended();
-        }
-    }
-
-    /// Cell `id` of context `ctx`, cooling `until`, went (its resource was deregistered): a
-    /// cooldown still running no longer counts.
-    #[inline]
-    pub fn cooldown_dropped(&mut self, ctx: u32, id: u32, until: Millis) {
-        if self.expiries.cooling_removed(until, id) {
-            self.ctxs.get_mut(ctx).cooldown_ended();
-        }
     }
 
     /// Re-evaluates whether cell `id` is a candidate at `now` and re-aggregates if needed.

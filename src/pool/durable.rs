@@ -2,14 +2,13 @@
 //! a restore builds a new state from (`Builder`), so `snapshot/` names no field of `Core`.
 //!
 //! Records only: the document's text and its checks are `snapshot/`; how a cell, a block or a
-//! context index is kept is each owner's (`index/cells.rs`, `registry/blocklist.rs`, …).
+//! context index is kept is each owner's (`index/cells.rs`, `index/context.rs`, `registry/blocklist.rs`, …).
 
 use std::rc::Rc;
 
 use super::core::Core;
 use crate::cell::Cell;
 use crate::config::Config;
-use crate::index::cells::Context;
 use crate::registry::blocklist::Block;
 use crate::types::{Kind, Millis};
 
@@ -122,10 +121,7 @@ impl Builder {
         if core.reg.get(slot).block().is_some() {
             return false;
         }
-        core.reg.set_block(slot, Some(block));
-        if let Block::Until(until) = block {
-            core.expiries.note_due(until);
-        }
+        core.blocked(slot, block);
         true
     }
 
@@ -155,7 +151,7 @@ impl Builder {
         let core = &mut self.core;
         let (now, half_open) = (core.now(), core.config().half_open_causes);
         let gap = core.config().min_gap_for(&name);
-        let ctx = core.ctxs.add(Context::new(Rc::clone(&name), gap, &core.reg, &core.log, false));
+        let ctx = core.context_added(Rc::clone(&name), gap);
         let mut ids = Vec::with_capacity(cells.len());
         for (slot, cell) in cells {
             let paced = cell.paced_until(now, gap);
@@ -163,15 +159,14 @@ impl Builder {
             let running = cell.cooling_at(now).then_some(cell.cooldown_until).flatten();
             let id = core.cells.add(slot, ctx, cell);
             if let Some(end) = paced {
-                core.expiries.pace(end, id);
+                core.paced(id, end);
             }
             if let Some(until) = running {
                 core.cooled(ctx, id, until);
             }
             ids.push((id, eligible));
         }
-        let c = core.ctxs.get_mut(ctx);
-        c.build(&mut core.cells, &core.reg, &core.log, &ids);
+        core.context_built(ctx, &ids);
         for (id, _) in ids {
             core.track_cooldown(id, None, now);
         }

@@ -10,7 +10,6 @@
 
 use super::core::Core;
 use crate::events::EventType;
-use crate::registry::Registry;
 use crate::registry::blocklist::Block;
 use crate::sort::sorted_positions;
 use crate::types::Millis;
@@ -23,37 +22,15 @@ impl Core {
         order.into_iter().map(|i| v[i as usize]).collect()
     }
 
-    /// Applies every expiry due at or before `now`, in time order; at one instant blocks end
-    /// before leases, each group in canonical key order (slots are not canonical).
-    pub(crate) fn process_expiries(&mut self, now: Millis) {
-        if !self.expiries.maybe_due(now) {
-            return;
-        }
-        while let Some(at) = self.expiries.next_due(now, self.reg.blocks().next_end()) {
-            self.end_leases_and_blocks(at);
-        }
-        while let Some(id) = self.expiries.pop_cooldown_due(now) {
-            if self.cells.is_live(id) {
-                self.refresh_cell(id, now);
-            }
-        }
-        while let Some(id) = self.expiries.pop_paced_due(now) {
-            if self.cells.is_live(id) {
-                self.refresh_cell(id, now);
-            }
-        }
-        self.cooldowns_ended(now);
-        self.expiries.processed(self.reg.blocks().next_end());
-    }
-
-    /// Ends the blocks, then the leases, queued to end at `at`.
+    /// Ends the blocks queued to end at `at`, then `leases`, the live leases queued to end
+    /// then (`Core::expire` took them from the queue), in canonical key order: blocks first,
+    /// each with its expiry event.
     #[inline(never)] // cold: most calls end none; kept out of every call's `advance`
-    fn end_leases_and_blocks(&mut self, at: Millis) {
+    pub(super) fn end_leases_and_blocks(&mut self, at: Millis, leases: Vec<(u32, u64)>) {
         // Blocks carry token 0. Both lists sort with one comparator, unstably: keys are
-        // unique (a slot has one block entry per instant, and its stale lease entries differ
-        // by token).
+        // unique (a slot has one block entry per instant, and its lease entries differ by
+        // token).
         let blocks: Vec<(u32, u64)> = self.reg.blocks().ending_at(at).map(|s| (s, 0)).collect();
-        let leases = self.expiries.take_leases_ending_at(at);
         let (blocks, leases) = (self.in_canonical_order(blocks), self.in_canonical_order(leases));
         for (slot, _) in blocks {
             let old = self.reg.set_block(slot, None);
@@ -61,11 +38,7 @@ impl Core {
             self.expired(EventType::BlockExpired, at, slot, None);
         }
         for (slot, token) in leases {
-            if !self.lease_is(slot, token, at) {
-                self.expiries.stale_taken();
-                continue;
-            }
-            let rec = self.reg.take_lease(slot, token).expect("checked by lease_is");
+            let rec = self.reg.take_lease(slot, token).expect("a live lease, checked by Core::expire");
             self.expired(EventType::LeaseExpired, at, slot, Some(token));
             self.trial_lease_changed(rec.cell, self.now());
         }
@@ -79,7 +52,7 @@ impl Core {
     /// a due entry turns into one that the index does not count yet.
     #[inline(never)] // cold: only when something is due; kept out of `acquire`
     pub(crate) fn candidates_after(&self, ctx: Option<u32>, mut count: u64, now: Millis, limit: u64) -> u64 {
-        if count >= limit || !self.expiries.maybe_due(now) {
+        if count >= limit || !self.expiries().maybe_due(now) {
             return count;
         }
         // A resource may be named by several due entries: count it once (at most `limit`
@@ -101,7 +74,7 @@ impl Core {
     /// blocks and leases, and the half-open cooldowns and pacing ends of `ctx`'s cells
     /// (repeats and stale entries included).
     pub(crate) fn due_slots(&self, ctx: Option<u32>, now: Millis) -> impl Iterator<Item = u32> + '_ {
-        let q = &self.expiries;
+        let q = self.expiries();
         let blocks = self.reg.blocks().ending_by(now);
         let leases = q.leases_ending_by(now);
         let of_ctx = move |id: u32| {
@@ -136,26 +109,11 @@ impl Core {
     /// when the first queued end is later, else every one queued. Only for counters near
     /// their ceiling (`counters.rs`), where a few million events early is as good as exact.
     pub(crate) fn ends_due_at_most(&self, now: Millis) -> u64 {
-        let (q, blocks) = (&self.expiries, self.reg.blocks());
+        let (q, blocks) = (self.expiries(), self.reg.blocks());
         if q.next_due(now, blocks.next_end()).is_none() {
             return 0;
         }
         (blocks.queued() + q.live_leases()) as u64
-    }
-
-    /// Is `token`, expiring `at`, still a lease on `slot`?
-    fn lease_is(&self, slot: u32, token: u64, at: Millis) -> bool {
-        lease_is(&self.reg, slot, token, at)
-    }
-
-    /// Records that the queued lease `(at, slot, token)` ended early, compacting the queue
-    /// when it is mostly stale.
-    pub(crate) fn lease_ended(&mut self, at: Millis, slot: u32, token: u64) {
-        self.expiries.lease_ended(at, slot, token);
-        if self.expiries.wants_compaction() {
-            let Core { expiries, reg, .. } = self;
-            expiries.compact_leases(|at, slot, token| lease_is(reg, slot, token, at));
-        }
     }
 
     fn expired(&mut self, ty: EventType, at: Millis, slot: u32, token: Option<u64>) {
@@ -164,31 +122,4 @@ impl Core {
         e.token = token;
         self.emit(e);
     }
-
-    /// Records a cell's cooldown in the right queue after a report (or a restore).
-    pub(crate) fn track_cooldown(&mut self, id: u32, before: Option<Millis>, now: Millis) {
-        if let Some(old) = before {
-            self.expiries.remove_probe_only(old, id);
-        }
-        let c = self.cells.get(id).cell();
-        if c.state != crate::types::State::Cooling {
-            return;
-        }
-        let (Some(until), Some(cause)) = (c.cooldown_until, c.cooldown_cause) else {
-            return;
-        };
-        if self.config().half_open_causes.contains(cause) {
-            if until > now {
-                self.expiries.cooldown(until, id);
-            }
-        } else {
-            self.expiries.add_probe_only(until, id);
-        }
-    }
-}
-
-/// Is `token`, expiring `at`, still a lease on `slot`?
-fn lease_is(reg: &Registry, slot: u32, token: u64, at: Millis) -> bool {
-    let live = reg.try_get(slot).and_then(|r| r.lease_by_token(token));
-    live.is_some_and(|l| l.expires_at == at)
 }

@@ -5,15 +5,16 @@
 //!
 //! The ungrouped pick is `leases.rs`; a group's order is `registry/groups.rs`; a context's
 //! sub-index per group is an ordinary context index over that group's members
-//! (`index/cells.rs` with `index/universe.rs`).
+//! (`index/context.rs` with `index/universe.rs`).
 
 use std::rc::Rc;
 
 use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
-use crate::index::cells::{Candidates, Picked, index_in_run};
+use crate::index::context::Picked;
 use crate::index::universe::{GroupUni, Universe};
+use crate::index::weights::{Candidates, index_in_run};
 use crate::registry::NO_CELL;
 use crate::types::Millis;
 
@@ -28,38 +29,6 @@ struct Offer {
 }
 
 impl Core {
-    /// Brings group `g`'s order up to date with the availability log.
-    pub(crate) fn sync_group(&mut self, g: u32) {
-        self.reg.group_ensure(g);
-        let cursor = self.reg.groups().get(g).cursor;
-        if cursor == self.log.end() {
-            return;
-        }
-        let observed = self.log.observe();
-        if cursor < self.log.base() {
-            self.reg.sync_group(g, None, observed);
-        } else {
-            let mut changed = self.log.changed_since(cursor);
-            self.reg.sync_group(g, Some(&mut changed), observed);
-        }
-    }
-
-    /// Brings context `ctx`'s sub-index for group `g` up to date, making it if needed.
-    pub(crate) fn sync_sub(&mut self, ctx: u32, g: u32) {
-        self.sync_context(ctx);
-        self.sync_group(g);
-        let uni = GroupUni::new(&self.reg, g);
-        let c = self.ctxs.get_mut(ctx);
-        match c.sub_mut(g) {
-            Some(sub) => sub.sync(&mut self.cells, &uni, &self.log, ctx),
-            None => {
-                c.ensure();
-                let sub = c.sub_index(&mut self.cells, &uni, &self.log);
-                c.sub_made(g, sub);
-            }
-        }
-    }
-
     /// Brings every group's order and every sub-index up to date (before the log is cleared
     /// or a resource changes group).
     pub(crate) fn sync_all_groups(&mut self) {
@@ -108,10 +77,8 @@ impl Core {
         }
         let g = self.reg.get(slot).group();
         // Every member's flag in `g`'s order is exact now (the moved one went in unavailable,
-        // as it is): the order is caught up with the log. A group made by this move would
-        // otherwise replay the log from its start, and after a restore (whose resources have
-        // no entries there) miss the moved one's return.
-        self.reg.sync_group(g, Some(&mut std::iter::empty()), self.log.observe());
+        // as it is).
+        self.group_caught_up(g);
         self.reg.group_ensure(g);
         for (ctx, id) in cells {
             if self.ctxs.get(ctx).sub(g).is_some() {
@@ -150,7 +117,7 @@ impl Core {
     /// due at `now` counted as if applied (they only add candidates).
     fn offer(&mut self, ctx: Option<u32>, g: u32, now: Millis) -> Offer {
         let (mut count, mut usable) = self.group_candidates(ctx, g);
-        if self.expiries.maybe_due(now) {
+        if self.expiries().maybe_due(now) {
             let mut seen: Vec<u32> = Vec::new();
             for slot in self.due_slots(ctx, now) {
                 if seen.contains(&slot) || self.reg.try_get(slot).is_none_or(|r| r.group() != g) {

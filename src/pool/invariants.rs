@@ -17,7 +17,7 @@ impl Core {
             self.ctxs.get_mut(id).ensure();
             let ctx = self.ctxs.get(id);
             cells += ctx.cells();
-            ctx.verify(&self.cells, &self.reg, &self.log)
+            ctx.verify(&self.cells, &self.reg, self.avail_log())
                 .map_err(|e| format!("context {}: {e}", ctx.name))?;
             if ctx.cells() == 0 {
                 return Err(format!("context {} kept without cells", ctx.name));
@@ -42,7 +42,7 @@ impl Core {
                 sub.ensure();
                 let uni = GroupUni::new(&self.reg, g);
                 let sub = self.ctxs.get(id).sub(g).expect("synced");
-                sub.verify(&self.cells, &uni, &self.log)
+                sub.verify(&self.cells, &uni, self.avail_log())
                     .map_err(|e| format!("context {} group {g}: {e}", self.ctxs.get(id).name))?;
                 let members = self.cells.live_ids().filter(|&c| {
                     let cs = self.cells.get(c);

@@ -5,7 +5,7 @@
 //! an exclusive lease), and a cell due for recovery (a half-open trial, or a probe-due cell
 //! leased by name) at most one in its own context. Each lease carries its own fencing token,
 //! which only grows for the life of the pool. Which resources are candidates and how one is
-//! found in O(log n) is `index/cells.rs`; this module applies the rules around it.
+//! found in O(log n) is `index/context.rs`; this module applies the rules around it.
 
 use std::rc::Rc;
 
@@ -13,7 +13,8 @@ use super::core::Core;
 use crate::error::Result;
 use crate::events::EventType;
 use crate::ids::ResourceId;
-use crate::index::cells::{Candidates, Picked, index_in_run};
+use crate::index::context::Picked;
+use crate::index::weights::{Candidates, index_in_run};
 use crate::registry::{LeaseRec, NO_CELL, same_text};
 use crate::types::{Kind, Millis};
 
@@ -73,7 +74,7 @@ impl Core {
     ) -> Result<Option<Lease>> {
         let now = self.time_at(reading);
         let (mut ctx, mut sum) = self.candidates_in(known);
-        let due = self.expiries.maybe_due(now);
+        let due = self.expiries().maybe_due(now);
         let count = if due { self.candidates_after(ctx, sum.count, now, 2) } else { sum.count };
         let u = if count >= 2 { Some(draw()?) } else { None };
         self.advance(reading);
@@ -151,7 +152,7 @@ impl Core {
             group: group.clone(),
             cell,
         };
-        self.reg.add_lease(slot, rec);
+        self.lease_granted(slot, rec);
         self.reg.set_hint(slot);
         let r = self.reg.get(slot);
         let lease = Lease {
@@ -164,7 +165,6 @@ impl Core {
             leased_at: now,
             expires_at,
         };
-        self.expiries.add_lease(expires_at, slot, token);
         self.sync_avail(slot);
         self.trial_lease_changed(cell, now);
         let mut e = self.resource_event(EventType::ResourceLeased, now, slot);
@@ -211,7 +211,7 @@ impl Core {
             return None;
         }
         let group = self.reg.group_name(self.reg.get(slot).group()).cloned();
-        let (old, leased_at) = self.reg.extend_lease(slot, lease.token, now + ttl, group.clone())?;
+        let (old, leased_at) = self.lease_renewed(slot, lease.token, now + ttl, group.clone())?;
         let renewed = Lease {
             id: Some(self.reg.id_of(slot)),
             expires_at: now + ttl,
@@ -219,11 +219,8 @@ impl Core {
             group,
             ..lease.clone()
         };
-        // A renewal that lands on the same expiry keeps its queue entry; one that moves it
-        // ends the old one and queues the new one.
+        // A renewal that moves the lease's end changes when the resource may next be free.
         if old != renewed.expires_at {
-            self.lease_ended(old, slot, renewed.token);
-            self.expiries.add_lease(renewed.expires_at, slot, renewed.token);
             self.next_change_touched(slot, None);
         }
         Some(renewed)
@@ -240,10 +237,9 @@ impl Core {
     /// Ends the lease `token` on `slot`, held in `context`, when it is in force at `now`.
     pub(crate) fn release_token(&mut self, slot: u32, context: &str, token: u64, now: Millis) -> bool {
         let held = |rec: &LeaseRec| same_text(&rec.context, context) && now < rec.expires_at;
-        let Some(rec) = self.reg.take_lease_if(slot, token, held) else {
+        let Some(rec) = self.lease_released_if(slot, token, held) else {
             return false;
         };
-        self.lease_ended(rec.expires_at, slot, rec.token);
         self.sync_avail(slot);
         self.trial_lease_changed(rec.cell, now);
         let mut e = self.resource_event(EventType::LeaseReleased, now, slot);

@@ -77,7 +77,7 @@ impl Core {
             self.cells.live_ids().filter(|&id| changed.contains(&self.cells.get(id).ctx)).collect();
         for id in cells {
             if let Some(end) = self.paced_until(id, now) {
-                self.expiries.pace(end, id);
+                self.paced(id, end);
             }
             self.refresh_cell(id, now);
         }

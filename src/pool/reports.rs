@@ -8,7 +8,6 @@ use super::core::Core;
 use crate::cell::{Cell, Transition};
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::index::cells::Context;
 use crate::index::universe::GroupUni;
 use crate::registry::{NO_CELL, same_text};
 use crate::types::{Millis, Outcome, State};
@@ -67,7 +66,7 @@ impl Core {
         let transition = self.cell_reported(id, outcome, now, blocked, capped);
         let gap = self.ctxs.get(ctx).min_gap();
         if gap > 0 {
-            self.expiries.pace(now + gap, id);
+            self.paced(id, now + gap);
         }
         self.refresh_cell(id, now);
         self.track_cooldown(id, before, now);
@@ -109,7 +108,7 @@ impl Core {
                 self.sync_order();
                 self.next_change_forget(None);
                 let gap = self.config().min_gap_for(context);
-                self.ctxs.add(Context::new(Rc::from(context), gap, &self.reg, &self.log, false))
+                self.context_added(Rc::from(context), gap)
             }
         };
         self.sync_context(ctx);

@@ -12,7 +12,7 @@
 //!   wait emits one rejection when it ends empty (by a last, ordinary `acquire`).
 //!
 //! Waiting itself (queues, timers, wake-ups) is the hosts': the engine never blocks. The public
-//! calls are `Pool`'s (`mod.rs`); this module applies the rules on `Core`.
+//! calls are `Pool`'s (`api/leases.rs`); this module applies the rules on `Core`.
 
 use super::core::Core;
 use super::counters::FINISHES;

@@ -264,7 +264,7 @@ impl Core {
     pub(crate) fn due_for_recovery_probe(&self, now: Millis) -> Vec<ProbeDue> {
         let half_open = self.config().half_open_causes;
         let out: Vec<ProbeDue> = self
-            .expiries
+            .expiries()
             .probe_only_by(now)
             .filter_map(|id| {
                 let slot = self.cells.get(id);

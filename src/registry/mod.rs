@@ -1,11 +1,12 @@
 //! The registered resources: identity, lookup by `(kind, value)`, capacity, lease records.
 //!
-//! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration. The
-//! ordering index over them (which is available, ranks, selection) is `order.rs`; the
+//! Resources live in a slab addressed by `u32` slot; slots are reused after deregistration.
+//! `Registry` stores them (this file), each one a `Resource` (`resource.rs`); the ordering
+//! index over them (which is available, ranks, selection) is `order.rs`, kept in step with
+//! them, and each group's order, by `order_upkeep.rs`; the groups are `groups.rs`; the
 //! blocklist (block records, their count, the queue of ends) is `blocklist.rs`; the rules for
 //! leases and blocks are in `pool/`. This module only stores.
 
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
@@ -13,6 +14,8 @@ use rustc_hash::FxHashMap;
 pub mod blocklist;
 pub mod groups;
 pub mod order;
+mod order_upkeep;
+mod resource;
 
 use crate::redact::redact;
 use crate::slab::Slab;
@@ -20,136 +23,8 @@ use crate::types::{Kind, Millis};
 use blocklist::{Block, Blocklist};
 use groups::{Groups, UNGROUPED};
 use order::OrderIndex;
-
-/// One live lease on a resource. Leases are runtime state: never persisted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaseRec {
-    pub context: Rc<str>,
-    pub token: u64,
-    pub leased_at: Millis,
-    pub expires_at: Millis,
-    /// The resource's group when the lease was granted or last renewed.
-    pub group: Option<Rc<str>>,
-    /// The resource's cell in `context`, or `NO_CELL` (lets `report` skip a lookup).
-    pub cell: u32,
-}
-
-/// Marks "no cell" in a lease record.
-pub const NO_CELL: u32 = u32::MAX;
-
-/// Marks "no log entry" in toggle bookkeeping.
-pub const NO_SEQ: u64 = u64::MAX;
-
-/// Whether two strings hold the same text; one the pool handed out (a lease's context, a
-/// value) and given back is recognised by its address without reading its bytes.
-#[inline]
-pub fn same_text(a: &str, b: &str) -> bool {
-    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
-}
-
-#[derive(Debug, Clone)]
-pub struct Resource {
-    pub kind: Kind,
-    pub value: Rc<str>,
-    /// The value as it may be shown in events, errors and logs.
-    pub display: Rc<str>,
-    /// The live leases, oldest first (tokens grow in grant order, so by token too). Changed only
-    /// through `Registry` (`add_lease`, `take_lease`, `extend_lease`, `note_lease_cell`), which
-    /// keeps the count of live leases.
-    leases: Vec<LeaseRec>,
-    /// How many leases it may hold at once (SPEC §3, capacity: 1–1,024).
-    max_leases: u32,
-    /// Changed only by the blocklist (`Registry::set_block`).
-    block: Option<Block>,
-    /// Registered, holding fewer leases than `max_leases`, not blocked (kept by
-    /// `Core::sync_avail`; false while leaving).
-    avail: bool,
-    /// Sequence number of this resource's last entry in the availability log.
-    last_toggle: u64,
-    /// Its group's id (`groups.rs`; `UNGROUPED` for none). Changed only through `Registry`.
-    group: u32,
-    /// The fencing high-water mark when it was registered in this pool (0 when it came with a
-    /// restored snapshot): a lease with a token at or below it was granted to an earlier
-    /// registration of the same key, never to this one.
-    since: u64,
-}
-
-impl Resource {
-    /// Registered, not blocked, room for a lease: may be handed out (cell rules aside).
-    pub fn is_available(&self) -> bool {
-        self.avail
-    }
-
-    /// The oldest live lease on this resource, if any.
-    #[inline]
-    pub fn lease(&self) -> Option<&LeaseRec> {
-        self.leases.first()
-    }
-
-    /// The newest live lease on this resource, if any (the one a report or release most
-    /// likely names).
-    #[inline]
-    pub fn newest_lease(&self) -> Option<&LeaseRec> {
-        self.leases.last()
-    }
-
-    /// Every live lease, oldest first.
-    #[inline]
-    pub fn leases(&self) -> &[LeaseRec] {
-        &self.leases
-    }
-
-    /// The live lease with fencing token `token`, if any.
-    #[inline]
-    pub fn lease_by_token(&self, token: u64) -> Option<&LeaseRec> {
-        lease_index(&self.leases, token).map(|i| &self.leases[i])
-    }
-
-    /// Whether one of its leases is held in `context` and still in force at `now` (leases whose
-    /// end has passed but which time passing has not yet ended do not count).
-    pub fn leased_in(&self, context: &str, now: Millis) -> bool {
-        self.leases.iter().any(|l| now < l.expires_at && same_text(&l.context, context))
-    }
-
-    /// How many leases it may hold at once.
-    #[inline]
-    pub fn max_leases(&self) -> u32 {
-        self.max_leases
-    }
-
-    /// Whether a lease with fencing token `token` may have been granted on this registration
-    /// (not on an earlier one of the same key, deregistered since).
-    #[inline]
-    pub fn may_hold(&self, token: u64) -> bool {
-        token > self.since
-    }
-
-    /// The operator's block on this resource, if any.
-    pub fn block(&self) -> Option<Block> {
-        self.block
-    }
-
-    /// The id of the resource's group (`UNGROUPED` for none).
-    #[inline]
-    pub fn group(&self) -> u32 {
-        self.group
-    }
-
-    /// Room for another lease and not blocked: what availability should be.
-    pub(crate) fn unclaimed(&self) -> bool {
-        (self.leases.len() as u32) < self.max_leases && self.block.is_none()
-    }
-}
-
-/// The position of the lease with token `token` in a list sorted by token.
-#[inline]
-fn lease_index(leases: &[LeaseRec], token: u64) -> Option<usize> {
-    match leases {
-        [] => None,
-        [only] => (only.token == token).then_some(0),
-        _ => leases.binary_search_by_key(&token, |l| l.token).ok(),
-    }
-}
+use resource::lease_index;
+pub use resource::{LeaseRec, NO_CELL, NO_SEQ, Resource, same_text};
 
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
@@ -258,7 +133,7 @@ impl Registry {
         self.slots.get(slot)
     }
 
-    pub fn get_mut(&mut self, slot: u32) -> &mut Resource {
+    fn get_mut(&mut self, slot: u32) -> &mut Resource {
         self.slots.get_mut(slot)
     }
 
@@ -401,216 +276,10 @@ impl Registry {
         (ra.kind, ra.value.as_bytes()) < (rb.kind, rb.value.as_bytes())
     }
 
-    // --- the canonical order (`order.rs`), with the keys and availability it is kept by ---
-
-    /// Puts a stored slot into the order, unavailable until `set_order_avail`.
-    pub fn order_insert(&mut self, slot: u32) {
-        let Registry { order, slots, .. } = self;
-        insert_by_key(&mut order.seq, &mut order.loc, slots, slot);
-        self.group_insert(slot);
-    }
-
-    /// Puts a slot into its group's order (unavailable there until the group syncs).
-    fn group_insert(&mut self, slot: u32) {
-        let Registry { groups, slots, .. } = self;
-        let (seq, loc) = groups.order_mut(slots.get(slot).group);
-        insert_by_key(seq, loc, slots, slot);
-    }
-
-    /// Takes a slot out of its group's order (forgetting the group if it empties; true then).
-    fn group_remove(&mut self, slot: u32) -> bool {
-        let g = self.get(slot).group;
-        let (seq, loc) = self.groups.order_mut(g);
-        seq.remove(loc, slot);
-        self.groups.drop_if_empty(g)
-    }
-
-    /// Moves `slot` to group `group` (by name; `None`: ungrouped). The caller has made the
-    /// resource unavailable and synced every index of both groups first. Returns the old
-    /// group's id and whether that group was forgotten (it emptied).
-    pub fn set_group(&mut self, slot: u32, group: Option<&str>) -> (u32, bool) {
-        let old = self.get(slot).group;
-        let dropped = self.group_remove(slot);
-        let id = self.groups.find_or_add(group);
-        self.get_mut(slot).group = id;
-        self.group_insert(slot);
-        (old, dropped)
-    }
-
-    /// Sets a newly stored slot's group (before `order_insert`).
-    pub fn init_group(&mut self, slot: u32, group: Option<&str>) {
-        let id = self.groups.find_or_add(group);
-        self.get_mut(slot).group = id;
-    }
-
-    /// The groups.
-    pub fn groups(&self) -> &Groups {
-        &self.groups
-    }
-
-    /// The name of group `id` (`None`: ungrouped).
-    pub fn group_name(&self, id: u32) -> Option<&Rc<str>> {
-        self.groups.get(id).name.as_ref()
-    }
-
-    /// Brings group `g`'s availability counts up to date: `changed` are the slots whose
-    /// availability may have changed since its cursor, or `None` to re-read every member.
-    pub fn sync_group(&mut self, g: u32, changed: Option<&mut dyn Iterator<Item = u32>>, cursor: u64) {
-        let Registry { groups, slots, .. } = self;
-        let (seq, loc) = groups.order_mut(g);
-        match changed {
-            None => seq.refresh_all(loc, |s| slots.get(s).avail),
-            Some(it) => {
-                for s in it {
-                    let r = slots.get(s);
-                    if r.group == g {
-                        seq.set_avail(loc, s, r.avail);
-                    }
-                }
-            }
-        }
-        groups.get_mut(g).cursor = cursor;
-    }
-
-    /// Brings group `g`'s tree up to date (after insertions and removals).
-    pub fn group_ensure(&mut self, g: u32) {
-        self.groups.order_mut(g).0.ensure();
-    }
-
-    /// Brings the order's tree up to date (after insertions and removals).
-    pub fn order_ensure(&mut self) {
-        self.order.seq.ensure();
-    }
-
-    /// Takes a slot out of the order (and its group's); true when its group emptied and was
-    /// forgotten.
-    pub fn order_remove(&mut self, slot: u32) -> bool {
-        let OrderIndex { seq, loc, .. } = &mut self.order;
-        seq.remove(loc, slot);
-        self.group_remove(slot)
-    }
-
-    /// Re-reads every resource's availability into the order.
-    pub fn order_refresh_all(&mut self) {
-        let Registry { order, slots, .. } = self;
-        order.seq.refresh_all(&mut order.loc, |s| slots.get(s).avail);
-    }
-
-    /// Sets every resource's availability from its lease and block (restore, before
-    /// `order_rebuild`; nothing is logged).
-    pub fn restore_avail(&mut self) {
-        for slot in self.live_slots().collect::<Vec<_>>() {
-            let r = self.get_mut(slot);
-            r.avail = r.unclaimed();
-        }
-    }
-
-    /// Rebuilds the whole order from scratch (restore). The caller sets the cursor.
-    pub fn order_rebuild(&mut self) {
-        let mut slots: Vec<u32> = self.live_slots().collect();
-        crate::sort::sort_ids(&mut slots, &|a, b| {
-            let (ra, rb) = (self.get(a), self.get(b));
-            (ra.kind, ra.value.as_bytes()).cmp(&(rb.kind, rb.value.as_bytes()))
-        });
-        let sorted: Vec<(u32, bool)> = slots.iter().map(|&s| (s, self.get(s).avail)).collect();
-        let OrderIndex { seq, loc, .. } = &mut self.order;
-        seq.rebuild_from(loc, sorted.iter().copied());
-        // Each group's members, in the same order (groups were set by `init_group`).
-        let mut by_group: FxHashMap<u32, Vec<(u32, bool)>> = FxHashMap::default();
-        for &(slot, avail) in &sorted {
-            by_group.entry(self.get(slot).group).or_default().push((slot, avail));
-        }
-        for (g, members) in by_group {
-            let (seq, loc) = self.groups.order_mut(g);
-            seq.rebuild_from(loc, members.into_iter());
-        }
-    }
-
-    /// Sets whether the order counts `slot` as available.
-    pub fn set_order_avail(&mut self, slot: u32, avail: bool) {
-        self.order.seq.set_avail(&self.order.loc, slot, avail);
-    }
-
-    /// Number of available resources.
-    pub fn available(&self) -> u32 {
-        self.order.seq.available()
-    }
-
-    /// Available resources strictly before `slot` in canonical order.
-    pub fn rank(&self, slot: u32) -> u32 {
-        self.order.seq.rank(&self.order.loc, slot)
-    }
-
-    /// The `k`-th (from 0) available resource in canonical order.
-    pub fn select(&self, k: u32) -> u32 {
-        self.order.seq.select(k)
-    }
-
-    /// Canonical order between two registered resources, from their positions.
-    pub fn order_cmp(&self, a: u32, b: u32) -> Ordering {
-        self.order.seq.order_cmp(&self.order.loc, a, b)
-    }
-
-    /// Every slot in canonical order with whether the order counts it available.
-    pub fn order_iter(&self) -> impl Iterator<Item = (u32, bool)> + '_ {
-        self.order.seq.order_iter()
-    }
-
-    /// All live slots in canonical order.
-    pub fn in_order(&self) -> Vec<u32> {
-        self.order.seq.in_order()
-    }
-
-    /// Checks the order's structure and counts (tests).
-    pub fn verify_order(&self) -> Result<(), String> {
-        self.order.seq.verify_list()?;
-        let order = self.in_order();
-        if order.len() != self.len() {
-            return Err(format!("order holds {} of {} resources", order.len(), self.len()));
-        }
-        for w in order.windows(2) {
-            if !self.key_less(w[0], w[1]) || self.order_cmp(w[0], w[1]) != Ordering::Less {
-                return Err("resource order out of key order".into());
-            }
-        }
-        let mut before = 0;
-        for (k, &slot) in order.iter().enumerate() {
-            let r = self.get(slot);
-            if self.order.seq.avail(&self.order.loc, slot) != r.avail || r.avail != r.unclaimed() {
-                return Err("availability flag differs from lease/block".into());
-            }
-            if self.rank(slot) != before {
-                return Err("rank differs from a count".into());
-            }
-            if r.avail && self.select(before) != slot {
-                return Err(format!("select({before}) is not the {k}-th resource"));
-            }
-            before += u32::from(r.avail);
-        }
-        Ok(())
-    }
-
     /// Approximate heap bytes held (for memory accounting in benchmarks).
     pub fn heap_bytes(&self) -> usize {
         let strings: usize = self.live_slots().map(|s| self.get(s).value.len() + 16).sum();
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
         self.slots.heap_bytes() + strings + maps + self.order.heap_bytes()
     }
-}
-
-/// Inserts `slot` into an order by its key (kind, then value bytes): one copy for the pool's
-/// order and every group's.
-#[inline(never)]
-fn insert_by_key(
-    seq: &mut order::OrderSeq,
-    loc: &mut Vec<crate::seq::chunks::Loc>,
-    slots: &Slab<Resource>,
-    slot: u32,
-) {
-    let key = |s: u32| {
-        let r = slots.get(s);
-        (r.kind, r.value.as_bytes())
-    };
-    let mine = key(slot);
-    seq.insert(loc, slot, |other| key(other) < mine);
 }

@@ -21,118 +21,29 @@
 //! names the resource until it is deregistered; 0 means "no lease". The calls by a lease's id
 //! answer `BY_NAME` when that lease is not held any more (nothing done): the JS side then
 //! makes the call by name, with the same clock reading.
+//!
+//! This file holds the class, its constructors and the calls that change the pool (register,
+//! the lease calls, block, config); the calls that read are `facade/reads.rs`'s, the decoding
+//! of the codes and lists above `facade/args.rs`'s.
 
-use std::rc::Rc;
+mod args;
+mod reads;
 
 use js_sys::{Float64Array, Function};
 use wasm_bindgen::prelude::*;
 
-use super::host::{draws, js_error, to_js};
-use super::packed::pack_events_into;
-use super::views_json;
-use super::views_value::{ConfigV, StatsV};
+use super::host::{draws, js_error};
 use crate::check;
 use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::ids::ResourceId;
-use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
-use crate::types::{FailureType, Kind, Outcome, ViewState};
+use crate::pool::{BlockSpec, Floor, Lease, Pool, Registration};
+use args::{grant, groups, kind, named, next_of, outcome, patch, resource_id};
 
 type JsResult<T> = Result<T, JsValue>;
 
 /// What a call by a lease's id answers when that lease is not held any more.
 const BY_NAME: f64 = -1.0;
-/// The length that stands for `null` in a `groups` list.
-const NULL_GROUP: u32 = u32::MAX;
-
-fn kind(code: u8) -> Result<Kind, Error> {
-    Kind::ALL.get(usize::from(code)).copied().ok_or_else(|| invalid_argument("unknown kind"))
-}
-
-fn outcome(code: u8, latency_ms: Option<f64>) -> Result<Outcome, Error> {
-    match code {
-        0 => Ok(Outcome::Success { latency_ms }),
-        c => FailureType::ALL
-            .get(usize::from(c) - 1)
-            .map(|&failure| Outcome::Failure { failure, latency_ms })
-            .ok_or_else(|| invalid_argument("unknown failure type")),
-    }
-}
-
-fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
-    config.as_deref().map(ConfigPatch::from_json).transpose()
-}
-
-/// A `groups` list from its names run together and their UTF-16 lengths (`NULL_GROUP`: null).
-fn groups<'a>(mut names: &'a str, lens: &[u32]) -> Vec<Option<&'a str>> {
-    let mut cut = |units: u32| {
-        let mut left = units as usize;
-        let end = names.char_indices().find_map(|(i, c)| {
-            let here = left == 0;
-            left = left.saturating_sub(c.len_utf16());
-            here.then_some(i)
-        });
-        let (name, rest) = names.split_at(end.unwrap_or(names.len()));
-        names = rest;
-        name
-    };
-    lens.iter().map(|&n| (n != NULL_GROUP).then(|| cut(n))).collect()
-}
-
-/// A resource id from the number `ResourceId::to_f64` gave (any other: `UNKNOWN_RESOURCE`).
-fn resource_id(n: f64) -> Result<ResourceId, Error> {
-    ResourceId::from_f64(n).ok_or_else(|| {
-        Error::UnknownResource(format!("resource id {} names no resource", crate::json::float_text(n)))
-    })
-}
-
-/// The dashboard's filter from `resources`' arguments: `state` a view state name, `by_group`
-/// filtering by `group` (`None`: the resources with no group).
-fn filter_of(
-    context: Option<String>,
-    state: Option<String>,
-    by_group: bool,
-    group: Option<String>,
-) -> JsResult<Filter> {
-    let state = match state.as_deref() {
-        None => None,
-        Some(s) => Some(ViewState::parse(s).ok_or_else(|| js_error(invalid_argument("unknown state")))?),
-    };
-    Ok(Filter { context, state, group: by_group.then_some(group) })
-}
-
-fn token_of(token: f64) -> Result<u64, Error> {
-    check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
-}
-
-/// The lease a grant gave, as its resource's id and its token.
-fn grant(handle: f64, token: f64) -> Result<(ResourceId, u64), Error> {
-    Ok((resource_id(handle)?, token_of(token)?))
-}
-
-/// The lease a call by name names (`Lease::id` `None`: the engine finds it by its strings).
-fn named(kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
-    Ok(Lease {
-        id: None,
-        kind: kind(kind_code)?,
-        value: Rc::from(value),
-        group: None,
-        context: Rc::from(context),
-        token: token_of(token)?,
-        leased_at: 0,
-        expires_at: 0,
-    })
-}
-
-/// `finish`'s next step: none unless `next`; `context` `None` for the lease's.
-fn next_of<'a>(
-    next: bool,
-    context: Option<&'a str>,
-    groups: Option<&'a [Option<&'a str>]>,
-    quiet: bool,
-) -> Option<Next<'a>> {
-    next.then_some(Next { context, groups, quiet })
-}
 
 #[wasm_bindgen]
 pub struct RawPool {
@@ -446,123 +357,6 @@ impl RawPool {
     pub fn unblock(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<bool> {
         let k = kind(kind_code).map_err(js_error)?;
         self.pool.unblock(now, k, value).map_err(js_error)
-    }
-
-    pub fn snapshot(&mut self, now: f64) -> JsResult<String> {
-        self.pool.snapshot(now).map_err(js_error)
-    }
-
-    /// The snapshot in parts (`snapshot/write.rs`): with `value` undefined its head; else that
-    /// resource's three lines, or undefined when it is not registered.
-    #[wasm_bindgen(js_name = snapshotPart)]
-    pub fn snapshot_part(
-        &mut self,
-        now: f64,
-        kind_code: u8,
-        value: Option<String>,
-    ) -> JsResult<Option<String>> {
-        let named = match value.as_deref() {
-            None => None,
-            Some(v) => Some((kind(kind_code).map_err(js_error)?, v)),
-        };
-        self.pool.snapshot_part(now, named).map_err(js_error)
-    }
-
-    /// Events since the last drain, packed (`packed.rs`): the numbers, as a view into the
-    /// module's memory (no copy), valid only until the next call into the module (which may
-    /// grow the memory or drain again): the JS side reads them at once or copies them.
-    /// `drainedStrings` then gives their string table.
-    #[wasm_bindgen(js_name = drainEvents)]
-    pub fn drain_events(&mut self, now: f64) -> JsResult<Float64Array> {
-        let events = self.pool.drain_events(now).map_err(js_error)?;
-        self.drained = pack_events_into(&mut self.numbers, &events);
-        drop(events);
-        // SAFETY: the view aliases `self.numbers`, which nothing changes before the JS side's
-        // next call into the module; it allocates nothing (so the memory does not grow) while
-        // the view is live.
-        Ok(unsafe { Float64Array::view(&self.numbers) })
-    }
-
-    /// The string table of the last `drainEvents` (once).
-    #[wasm_bindgen(js_name = drainedStrings)]
-    pub fn drained_strings(&mut self) -> String {
-        std::mem::take(&mut self.drained)
-    }
-
-    /// The dashboard as a JSON array; `state` is a view state name; `by_group` filters by
-    /// `group` (`None`: the resources with no group).
-    pub fn resources(
-        &mut self,
-        now: f64,
-        context: Option<String>,
-        state: Option<String>,
-        by_group: bool,
-        group: Option<String>,
-    ) -> JsResult<String> {
-        let filter = filter_of(context, state, by_group, group)?;
-        self.pool.resources(now, &filter).map(|v| views_json::resources(&v)).map_err(js_error)
-    }
-
-    /// A page of the dashboard (`resources` from after the resource `after_kind_code` /
-    /// `after_value`, when given, at most `limit`), as a JSON array.
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = resourcesPage)]
-    pub fn resources_page(
-        &mut self,
-        now: f64,
-        context: Option<String>,
-        state: Option<String>,
-        by_group: bool,
-        group: Option<String>,
-        after_kind_code: Option<u8>,
-        after_value: Option<String>,
-        limit: u32,
-    ) -> JsResult<String> {
-        let filter = filter_of(context, state, by_group, group)?;
-        let after = match (after_kind_code, after_value.as_deref()) {
-            (Some(code), Some(value)) => Some((kind(code).map_err(js_error)?, value)),
-            _ => None,
-        };
-        self.pool
-            .resources_page(now, &filter, after, limit as usize)
-            .map(|v| views_json::resources(&v))
-            .map_err(js_error)
-    }
-
-    /// One resource with each cell's window, as JSON.
-    #[wasm_bindgen(js_name = resource)]
-    pub fn resource_detail(&mut self, now: f64, kind_code: u8, value: &str) -> JsResult<String> {
-        let k = kind(kind_code).map_err(js_error)?;
-        self.pool.resource(now, k, value).map(|d| views_json::resource_detail(&d)).map_err(js_error)
-    }
-
-    #[wasm_bindgen(js_name = dueForRecoveryProbe)]
-    pub fn due_for_recovery_probe(&mut self, now: f64) -> JsResult<String> {
-        self.pool.due_for_recovery_probe(now).map(|v| views_json::probe_due(&v)).map_err(js_error)
-    }
-
-    /// Epoch milliseconds, or -1 for null.
-    #[wasm_bindgen(js_name = nextChangeAt)]
-    pub fn next_change_at(&mut self, now: f64, context: &str) -> JsResult<f64> {
-        self.pool.next_change_at(now, context).map(|t| t.map_or(-1.0, |t| t as f64)).map_err(js_error)
-    }
-
-    /// `nextChangeAt` for a `groups` list (see the header for `names` and `lens`).
-    #[wasm_bindgen(js_name = nextChangeAtIn)]
-    pub fn next_change_at_in(&mut self, now: f64, context: &str, names: &str, lens: &[u32]) -> JsResult<f64> {
-        let at = self.pool.next_change_at_in(now, context, &groups(names, lens)).map_err(js_error)?;
-        Ok(at.map_or(-1.0, |t| t as f64))
-    }
-
-    /// The pool's counts as an object (a structured value: faster than JSON text here).
-    pub fn stats(&mut self, now: f64) -> JsResult<JsValue> {
-        let s = self.pool.stats(now).map_err(js_error)?;
-        Ok(to_js(&StatsV(&s))?)
-    }
-
-    /// The config in force as an object, shaped as its canonical JSON (a structured value).
-    pub fn config(&self) -> JsResult<JsValue> {
-        Ok(to_js(&ConfigV(self.pool.config()))?)
     }
 
     /// `config`: a partial config as JSON text; true when the config in force changed.

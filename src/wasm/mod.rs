@@ -1,7 +1,7 @@
 //! The one conversion layer between the engine and a JavaScript host: the hosts' JSON of
 //! leases, events and views (`views_json.rs`), stats and the config as structured values
 //! (`views_value.rs`, serde-wasm-bindgen), drained events packed into numbers and one
-//! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`,
+//! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`, its reads and argument decoding in `facade/`,
 //! with the host's randomness and errors in `host.rs`; built for wasm32 only). The first three
 //! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 
