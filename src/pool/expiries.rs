@@ -3,7 +3,7 @@
 //! cooling cap's count), and a lower bound on the next instant
 //! anything comes due (temporary blocks included: their queue is the blocklist's,
 //! `registry/blocklist.rs`, and its next end is passed in). Data only: what an expiry does is
-//! `expiry.rs`.
+//! `expiry.rs`; the queues are `Core`'s, changed only through `core/queues.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
 

@@ -6,7 +6,10 @@
 //! processed in time order and emit `LEASE_EXPIRED` / `BLOCK_EXPIRED` stamped with the instant
 //! they took effect; ties break on the canonical key, so the order is reproducible. A cooldown
 //! expiry only re-indexes the cell (being due for recovery is derived, not an event). The queues
-//! themselves are `expiries.rs` and, for blocks, `registry/blocklist.rs`.
+//! themselves are `expiries.rs` and, for blocks, `registry/blocklist.rs`; `Core::expire`
+//! (`core/queues.rs`) drains them and hands the blocks and live leases ending at an instant
+//! to `end_leases_and_blocks` here. The rest of this file answers what the expiries due at
+//! `now` would change, without applying them (`candidates_after`, `due_slots`).
 
 use super::core::Core;
 use crate::events::EventType;

@@ -1,7 +1,8 @@
 //! One registered resource (`Resource`: its key, how it may be shown, its live leases, its
 //! capacity, block, availability flag and group) and one live lease on it (`LeaseRec`). The
 //! fields that change keep one owner: they are visible to `registry/` only, changed through
-//! `Registry` (`mod.rs`), which keeps the counts they feed; readers outside use the methods.
+//! `Registry` (`mod.rs`), which keeps the counts they feed; readers outside use the methods
+//! and the identity fields (`kind`, `value`, `display`), which a `&Resource` cannot change.
 
 use std::rc::Rc;
 
