@@ -6,7 +6,8 @@ export { Pool } from "./lib/engine/node-engine.js";
 export { openPool, PoolHost } from "./lib/node/open-pool.js";
 // The recovery prober's ready-made HTTP probe through a proxy, and the credential masking the
 // host uses in its own messages.
-export { httpProbe, ProbeError } from "./lib/node/prober.js";
+export { httpProbe } from "./lib/node/http-probe.js";
+export { ProbeError } from "./lib/node/probe-error.js";
 export { redactCredentials } from "./lib/outcome/redact.js";
 // Resilient calls through the pool (`host.call`): their errors, the process-wide retry budget
 // (and kill switch) and hedging budget, the bulkhead, single-flight credentials, and a ready fetch through PROXY resources. See lib/call/.

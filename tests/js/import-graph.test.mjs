@@ -196,7 +196,7 @@ const BREAKS = {
   "the Node shell imports nothing of the edge shell": ["lib/node/lock.js", "lib/edge/regions.js"],
   "the HTTP handler reaches no shell, no host and no engine loader": ["lib/http/problems.js", "lib/host/memory-host.js"],
   "the engine loaders import no host, shell or HTTP module": ["lib/engine/engine-load.js", "lib/http/problems.js"],
-  "calls, outcomes, the client and Crawlee import no host and no shell": ["lib/outcome/redact.js", "lib/node/prober.js"],
+  "calls, outcomes, the client and Crawlee import no host and no shell": ["lib/outcome/redact.js", "lib/node/http-probe.js"],
   "no module of lib/ imports a package entry (the edge shell takes the web engine from web.js)": ["lib/waiters.js", "node.js"],
 };
 
