@@ -38,6 +38,8 @@ use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
 use crate::types::{FailureType, Kind, Outcome, ViewState};
 
+mod reinstate;
+
 type JsResult<T> = Result<T, JsValue>;
 
 /// What a call by a lease's id answers when that lease is not held any more.
