@@ -28,15 +28,20 @@
 //   catches a full disk without touching the pool.
 // - An admitted action that still meets a failed write (space taken meanwhile, a read-only
 //   remount, EIO) is rolled back (change-log.js): register by deregistering what it added, block
-//   and unblock by restoring the block that was there. Hot-path calls keep running while the
-//   write is in flight, so rolling back by restoring an earlier snapshot would lose their
-//   leases; an inverse call loses nothing of theirs (a lease taken on a resource whose
-//   registration is rolled back ends with it).
-// - A deregister has no inverse (its cells and their history are gone), and an import cannot be
-//   swapped back (leases taken from the imported pool during its write would be lost, their
-//   tokens handed out again). Both are written ahead: the new state is built beside the live
-//   pool (deregister: on a scratch copy restored from the live snapshot, an O(pool) cost for a
-//   rare action; import: the imported pool itself), stored, and only then made live.
+//   and unblock by restoring the block that was there, deregister by reinstating the resource
+//   from its snapshot part taken just before (`Pool.reinstate`: its cells and history come back,
+//   its leases stay ended — no token is handed out twice), a config change by setting the
+//   config before back. Hot-path calls keep running while the write is in flight, so rolling
+//   back by restoring an earlier snapshot would lose their leases; an inverse call loses nothing
+//   of theirs (a lease taken on a resource whose registration is rolled back ends with it). No
+//   operator action but an import copies the whole pool on the event loop.
+// - A config change that loses state (a smaller window or event buffer: what it drops cannot
+//   come back) or whose undo a grown pool could refuse (larger limits) has no inverse
+//   (operator-undo.js `configUndoable`), and an import cannot be swapped back (leases taken from
+//   the imported pool during its write would be lost, their tokens handed out again). Both are
+//   written ahead: the new state is built beside the live pool (config: on a scratch copy
+//   restored from the live snapshot, an O(pool) cost on the loop for a rare action; import: the
+//   imported pool itself), stored, and only then made live.
 // - The hot path (acquire, report, release, renew) writes nothing but the reservation, and only
 //   rarely: it is reserved ahead early, so a full disk is reported long before the edge and the
 //   pool keeps serving workers from what is left. An acquire whose token the reservation does
@@ -123,7 +128,7 @@ export class PoolHost extends HostCore {
   #pendingDurable = null;
   /** Operator changes in memory, waiting for the disk (change-log.js). */
   #changes;
-  /** Write-ahead steps (deregister, config) waiting for the next write. */
+  /** Write-ahead steps (config changes without an inverse) waiting for the next write. */
   #ahead = [];
   /** Length of the last snapshot written (what the next one needs, about). */
   #lastBytes = 0;
