@@ -21,7 +21,7 @@
 //   its write fails, the resource comes back from its snapshot part with its cells and their
 //   history; a lease that was on it stays ended, and no token is handed out twice. A config
 //   change with an inverse is applied at once too, and set back when its write fails; one
-//   without (a smaller window) is applied only once stored.
+//   without (a smaller window; a larger limit) is applied only once stored.
 //
 // Mounting needs root: without it these tests are skipped with a message (CI runs as root).
 // Every tmpfs is unmounted after its test.
@@ -117,6 +117,7 @@ const OPERATOR_ACTIONS = [
   ["unblock p3", (url) => call(url, "DELETE", resourcePath("PROXY", "p3", "/block"))],
   ["set the config (penalties, pacing)", (url) => call(url, "PUT", "/api/config", { body: { penalties: { BLOCKED: 60 }, minGapMsByContext: { shop: 250 }, maxCells: 50 } })],
   ["set a smaller window (written ahead)", (url) => call(url, "PUT", "/api/config", { body: { windowSize: 3 } })],
+  ["raise maxResources (written ahead, the head only)", (url) => call(url, "PUT", "/api/config", { body: { maxResources: 5000 } })],
   ["import", async (url) => {
     const snap = (await call(url, "GET", "/api/snapshot")).json;
     return call(url, "PUT", "/api/snapshot", { body: { ...snap, revision: snap.revision + 1, registered: [], blocklist: [], cells: [] } });
@@ -459,7 +460,18 @@ test("a config change with an inverse is applied at once and set back when its w
   assert.deepEqual(pool.config(), config);
   assert.deepEqual(pool.resource("PROXY", "p1").cells, cells, "no window was cut");
   await waitHealthy(pool);
+  free = fail();
+  try {
+    const pending = pool.setConfig({ maxCells: 777_777 });
+    assert.equal(pool.config().maxCells, config.maxCells, "a larger limit is not applied before it is stored (an undo could be refused)");
+    await assert.rejects(pending, { code: "STORAGE_UNAVAILABLE" });
+  } finally {
+    free();
+  }
+  assert.deepEqual(pool.config(), config);
+  await waitHealthy(pool);
   assert.equal((await pool.setConfig({ windowSize: 2 })).windowSize, 2, "and goes through once the disk is back");
+  assert.equal((await pool.setConfig({ maxCells: 777_777 })).maxCells, 777_777);
 });
 
 /** Waits until the pool's storage is healthy again (its retry timer probes the folder). */

@@ -552,6 +552,24 @@ test("operator actions are on disk when their promise resolves", async () => {
   assert.deepEqual(diskValues(dir), ["PROXY:p1"]);
   assert.deepEqual(onDisk(dir).blocklist, []);
 
+  // Config changes, each way (operator-undo.js `configWay`): with an inverse; written ahead
+  // with the head alone (larger limits, a smaller event buffer) — not in force before stored;
+  // written ahead on a copy of the pool (a smaller window). Each is on disk once it resolves,
+  // with the cells as they are (the report's window of 3 outcomes cut to 2 by the last).
+  for (let i = 0; i < 3; i++) host.report("PROXY", "p1", "shop", { ok: true, latencyMs: 10 + i });
+  await host.checkpoint();
+  const cells = onDisk(dir).cells;
+  for (const [patch, ahead] of [[{ leaseTtlMs: 42_000 }, false], [{ maxCells: 123_456, eventBufferSize: 999 }, true], [{ windowSize: 2 }, true]]) {
+    const pending = host.setConfig(patch);
+    const [field, value] = Object.entries(patch)[0];
+    assert.equal(host.config()[field] === value, !ahead, `${field}: in force before it is stored: ${!ahead}`);
+    assert.equal((await pending)[field], value);
+    assert.equal(onDisk(dir).config[field], value, `${field} on disk`);
+    assert.deepEqual(onDisk(dir).cells.map((c) => c.window.length), field === "windowSize" ? [2] : cells.map((c) => c.window.length));
+    await host.checkpoint();
+    assert.equal(JSON.stringify(onDisk(dir)), JSON.stringify(JSON.parse(host.snapshot())), `${field}: the live pool is what is stored`);
+  }
+
   // Import: a snapshot of another pool with a higher revision.
   const other = new Pool({ now: () => clock.t, seed: 1 });
   for (let i = 0; i < 20; i++) other.register("SESSION", `s${i}`);

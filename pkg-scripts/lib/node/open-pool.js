@@ -70,6 +70,7 @@ import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { ChangeLog } from "./change-log.js";
+import { headAhead, wholeAhead } from "./write-ahead.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
 import { MAX_SAFE, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
@@ -329,11 +330,11 @@ export class PoolHost extends HostCore {
   }
 
   /** Written ahead (see the header): settles once a snapshot with `ahead` applied to a copy of
-   * the live pool is stored, and only then `commit`s the change to the live pool. Concurrent
-   * ones share one write. */
-  _writeAhead(ahead, commit) {
+   * the live pool is stored, and only then `commit`s the change to the live pool (`headOnly`:
+   * `ahead` changes the snapshot's head only). Concurrent ones share one write. */
+  _writeAhead(ahead, commit, headOnly = false) {
     return new Promise((resolve, reject) => {
-      if (this.#ahead.push({ ahead, commit, resolve, reject }) > 1) return;
+      if (this.#ahead.push({ ahead, commit, headOnly, resolve, reject }) > 1) return;
       const run = this.#writing.then(() => this.#aheadStep(this.#ahead.splice(0)));
       this.#writing = run.catch(() => {});
     });
@@ -494,29 +495,15 @@ export class PoolHost extends HostCore {
   }
 
   /** One write-ahead step for a batch of `_writeAhead`s: each `ahead` applied to one scratch
-   * copy of the live pool, which is stored; then each `commit`ted to the live pool. */
+   * copy of the live pool, which is stored; then each `commit`ted to the live pool. When every
+   * one changes the head only, the scratch holds the live head alone and is stored with the
+   * live pool's parts, taken in steps: nothing is copied whole on the loop (write-ahead.js). */
   async #aheadStep(batch) {
     try {
       if (!this._pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
       const started = this.#timers.monotonicMs();
-      const live = this._pool.snapshot();
-      this._drain();
-      const covered = this.#changes.size;
-      // Its own config, not the overrides: the live pool's config is the one in force.
-      const scratch = Pool.restore(live, this._engine.bare);
-      let json;
-      try {
-        for (const d of batch) {
-          try {
-            d.ahead(scratch);
-          } catch (e) {
-            d.error = e; // a bad argument: refused by the live pool the same way
-          }
-        }
-        json = scratch.snapshot();
-      } finally {
-        scratch.free();
-      }
+      const from = { Pool, pool: () => this._pool, bare: this._engine.bare, drain: () => this._drain(), waiting: () => this.#changes.size };
+      const { json, covered } = batch.every((d) => d.headOnly) ? await headAhead(batch, from, this.#parts) : wholeAhead(batch, from);
       if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
     } catch (e) {
       for (const d of batch) d.reject(d.error ?? e);

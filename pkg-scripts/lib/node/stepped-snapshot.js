@@ -52,7 +52,8 @@ export class SteppedSnapshot {
    * Takes the snapshot of `pool()` (the live pool, read at each step: null once closed), in
    * steps, then in one synchronous step that calls `drain()` (the host's: delivers the pool's
    * events, touching their resources) and `moment()` (what the caller notes of that moment).
-   * Resolves to `{ head, moment, pieces }`: `pieces()` yields the snapshot's text in order.
+   * Resolves to `{ head, moment, pieces }`: `pieces()` yields the snapshot's text in order
+   * (`pieces(other)`: with another head, for a change that changes the head only).
    */
   async take(pool, drain, moment) {
     try {
@@ -68,7 +69,7 @@ export class SteppedSnapshot {
         const head = live(pool).snapshotPart();
         drain(); // what the head's reading of the clock changed (an expiry) touches its resources
         if (this.#all || this.#dirty.size > 0) continue;
-        return { head, moment: moment(), pieces: () => this.#pieces(head) };
+        return { head, moment: moment(), pieces: (other = head) => this.#pieces(other) };
       }
     } catch (e) {
       this.touchedAll(); // touched resources may have been dropped unread
