@@ -13,12 +13,13 @@
 // With --operator (and --viewers 0 for it alone) an operator writes in a loop beside the
 // worker, each write awaited (on disk before its answer): `deregister` deregisters a resource
 // and registers it back (two writes a round; it comes back without its cells), `config` sets
-// `leaseTtlMs` back and forth (a change with an inverse), `window` sets `windowSize` 9 and 10 in
-// turn (the smaller one loses outcomes: written ahead). Prints how many writes it made and
-// their latency.
+// `leaseTtlMs` back and forth (a change with an inverse), `limits` sets `maxCells` 300,000 and
+// 200,000 in turn (the larger one is written ahead, the snapshot's head only), `window` sets
+// `windowSize` 9 and 10 in turn (the smaller one cuts every window: written ahead on a copy of
+// the pool). Prints how many writes it made and their latency.
 //
 // Usage: node pkg-scripts/perf/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
-//        [--duration 15] [--page N] [--viewers-apart] [--operator deregister|config|window]
+//        [--duration 15] [--page N] [--viewers-apart] [--operator deregister|config|limits|window]
 //        [--cpu-prof DIR] (the server's CPU profile, written in DIR when it stops)
 
 import { spawn } from "node:child_process";
@@ -138,10 +139,12 @@ async function operate(request, kind, until, writes) {
       await timed("POST", "/api/resources", { kind: "PROXY", value }, 201);
     } else if (kind === "config") {
       await timed("PUT", "/api/config", { leaseTtlMs: i % 2 === 0 ? 45_000 : 30_000 }, 200);
+    } else if (kind === "limits") {
+      await timed("PUT", "/api/config", { maxCells: i % 2 === 0 ? 300_000 : 200_000 }, 200);
     } else if (kind === "window") {
       await timed("PUT", "/api/config", { windowSize: i % 2 === 0 ? 9 : 10 }, 200);
     } else {
-      throw new Error(`--operator ${kind}: deregister, config or window`);
+      throw new Error(`--operator ${kind}: deregister, config, limits or window`);
     }
   }
 }
