@@ -552,9 +552,9 @@ test("operator actions are on disk when their promise resolves", async () => {
   assert.deepEqual(diskValues(dir), ["PROXY:p1"]);
   assert.deepEqual(onDisk(dir).blocklist, []);
 
-  // Config changes, each way (operator-undo.js `configWay`): with an inverse; written ahead
-  // with the head alone (larger limits, a smaller event buffer) — not in force before stored;
-  // written ahead on a copy of the pool (a smaller window). Each is on disk once it resolves,
+  // Config changes, each way (operator-undo.js `configUndoable`): with an inverse; written
+  // ahead (larger limits, a smaller event buffer; a smaller window, which cuts every cell's
+  // window as each part is written) — not in force before stored. Each is on disk once it resolves,
   // with the cells as they are (the report's window of 3 outcomes cut to 2 by the last).
   for (let i = 0; i < 3; i++) host.report("PROXY", "p1", "shop", { ok: true, latencyMs: 10 + i });
   await host.checkpoint();
@@ -565,6 +565,8 @@ test("operator actions are on disk when their promise resolves", async () => {
     assert.equal(host.config()[field] === value, !ahead, `${field}: in force before it is stored: ${!ahead}`);
     assert.equal((await pending)[field], value);
     assert.equal(onDisk(dir).config[field], value, `${field} on disk`);
+    const body = (json) => json.slice(json.indexOf(',"registered":'));
+    assert.equal(body(readFileSync(snapshotPath(dir), "utf8")), body(host.snapshot()), `${field}: what was stored is what the live pool holds once it is applied`);
     assert.deepEqual(onDisk(dir).cells.map((c) => c.window.length), field === "windowSize" ? [2] : cells.map((c) => c.window.length));
     await host.checkpoint();
     assert.equal(JSON.stringify(onDisk(dir)), JSON.stringify(JSON.parse(host.snapshot())), `${field}: the live pool is what is stored`);

@@ -25,10 +25,9 @@
 // - `async _persist(undo)` — after an operator action is applied, before it is acknowledged
 //   (`undo` reverts it, null when there is nothing to revert); if it throws, the action is
 //   refused (the shell puts the pool back: by `undo`, or as it was stored);
-// - `async _writeAhead(ahead, commit, headOnly)` — an operator action with no inverse (a config
-//   change that loses state, operator-undo.js `configWay`): by default `commit()` then
-//   `_persist`; a shell may store `ahead(scratch)`'s result first (`headOnly`: `ahead` changes
-//   the snapshot's head only, so a scratch holding no resource will do);
+// - `async _writeAhead(ahead, commit)` — an operator action with no inverse (a config change
+//   that loses state, operator-undo.js `configUndoable`): by default `commit()` then
+//   `_persist`; a shell may store what `ahead(scratch)` gives first;
 // - `_used(live)`, `_storedRevision()` — counters and revision an import must stay above;
 // - `_storageReadiness()`, `_auditDropped` — what `/readyz` and `stats()` add.
 // A hook that does nothing is the memory host's behaviour.
@@ -41,7 +40,7 @@ import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 import { call } from "../call/call.js";
 import { EventHub } from "./event-hub.js";
-import { blockOf, configWay, groupOf, restoreBlock } from "./operator-undo.js";
+import { blockOf, configUndoable, groupOf, restoreBlock } from "./operator-undo.js";
 
 const closing = () => Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
 
@@ -397,18 +396,16 @@ export class HostCore extends EventHub {
 
   /** Changes the config in force (the engine validates it; nothing changes on an error) and
    * resolves to the whole config once stored. Its inverse is the config before — when setting
-   * that back gives the pool back (operator-undo.js, `configWay`); a change that drops what it
-   * cannot give back (a smaller window or event buffer) or whose undo a grown pool could refuse
-   * (larger limits) has none: `_writeAhead`, told whether it changes the snapshot's head only.
-   * A later restart still applies the host's `config` option over it: start-up options win. */
+   * that back gives the pool back (operator-undo.js, `configUndoable`); a change that drops
+   * what it cannot give back (a smaller window or event buffer) or whose undo a grown pool could
+   * refuse (larger limits) has none: `_writeAhead`. A later restart still applies the host's
+   * `config` option over it: start-up options win. */
   async setConfig(patch, note) {
     this._admit();
-    const way = configWay(this.#pool.config(), patch);
-    if (way !== "inverse") {
+    if (!configUndoable(this.#pool.config(), patch)) {
       return this._writeAhead(
         (scratch) => scratch.setConfig(patch),
         () => (this.#configure(patch, note), this.#pool.config()),
-        way === "head",
       );
     }
     const before = this.#configure(patch, note);

@@ -27,23 +27,17 @@ export function restoreBlock(pool, now, kind, value, before) {
 }
 
 /**
- * How a config change is made durable (`before`: the whole config in force; `patch`: the change):
- * - "inverse": applied at once, and undone by setting `before` back if its write fails — when
- *   that gives the pool back: every field but those below is a value the engine reads from the
- *   next call on (SPEC §3);
- * - "head": written ahead, but only the snapshot's head changes (the config, a revision step, a
- *   seq): a smaller `eventBufferSize` (events past the new bound are dropped: they cannot come
- *   back) or a larger `maxResources` or `maxCells` (the pool may grow past the old limit before
- *   an undo, which would then be refused), with no smaller `windowSize` or limit;
- * - "whole": written ahead on a copy of the whole pool: a smaller `windowSize` (every window is
- *   cut: the outcomes dropped cannot come back, and every cell's text changes).
- * A patch the engine refuses is "inverse" (it changes nothing).
+ * Whether setting `before` (the whole config in force) back undoes `patch` exactly: not when
+ * it lowers `windowSize` (windows are cut: the outcomes dropped cannot come back) or
+ * `eventBufferSize` (events past the new bound are dropped), nor when it raises `maxResources`
+ * or `maxCells` (the pool may grow past the old limit before the undo, which would then be
+ * refused). Every other field is a value the engine reads from the next call on (SPEC §3):
+ * the config before, set back, gives the pool back. A patch the engine refuses is undoable
+ * (it changes nothing).
  */
-export function configWay(before, patch) {
-  if (typeof patch !== "object" || patch === null) return "inverse";
+export function configUndoable(before, patch) {
+  if (typeof patch !== "object" || patch === null) return true;
   const lower = (k) => typeof patch[k] === "number" && patch[k] < before[k];
   const higher = (k) => typeof patch[k] === "number" && patch[k] > before[k];
-  if (lower("windowSize")) return "whole";
-  if (!lower("eventBufferSize") && !higher("maxResources") && !higher("maxCells")) return "inverse";
-  return lower("maxResources") || lower("maxCells") ? "whole" : "head";
+  return !(lower("windowSize") || lower("eventBufferSize") || higher("maxResources") || higher("maxCells"));
 }

@@ -39,9 +39,10 @@
 //   come back) or whose undo a grown pool could refuse (larger limits) has no inverse
 //   (operator-undo.js `configUndoable`), and an import cannot be swapped back (leases taken from
 //   the imported pool during its write would be lost, their tokens handed out again). Both are
-//   written ahead: the new state is built beside the live pool (config: on a scratch copy
-//   restored from the live snapshot, an O(pool) cost on the loop for a rare action; import: the
-//   imported pool itself), stored, and only then made live.
+//   written ahead: the new state is stored beside the live pool, which goes on serving, and only
+//   then made live (config: the live parts taken in steps under a scratch head with the change,
+//   each part's windows cut in turn for a smaller window, write-ahead.js; import: the imported
+//   pool itself).
 // - The hot path (acquire, report, release, renew) writes nothing but the reservation, and only
 //   rarely: it is reserved ahead early, so a full disk is reported long before the edge and the
 //   pool keeps serving workers from what is left. An acquire whose token the reservation does
@@ -70,7 +71,7 @@ import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { ChangeLog } from "./change-log.js";
-import { headAhead, wholeAhead } from "./write-ahead.js";
+import { stepAhead } from "./write-ahead.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
 import { MAX_SAFE, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
@@ -329,12 +330,12 @@ export class PoolHost extends HostCore {
     return saved;
   }
 
-  /** Written ahead (see the header): settles once a snapshot with `ahead` applied to a copy of
-   * the live pool is stored, and only then `commit`s the change to the live pool (`headOnly`:
-   * `ahead` changes the snapshot's head only). Concurrent ones share one write. */
-  _writeAhead(ahead, commit, headOnly = false) {
+  /** Written ahead (see the header): settles once a snapshot of the live pool with `ahead`
+   * applied is stored (write-ahead.js), and only then `commit`s the change to the live pool.
+   * Concurrent ones share one write. */
+  _writeAhead(ahead, commit) {
     return new Promise((resolve, reject) => {
-      if (this.#ahead.push({ ahead, commit, headOnly, resolve, reject }) > 1) return;
+      if (this.#ahead.push({ ahead, commit, resolve, reject }) > 1) return;
       const run = this.#writing.then(() => this.#aheadStep(this.#ahead.splice(0)));
       this.#writing = run.catch(() => {});
     });
@@ -494,17 +495,21 @@ export class PoolHost extends HostCore {
     this._metrics.checkpointed(this.#timers.monotonicMs() - started);
   }
 
-  /** One write-ahead step for a batch of `_writeAhead`s: each `ahead` applied to one scratch
-   * copy of the live pool, which is stored; then each `commit`ted to the live pool. When every
-   * one changes the head only, the scratch holds the live head alone and is stored with the
-   * live pool's parts, taken in steps: nothing is copied whole on the loop (write-ahead.js). */
+  /** One write-ahead step for a batch of `_writeAhead`s: the live pool's parts, taken in steps,
+   * under a head with each `ahead` applied (and, for a smaller window, each part's cells cut in
+   * turn as it is written: write-ahead.js) are stored; then each is `commit`ted to the live
+   * pool. Nothing is copied whole on the event loop. */
   async #aheadStep(batch) {
     try {
       if (!this._pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
       const started = this.#timers.monotonicMs();
       const from = { Pool, pool: () => this._pool, bare: this._engine.bare, drain: () => this._drain(), waiting: () => this.#changes.size };
-      const { json, covered } = batch.every((d) => d.headOnly) ? await headAhead(batch, from, this.#parts) : wholeAhead(batch, from);
-      if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
+      const { json, covered, done } = await stepAhead(batch, from, this.#parts);
+      try {
+        if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
+      } finally {
+        done();
+      }
     } catch (e) {
       for (const d of batch) d.reject(d.error ?? e);
       return;
