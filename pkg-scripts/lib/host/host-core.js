@@ -360,7 +360,9 @@ export class HostCore extends EventHub {
   }
 
   /** Its inverse is the resource's snapshot part, taken just before (`Pool.reinstate`): its
-   * cells and their history come back, not its leases (they ended and stay ended). */
+   * cells and their history come back, not its leases (they ended and stay ended). (Refused
+   * only when new cells filled `maxCells` meanwhile: the undo's error then goes to `onError`
+   * and the resource stays deregistered, stored by the next write.) */
   async deregister(kind, value, note) {
     this._admit();
     const part = this.#pool.snapshotPart(kind, value);
