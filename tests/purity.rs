@@ -24,11 +24,16 @@ const FORBIDDEN: [&str; 12] = [
     "from_os_rng",
 ];
 
-/// The facade and its host bindings (`src/wasm/facade.rs`, `src/wasm/host.rs`) may bind to the
-/// host; the conversions beside them (`views_json.rs`, `packed.rs`) are pure like the rest.
+/// The facade and its host bindings (`src/wasm/facade.rs` and its modules in `src/wasm/facade/`,
+/// `src/wasm/host.rs`) may bind to the host; the conversions beside them (`views_json.rs`,
+/// `packed.rs`) are pure like the rest.
 fn is_facade(path: &Path) -> bool {
-    let in_wasm = path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "wasm");
-    in_wasm && path.file_name().is_some_and(|n| n == "facade.rs" || n == "host.rs")
+    let dir = |p: Option<&Path>| p.and_then(|p| p.file_name()).map(|n| n.to_owned());
+    let parent = path.parent();
+    let in_wasm = dir(parent).is_some_and(|n| n == "wasm");
+    let in_facade = dir(parent).is_some_and(|n| n == "facade")
+        && dir(parent.and_then(Path::parent)).is_some_and(|n| n == "wasm");
+    in_facade || in_wasm && path.file_name().is_some_and(|n| n == "facade.rs" || n == "host.rs")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -82,13 +87,21 @@ fn the_check_catches_a_violation_and_spares_only_the_facade() {
     fs::write(dir.join("fine.rs"), "fn g() { let _instants = 1; }").unwrap();
     fs::write(dir.join("wasm/facade.rs"), "use wasm_bindgen::prelude::*;").unwrap();
     fs::write(dir.join("wasm/packed.rs"), "use js_sys::Array;").unwrap();
+    fs::create_dir_all(dir.join("wasm/facade")).unwrap();
+    fs::write(dir.join("wasm/facade/part.rs"), "use wasm_bindgen::prelude::*;").unwrap();
+    fs::create_dir_all(dir.join("facade")).unwrap();
+    fs::write(dir.join("facade/z.rs"), "use wasm_bindgen::prelude::*;").unwrap();
     let mut found = violations(&dir);
     fs::remove_dir_all(&dir).unwrap();
     found.sort();
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     assert!(found[0].ends_with("bad.rs uses SystemTime"), "{found:?}");
     assert!(
-        found[1].ends_with("packed.rs uses js_sys"),
+        found[1].ends_with("z.rs uses wasm_bindgen"),
+        "a folder named facade outside wasm/ is checked: {found:?}"
+    );
+    assert!(
+        found[2].ends_with("packed.rs uses js_sys"),
         "a conversion beside the facade is checked: {found:?}"
     );
 }
