@@ -338,6 +338,14 @@ export function makePool(RawPool) {
       return this.#raw.snapshotPart(this.#now(), kindCode(kind), text("value", value)) ?? null;
     }
 
+    /** Puts back a resource from its part (`snapshotPart(kind, value)`, taken before it was
+     * deregistered): its registration, block and cells with their history; not its leases
+     * (they ended). True when put back, false when that resource is registered. One revision
+     * step and a RESOURCE_REGISTERED event, as a registration. */
+    reinstate(part) {
+      return this.#raw.reinstate(this.#now(), text("part", part));
+    }
+
     drainEvents(options) {
       let resourceId;
       if (options !== undefined) {

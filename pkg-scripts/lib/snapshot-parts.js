@@ -37,25 +37,26 @@ const PIECE_CHARS = 128 * 1024;
  * The snapshot as pieces of text, in order: `head`, then the sections of `parts` (the
  * resources' parts, in canonical order; iterated once a section). Joined, they are
  * `Pool.snapshot()`'s text; a caller may write them one by one (the loop is free between
- * pieces) rather than join 35 MB at once.
+ * pieces) rather than join 35 MB at once. `cells(part)`, when given, gives the part whose
+ * cells line is written instead (a change of every cell, made one resource at a time).
  */
-export function* snapshotPieces(head, parts) {
+export function* snapshotPieces(head, parts, cells = (part) => part) {
   yield `${head},"registered":[`;
   yield* section(parts, 0);
   yield `],"blocklist":[`;
   yield* section(parts, 1);
   yield `],"cells":[`;
-  yield* section(parts, 2);
+  yield* section(parts, 2, cells);
   yield "]}";
 }
 
-/** Line `i` of every resource that has one, comma-separated, in pieces. */
-function* section(parts, i) {
+/** Line `i` of every resource that has one (of `of(part)`), comma-separated, in pieces. */
+function* section(parts, i, of = (part) => part) {
   let batch = [];
   let chars = 0;
   let first = true;
   for (const part of parts) {
-    const text = line(part, i);
+    const text = line(of(part), i);
     if (text === "") continue;
     batch.push(text);
     chars += text.length;

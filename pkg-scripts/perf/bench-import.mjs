@@ -7,7 +7,11 @@
 // each upload's time, the probe's worst latency during it, and the memory before, at peak and
 // after. Linux only (/proc).
 //
-// Usage: node pkg-scripts/perf/bench-import.mjs [--mib 400] [--cpu-prof DIR]
+// With --config-only the snapshot upload is left out (the pool stays small) and the refused
+// config is sent --repeat times (default 1): the medians and worsts of its time and of the
+// probe's worst latency during it are printed too.
+//
+// Usage: node pkg-scripts/perf/bench-import.mjs [--mib 400] [--config-only] [--repeat N] [--cpu-prof DIR]
 
 import { readFile } from "node:fs/promises";
 import os from "node:os";
@@ -15,7 +19,9 @@ import { parseArgs } from "node:util";
 import { Pool } from "../node.js";
 import { serveChild } from "./bench-serve.mjs";
 
-const { values: o } = parseArgs({ options: { mib: { type: "string", default: "400" }, "cpu-prof": { type: "string" } } });
+const { values: o } = parseArgs({
+  options: { mib: { type: "string", default: "400" }, "config-only": { type: "boolean", default: false }, repeat: { type: "string", default: "1" }, "cpu-prof": { type: "string" } },
+});
 const VALUE_BYTES = 1000;
 const R = Math.ceil((Number(o.mib) * 2 ** 20) / (VALUE_BYTES + 100));
 const config = { maxResources: R, maxCells: R };
@@ -81,20 +87,35 @@ try {
     await new Promise((r) => setTimeout(r, 2000));
     const after = await memory(child.pid);
     console.log(`${what}: ${status} in ${ms.toFixed(0)} ms; /healthz worst ${worst.toFixed(0)} ms; RSS before ${mb(before.rss)}, max sampled ${mb(rssMax)}, peak (VmHWM) ${mb(after.peak)}, 2 s after ${mb(after.rss)}`);
+    return { ms, worst };
   };
-  const snapshot = bigSnapshot();
-  await measure(`PUT /api/snapshot of ${(Buffer.byteLength(snapshot) / 2 ** 20).toFixed(0)} MiB (${R} resources)`, async () => {
-    const res = await fetch(`${url}/api/snapshot`, { method: "PUT", headers: { "content-type": "application/json" }, body: snapshot });
-    await res.text();
-    return res.status;
-  });
+  if (!o["config-only"]) await upload(measure);
   const patch = bigConfig();
-  await measure(`PUT /api/config of 4,097 gaps (${(patch.length / 2 ** 20).toFixed(1)} MiB), refused`, async () => {
-    const res = await fetch(`${url}/api/config`, { method: "PUT", headers: { "content-type": "application/json" }, body: patch });
-    await res.text();
-    return res.status;
-  });
+  const runs = [];
+  for (let i = 0; i < Number(o.repeat); i++) {
+    runs.push(await measure(`PUT /api/config of 4,097 gaps (${(patch.length / 2 ** 20).toFixed(1)} MiB), refused`, async () => {
+      const res = await fetch(`${url}/api/config`, { method: "PUT", headers: { "content-type": "application/json" }, body: patch });
+      await res.text();
+      return res.status;
+    }));
+  }
+  if (runs.length > 1) {
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const ms = runs.map((r) => r.ms);
+    const worst = runs.map((r) => r.worst);
+    console.log(`refused config, ${runs.length} times: median ${median(ms).toFixed(0)} ms (worst ${Math.max(...ms).toFixed(0)}); /healthz worst during it, median ${median(worst).toFixed(0)} ms (worst ${Math.max(...worst).toFixed(0)})`);
+  }
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 } finally {
   await server.stop();
+}
+
+/** The snapshot upload, measured by `measure`. */
+async function upload(measure) {
+  const snapshot = bigSnapshot();
+  await measure(`PUT /api/snapshot of ${(Buffer.byteLength(snapshot) / 2 ** 20).toFixed(0)} MiB (${R} resources)`, async () => {
+    const res = await fetch(`${server.url}/api/snapshot`, { method: "PUT", headers: { "content-type": "application/json" }, body: snapshot });
+    await res.text();
+    return res.status;
+  });
 }

@@ -10,9 +10,17 @@
 // With --viewers-apart the viewers run in a process of their own (as a dashboard in a browser
 // would), so that reading their 31 MB answers does not share the timing process's event loop.
 //
+// With --operator (and --viewers 0 for it alone) an operator writes in a loop beside the
+// worker, each write awaited (on disk before its answer): `deregister` deregisters a resource
+// and registers it back (two writes a round; it comes back without its cells), `config` sets
+// `leaseTtlMs` back and forth (a change with an inverse), `limits` sets `maxCells` 300,000 and
+// 200,000 in turn (the larger one is written ahead, the snapshot's head only), `window` sets
+// `windowSize` 9 and 10 in turn (the smaller one cuts every window: written ahead on a copy of
+// the pool). Prints how many writes it made and their latency.
+//
 // Usage: node pkg-scripts/perf/bench-viewers.mjs [--resources 12600] [--contexts 10] [--viewers 4]
-//        [--duration 15] [--page N] [--viewers-apart] [--cpu-prof DIR] (the server's CPU
-//        profile, written in DIR when it stops)
+//        [--duration 15] [--page N] [--viewers-apart] [--operator deregister|config|limits|window]
+//        [--cpu-prof DIR] (the server's CPU profile, written in DIR when it stops)
 
 import { spawn } from "node:child_process";
 import os from "node:os";
@@ -30,6 +38,7 @@ const { values: o } = parseArgs({
     duration: { type: "string", default: "15" },
     page: { type: "string" },
     "viewers-apart": { type: "boolean", default: false },
+    operator: { type: "string" },
     /** Internal: this process is the viewers of --viewers-apart, reading the server at this URL
      * until this epoch millisecond. */
     "viewers-at": { type: "string" },
@@ -43,10 +52,13 @@ const VIEWERS = Number(o.viewers);
 const DURATION_MS = Number(o.duration) * 1000;
 const PAGE = o.page === undefined ? null : Number(o.page);
 
+/** The value of proxy `i`, with credentials in its URL, as a fleet's are. */
+const resourceValue = (i) => `http://user${i}:pass${i}@proxy-${i}.example.net:8080`;
+
 /** A snapshot of R proxies (credentials in their URLs, as a fleet's are) with a cell in each of C contexts. */
 function seed() {
   const pool = new Pool({ config: { maxResources: Math.max(R, 1000), maxCells: Math.max(R * C, 1000) }, seed: 1 });
-  const value = (i) => `http://user${i}:pass${i}@proxy-${i}.example.net:8080`;
+  const value = resourceValue;
   for (let i = 0; i < R; i++) pool.register("PROXY", value(i));
   for (let c = 0; c < C; c++) {
     for (let i = 0; i < R; i++) {
@@ -111,6 +123,32 @@ function viewersApart(url, until) {
   );
 }
 
+/** The operator of --operator: writes of `kind` in a loop until `until()`, each awaited; their
+ * latencies go to `writes`. */
+async function operate(request, kind, until, writes) {
+  const timed = async (method, p, body, want) => {
+    const t = performance.now();
+    const res = await request(method, p, body);
+    writes.push(performance.now() - t);
+    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${res.text}`);
+  };
+  for (let i = 0; Date.now() < until(); i++) {
+    if (kind === "deregister") {
+      const value = resourceValue(i % R);
+      await timed("DELETE", `/api/resources/PROXY/${encodeURIComponent(value)}`, undefined, 204);
+      await timed("POST", "/api/resources", { kind: "PROXY", value }, 201);
+    } else if (kind === "config") {
+      await timed("PUT", "/api/config", { leaseTtlMs: i % 2 === 0 ? 45_000 : 30_000 }, 200);
+    } else if (kind === "limits") {
+      await timed("PUT", "/api/config", { maxCells: i % 2 === 0 ? 300_000 : 200_000 }, 200);
+    } else if (kind === "window") {
+      await timed("PUT", "/api/config", { windowSize: i % 2 === 0 ? 9 : 10 }, 200);
+    } else {
+      throw new Error(`--operator ${kind}: deregister, config, limits or window`);
+    }
+  }
+}
+
 if (o["viewers-at"] !== undefined) {
   const http = new HttpPool(o["viewers-at"], { connections: VIEWERS });
   console.log(JSON.stringify(await readDashboards(requester(http), Number(o["viewers-until"]))));
@@ -153,12 +191,15 @@ try {
     quiet.push(performance.now() - t);
   }
   until = Date.now() + DURATION_MS;
-  const reading = o["viewers-apart"] ? viewersApart(url, until) : readDashboards(request, until);
-  const [{ dashboards, pages }] = await Promise.all([reading, worker(), prober()]);
-  console.log(`pool: ${R} resources × ${C} contexts = ${R * C} cells; ${VIEWERS} viewers${o["viewers-apart"] ? " in a process of their own" : ""}, ${PAGE === null ? "whole dashboards" : `pages of ${PAGE}`}, ${DURATION_MS / 1000} s`);
+  const reading = VIEWERS === 0 ? { dashboards: 0, pages: 0 } : o["viewers-apart"] ? viewersApart(url, until) : readDashboards(request, until);
+  const writes = [];
+  const [{ dashboards, pages }] = await Promise.all([reading, worker(), prober(), o.operator ? operate(request, o.operator, () => until, writes) : null]);
+  const others = [VIEWERS > 0 ? `${VIEWERS} viewers${o["viewers-apart"] ? " in a process of their own" : ""}, ${PAGE === null ? "whole dashboards" : `pages of ${PAGE}`}` : null, o.operator ? `an operator (${o.operator})` : null].filter(Boolean).join(" and ");
+  console.log(`pool: ${R} resources × ${C} contexts = ${R * C} cells; ${others}, ${DURATION_MS / 1000} s`);
   console.log(`worker alone, acquire+release:        ${fmt(percentiles(quiet))}`);
-  console.log(`worker with viewers, acquire+release: ${fmt(percentiles(steps))}`);
-  console.log(`/healthz with viewers:                ${fmt(percentiles(probes))}`);
+  console.log(`worker beside them, acquire+release:  ${fmt(percentiles(steps))}`);
+  console.log(`/healthz beside them:                 ${fmt(percentiles(probes))}`);
+  if (o.operator) console.log(`operator writes (${o.operator}):       ${fmt(percentiles(writes))}`);
   console.log(`viewers read ${dashboards} dashboards (${pages} requests); load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   await http.close();
 } finally {

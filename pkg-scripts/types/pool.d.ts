@@ -308,6 +308,10 @@ export declare class Pool {
    * comma-separated — or null when it is not registered. */
   snapshotPart(): string;
   snapshotPart(kind: Kind, value: string): string | null;
+  /** Puts back a resource from its part (`snapshotPart(kind, value)` taken before it was
+   * deregistered): registration, block and cells with their history, not its leases (they
+   * ended). False when that resource is registered. One revision step, RESOURCE_REGISTERED. */
+  reinstate(part: string): boolean;
   /** `resourceId(kind, value)`, when given, names each event's resource by the value as
    * registered (the event shows it masked); its answer becomes the event's `id`. */
   drainEvents(options?: { resourceId?: (kind: Kind, value: string) => string }): PoolEvent[];

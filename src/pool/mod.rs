@@ -33,6 +33,7 @@ mod kept_answers;
 mod leases;
 mod next_change;
 mod reconfigure;
+mod reinstate;
 mod reports;
 mod snapshot;
 mod steps;

@@ -102,6 +102,13 @@ impl Core {
 
     /// Creates the fresh cell of `slot` in `context` (and the context, on its first cell).
     fn create_cell(&mut self, slot: u32, context: &str, now: Millis) -> u32 {
+        self.place_cell(slot, context, Cell::fresh(now))
+    }
+
+    /// Stores `cell` as `slot`'s cell in `context` (creating the context on its first cell),
+    /// indexed as a candidate: a cell that is not fresh is re-indexed by the caller
+    /// (`refresh_cell`, as `reinstate.rs` does).
+    pub(crate) fn place_cell(&mut self, slot: u32, context: &str, cell: Cell) -> u32 {
         let ctx = match self.ctxs.find(context) {
             Some(c) => c,
             None => {
@@ -119,7 +126,7 @@ impl Core {
             // take its new cell for one the sub-index already holds.
             self.sync_sub(ctx, g);
         }
-        let id = self.cells.add(slot, ctx, Cell::fresh(now));
+        let id = self.cells.add(slot, ctx, cell);
         let c = self.ctxs.get_mut(ctx);
         c.insert(&mut self.cells, &self.reg, id, true);
         if in_sub {

@@ -40,6 +40,8 @@ use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Floor, Lease, Pool, Registration};
 use args::{grant, groups, kind, named, next_of, outcome, patch, resource_id};
 
+mod reinstate;
+
 type JsResult<T> = Result<T, JsValue>;
 
 /// What a call by a lease's id answers when that lease is not held any more.

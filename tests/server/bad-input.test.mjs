@@ -591,3 +591,15 @@ test(
     }
   },
 );
+
+test("a config with more than 4,096 per-context gaps is refused from its bytes, before it is parsed (a body that is not JSON past the 4,097th gap gets the count, not a syntax error)", async () => {
+  const op = (m, p, body) => call(s.url, m, p, { body, token: TOKENS.operator });
+  const before = (await op("GET", "/api/config")).text;
+  const gaps = Array.from({ length: 4097 }, (_, i) => `"site-${i}.example":1000`).join(",");
+  for (const body of [`{"minGapMsByContext":{${gaps},"cut`, `{"minGapMsByContext":{${gaps}}}`]) {
+    const res = await op("PUT", "/api/config", body);
+    assertProblem(res, 400, "invalid-config");
+    assert.match(res.json.detail, /^minGapMsByContext must have at most 4096 entries \(got 4097\)/);
+  }
+  assert.equal((await op("GET", "/api/config")).text, before, "nothing changed");
+});

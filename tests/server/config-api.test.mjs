@@ -72,6 +72,14 @@ test("PUT /api/config refusals name the problem and change nothing", async () =>
       // scanned for duplicates (which costs in proportion to a body of up to 8 MiB): this one
       // has a duplicate too, and is refused for its size.
       [await put(`{"minGapMsByContext":{${Array.from({ length: 4097 }, (_, i) => `"site-${i}.example":1000`).join(",")},"site-0.example":5}}`), 400, "invalid-config", /^minGapMsByContext\b.*4096/],
+      // Counted on the bytes, before they are decoded or parsed: this body is not even JSON past
+      // its 4,097th gap (cut short), and is refused for its count, not its syntax. A gap key
+      // spelled with escapes is the same key.
+      [await put(`{"minGapMsByContext":{${Array.from({ length: 4097 }, (_, i) => `"site-${i}.example":1000`).join(",")},"cut`), 400, "invalid-config", /^minGapMsByContext\b.*4096.*got 4097/],
+      [await put(`{"\\u006dinGapMsByContext":{${Array.from({ length: 4100 }, (_, i) => `"s\\"${i}":1`).join(",")}}}`), 400, "invalid-config", /got 4100/],
+      // Over the body limit (sized for 4,096 gaps with every key character escaped): a 413
+      // naming it, from the declared length, before a byte is read.
+      [await put("x".repeat(8 * 2 ** 20 + 1)), 413, "body-too-large", /8388608 bytes/],
       [await call(s.url, "PUT", "/api/config?x=1", { ...op, body: {} }), 400, "bad-request", /query parameter/],
       [await call(s.url, "PUT", "/api/config", { token: TOKENS.worker, body: { leaseTtlMs: 60000 } }), 403, "forbidden", /worker/],
       [await call(s.url, "PUT", "/api/config", { token: TOKENS.viewer, body: { leaseTtlMs: 60000 } }), 403, "forbidden", /viewer/],

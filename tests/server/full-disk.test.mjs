@@ -14,8 +14,14 @@
 //   once, in order.
 // - Out of inodes (free bytes, so the action is admitted, but the write's temporary file cannot
 //   be created): each operator action is rolled back — register, block, unblock (and a move
-//   to another group) by their inverse; deregister and import are written ahead and so never applied — and answers 503;
+//   to another group), deregister and a config change by their inverse; a config change that
+//   loses state and an import are written ahead and so never applied — and answers 503;
 //   two changes of one resource waiting for the same failed write are undone newest first.
+// - A deregistration is applied to the live pool at once (no copy of the whole pool) and, when
+//   its write fails, the resource comes back from its snapshot part with its cells and their
+//   history; a lease that was on it stays ended, and no token is handed out twice. A config
+//   change with an inverse is applied at once too, and set back when its write fails; one
+//   without (a smaller window; a larger limit) is applied only once stored.
 //
 // Mounting needs root: without it these tests are skipped with a message (CI runs as root).
 // Every tmpfs is unmounted after its test.
@@ -109,6 +115,9 @@ const OPERATOR_ACTIONS = [
   ["block p1", (url) => call(url, "POST", resourcePath("PROXY", "p1", "/block?seconds=60"))],
   ["block p3 for a minute (was permanent)", (url) => call(url, "POST", resourcePath("PROXY", "p3", "/block?seconds=60"))],
   ["unblock p3", (url) => call(url, "DELETE", resourcePath("PROXY", "p3", "/block"))],
+  ["set the config (penalties, pacing)", (url) => call(url, "PUT", "/api/config", { body: { penalties: { BLOCKED: 60 }, minGapMsByContext: { shop: 250 }, maxCells: 50 } })],
+  ["set a smaller window (written ahead)", (url) => call(url, "PUT", "/api/config", { body: { windowSize: 3 } })],
+  ["raise maxResources (written ahead, the head only)", (url) => call(url, "PUT", "/api/config", { body: { maxResources: 5000 } })],
   ["import", async (url) => {
     const snap = (await call(url, "GET", "/api/snapshot")).json;
     return call(url, "PUT", "/api/snapshot", { body: { ...snap, revision: snap.revision + 1, registered: [], blocklist: [], cells: [] } });
@@ -298,11 +307,13 @@ test("a write that fails after the action was admitted (no inode left): each ope
   ];
   for (const [what, act] of actions) {
     const before = await resources(url);
+    const config = pool.config();
     assert.equal((await call(url, "GET", "/readyz")).status, 200, `${what}: healthy before`);
     const free = exhaustInodes(mnt);
     try {
       assertRefused(await act(url), what);
       assert.deepEqual(await resources(url), before, `${what}: rolled back`);
+      assert.deepEqual(pool.config(), config, `${what}: the config as it was`);
       const r = await call(url, "GET", "/readyz");
       assert.equal(r.status, 503, what);
       assert.match(r.json.detail, /snapshot: ENOSPC \(open\)/, what);
@@ -372,3 +383,100 @@ test("a failed write undoes every waiting change, newest first: block then unblo
     free();
   }
 });
+
+/** A pool on a tmpfs short of inodes: p1 with history in two contexts (cooled in one) and a
+ * lease, p2 free; `fail()` takes every inode (the next write fails), `free()` gives them back. */
+async function withHistory(t) {
+  const mnt = await tmpfs(t, "8m,nr_inodes=128");
+  const { pool, errors } = await inProcess(t, path.join(mnt, "data"), { config: { coolAfter: 2, windowSize: 8 } });
+  await pool.register("PROXY", "p1", { group: "dc-eu" });
+  await pool.register("PROXY", "p2");
+  for (const [context, ok] of [["shop", true], ["shop", false], ["search", false], ["search", false], ["shop", true]]) {
+    pool.report("PROXY", "p1", context, ok ? { ok: true, latencyMs: 12 } : { ok: false, failure: "BLOCKED" });
+  }
+  const lease = pool.acquireResource("PROXY", "p1", "shop");
+  assert.ok(lease, "a lease on p1");
+  await pool.checkpoint();
+  return { pool, errors, lease, fail: () => exhaustInodes(mnt) };
+}
+
+test("deregister under a failing write: applied at once, rolled back through its inverse — cells and history back, its lease stays ended", { skip: SKIP }, async (t) => {
+  const { pool, errors, lease, fail } = await withHistory(t);
+  const before = pool.resource("PROXY", "p1");
+  const high = pool.stats().fencingHighWater;
+  const free = fail();
+  let refused;
+  try {
+    const pending = pool.deregister("PROXY", "p1");
+    // Applied to the live pool at once (not written ahead on a copy of the whole pool).
+    assert.equal(pool.resources().some((r) => r.value === "p1"), false, "p1 is gone while the write is in flight");
+    refused = await pending.then(() => null, (e) => e);
+  } finally {
+    free();
+  }
+  assert.equal(refused?.code, "STORAGE_UNAVAILABLE");
+  const after = pool.resource("PROXY", "p1");
+  assert.deepEqual(after.cells, before.cells, "every cell with its window, score and cooldown is back");
+  assert.deepEqual([after.group, after.maxLeases, after.blocked], [before.group, before.maxLeases, before.blocked]);
+  assert.equal(after.leases?.length ?? 0, 0, "its lease is not back");
+  assert.equal(pool.release(lease), false, "the lease ended with the deregistration and stays ended");
+  assert.equal(pool.renew(lease), null, "nor renewed");
+  assert.equal(pool.stats().fencingHighWater, high, "fencing never goes back");
+  const again = pool.acquireResource("PROXY", "p1", "shop");
+  assert.ok(again.token > lease.token, "a new token, never the old one again");
+  assert.deepEqual(errors.filter((e) => e.code !== "STORAGE_UNAVAILABLE" && !/ENOSPC/.test(e.message)), [], "no undo failed");
+  // Once the disk is back, what is stored is the live pool, p1 included.
+  pool.release(again);
+  await waitHealthy(pool);
+  await pool.checkpoint();
+  const stored = readFileSync(path.join(pool.dir, "snapshot.json"), "utf8");
+  assert.equal(stored.replace(TAKEN_AT, ""), pool.snapshot().replace(TAKEN_AT, ""));
+  assert.match(stored, /"value":"p1"/);
+});
+
+test("a config change with an inverse is applied at once and set back when its write fails; a smaller window waits for its write", { skip: SKIP }, async (t) => {
+  const { pool, fail } = await withHistory(t);
+  const config = pool.config();
+  const cells = pool.resource("PROXY", "p1").cells;
+  let free = fail();
+  try {
+    const pending = pool.setConfig({ penalties: { BLOCKED: 70 }, minGapMsByContext: { shop: 500 }, halfOpenCauses: ["TIMEOUT"] });
+    assert.equal(pool.config().penalties.BLOCKED, 70, "in force while the write is in flight");
+    await assert.rejects(pending, { code: "STORAGE_UNAVAILABLE" });
+  } finally {
+    free();
+  }
+  assert.deepEqual(pool.config(), config, "the config before, set back");
+  assert.deepEqual(pool.resource("PROXY", "p1").cells, cells);
+  await waitHealthy(pool);
+  free = fail();
+  try {
+    const pending = pool.setConfig({ windowSize: 2 });
+    assert.equal(pool.config().windowSize, 8, "a smaller window is not applied before it is stored (windows cut cannot come back)");
+    await assert.rejects(pending, { code: "STORAGE_UNAVAILABLE" });
+  } finally {
+    free();
+  }
+  assert.deepEqual(pool.config(), config);
+  assert.deepEqual(pool.resource("PROXY", "p1").cells, cells, "no window was cut");
+  await waitHealthy(pool);
+  free = fail();
+  try {
+    const pending = pool.setConfig({ maxCells: 777_777 });
+    assert.equal(pool.config().maxCells, config.maxCells, "a larger limit is not applied before it is stored (an undo could be refused)");
+    await assert.rejects(pending, { code: "STORAGE_UNAVAILABLE" });
+  } finally {
+    free();
+  }
+  assert.deepEqual(pool.config(), config);
+  await waitHealthy(pool);
+  assert.equal((await pool.setConfig({ windowSize: 2 })).windowSize, 2, "and goes through once the disk is back");
+  assert.equal((await pool.setConfig({ maxCells: 777_777 })).maxCells, 777_777);
+});
+
+/** Waits until the pool's storage is healthy again (its retry timer probes the folder). */
+async function waitHealthy(pool) {
+  const deadline = Date.now() + 15000;
+  while (!pool.readiness().ready && Date.now() < deadline) await sleep(20);
+  assert.equal(pool.readiness().ready, true, "storage healthy again");
+}

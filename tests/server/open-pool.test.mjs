@@ -190,8 +190,9 @@ test("the host has the methods of Pool and gives the same results for the same c
   {
     const { host } = await open(newDir(), { config });
     for (const m of Object.getOwnPropertyNames(Pool.prototype)) {
-      // The host drains; close frees; snapshotPart is what a host stores with (the edge's).
-      if (m === "constructor" || m === "drainEvents" || m === "free" || m === "snapshotPart") continue;
+      // The host drains; close frees; snapshotPart is what a host stores with (the edge's), and
+      // reinstate how it undoes a deregistration it could not store (host-core.js).
+      if (["constructor", "drainEvents", "free", "snapshotPart", "reinstate"].includes(m)) continue;
       // `waiting` is a getter on both.
       const getter = Object.getOwnPropertyDescriptor(Pool.prototype, m).get !== undefined;
       assert.equal(typeof host[m], getter ? "number" : "function", `host.${m}`);
@@ -550,6 +551,26 @@ test("operator actions are on disk when their promise resolves", async () => {
   assert.equal(await host.deregister("ACCOUNT", "a1"), true);
   assert.deepEqual(diskValues(dir), ["PROXY:p1"]);
   assert.deepEqual(onDisk(dir).blocklist, []);
+
+  // Config changes, each way (operator-undo.js `configUndoable`): with an inverse; written
+  // ahead (larger limits, a smaller event buffer; a smaller window, which cuts every cell's
+  // window as each part is written) — not in force before stored. Each is on disk once it resolves,
+  // with the cells as they are (the report's window of 3 outcomes cut to 2 by the last).
+  for (let i = 0; i < 3; i++) host.report("PROXY", "p1", "shop", { ok: true, latencyMs: 10 + i });
+  await host.checkpoint();
+  const cells = onDisk(dir).cells;
+  for (const [patch, ahead] of [[{ leaseTtlMs: 42_000 }, false], [{ maxCells: 123_456, eventBufferSize: 999 }, true], [{ windowSize: 2 }, true]]) {
+    const pending = host.setConfig(patch);
+    const [field, value] = Object.entries(patch)[0];
+    assert.equal(host.config()[field] === value, !ahead, `${field}: in force before it is stored: ${!ahead}`);
+    assert.equal((await pending)[field], value);
+    assert.equal(onDisk(dir).config[field], value, `${field} on disk`);
+    const body = (json) => json.slice(json.indexOf(',"registered":'));
+    assert.equal(body(readFileSync(snapshotPath(dir), "utf8")), body(host.snapshot()), `${field}: what was stored is what the live pool holds once it is applied`);
+    assert.deepEqual(onDisk(dir).cells.map((c) => c.window.length), field === "windowSize" ? [2] : cells.map((c) => c.window.length));
+    await host.checkpoint();
+    assert.equal(JSON.stringify(onDisk(dir)), JSON.stringify(JSON.parse(host.snapshot())), `${field}: the live pool is what is stored`);
+  }
 
   // Import: a snapshot of another pool with a higher revision.
   const other = new Pool({ now: () => clock.t, seed: 1 });

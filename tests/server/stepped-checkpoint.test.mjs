@@ -146,7 +146,7 @@ function oneCall(host, rnd, clock, leases, pending) {
   else host.report(kind, value, pick(CONTEXTS), { ok: true, latencyMs: 1 });
 }
 
-test("random calls interleaved with stepped checkpoints: each stores the live snapshot of its last step; restarts restore it", async () => {
+test("random calls interleaved with stepped checkpoints: each stores the live snapshot of its last step; restarts restore it", async (t) => {
   let interleaved = 0;
   for (const seed of [1, 2, 3]) {
     const rnd = mulberry32(seed);
@@ -161,6 +161,16 @@ test("random calls interleaved with stepped checkpoints: each stores the live sn
       // two of them (the last step runs in a turn of its own). (Operator calls made before are
       // settled first: a write-ahead queued before the checkpoint commits between two calls.)
       await Promise.all(pending.splice(0));
+      // Enough touched that the checkpoint takes several steps, with calls between them (an
+      // operator write before it may have stored everything else already).
+      // (A few fillers are among NAMES, and may be deregistered: those are skipped.)
+      for (let i = 0; i < 300; i++) {
+        try {
+          host.report(...filler((round * 300 + i) % FILLERS), "b", { ok: true, latencyMs: 3 });
+        } catch (e) {
+          if (e.code !== "UNKNOWN_RESOURCE") throw e;
+        }
+      }
       const moments = [host.snapshot()];
       let done = false;
       const checkpoint = host.checkpoint().finally(() => (done = true));
@@ -194,5 +204,6 @@ test("random calls interleaved with stepped checkpoints: each stores the live sn
     }
     await host.close();
   }
+  t.diagnostic(`checkpoints that stored calls made while they were taken: ${interleaved} of 120`);
   assert.ok(interleaved >= 5, `checkpoints stored a state made by calls while they were taken (${interleaved} times)`);
 });

@@ -25,8 +25,9 @@
 // - `async _persist(undo)` — after an operator action is applied, before it is acknowledged
 //   (`undo` reverts it, null when there is nothing to revert); if it throws, the action is
 //   refused (the shell puts the pool back: by `undo`, or as it was stored);
-// - `async _writeAhead(ahead, commit)` — an operator action with no inverse (deregister, config):
-//   by default `commit()` then `_persist`; a shell may store `ahead(scratch)`'s result first;
+// - `async _writeAhead(ahead, commit)` — an operator action with no inverse (a config change
+//   that loses state, operator-undo.js `configUndoable`): by default `commit()` then
+//   `_persist`; a shell may store what `ahead(scratch)` gives first;
 // - `_used(live)`, `_storedRevision()` — counters and revision an import must stay above;
 // - `_storageReadiness()`, `_auditDropped` — what `/readyz` and `stats()` add.
 // A hook that does nothing is the memory host's behaviour.
@@ -39,7 +40,7 @@ import { checkImportRoom, liftPool } from "../counters.js";
 import { Waiters, nextStep, waitOptions } from "../waiters.js";
 import { call } from "../call/call.js";
 import { EventHub } from "./event-hub.js";
-import { blockOf, groupOf, restoreBlock } from "./operator-undo.js";
+import { blockOf, configUndoable, groupOf, restoreBlock } from "./operator-undo.js";
 
 const closing = () => Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
 
@@ -358,23 +359,19 @@ export class HostCore extends EventHub {
     return added;
   }
 
-  /** Has no inverse (its cells and their history are gone): `_writeAhead`. */
-  deregister(kind, value, note) {
-    try {
-      this._admit();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this._writeAhead(
-      (scratch) => scratch.deregister(kind, value),
-      () => {
-        this._drain();
-        const removed = this.#pool.deregister(kind, value);
-        this._touched(kind, value);
-        this.#acted(note);
-        return removed;
-      },
-    );
+  /** Its inverse is the resource's snapshot part, taken just before (`Pool.reinstate`): its
+   * cells and their history come back, not its leases (they ended and stay ended). (Refused
+   * only when new cells filled `maxCells` meanwhile: the undo's error then goes to `onError`
+   * and the resource stays deregistered, stored by the next write.) */
+  async deregister(kind, value, note) {
+    this._admit();
+    const part = this.#pool.snapshotPart(kind, value);
+    this._drain();
+    const removed = this.#pool.deregister(kind, value);
+    this._touched(kind, value);
+    this.#acted(note);
+    await this._persist(removed ? () => (this.#pool.reinstate(part), this._kick()) : null);
+    return removed;
   }
 
   async block(kind, value, how, note) {
@@ -400,23 +397,33 @@ export class HostCore extends EventHub {
   }
 
   /** Changes the config in force (the engine validates it; nothing changes on an error) and
-   * resolves to the whole config once stored. No inverse (a smaller window or event buffer
-   * drops what it no longer holds): `_writeAhead`. A later restart still applies the host's
+   * resolves to the whole config once stored. Its inverse is the config before — when setting
+   * that back gives the pool back (operator-undo.js, `configUndoable`); a change that drops
+   * what it cannot give back (a smaller window or event buffer) or whose undo a grown pool could
+   * refuse (larger limits) has none: `_writeAhead`. A later restart still applies the host's
    * `config` option over it: start-up options win. */
   async setConfig(patch, note) {
     this._admit();
-    return this._writeAhead(
-      (scratch) => scratch.setConfig(patch),
-      () => {
-        this._drain();
-        const before = this.#pool.config();
-        this.#pool.setConfig(patch);
-        this._touchedAll();
-        this.#acted({ ...note, changes: configChanges(before, this.#pool.config()) });
-        this._kick();
-        return this.#pool.config();
-      },
-    );
+    if (!configUndoable(this.#pool.config(), patch)) {
+      return this._writeAhead(
+        (scratch) => scratch.setConfig(patch),
+        () => (this.#configure(patch, note), this.#pool.config()),
+      );
+    }
+    const before = this.#configure(patch, note);
+    await this._persist(before ? () => (this.#pool.setConfig(before), this._touchedAll(), this._kick()) : null);
+    return this.#pool.config();
+  }
+
+  /** Applies `patch` to the live pool; the config before, or null when nothing changed. */
+  #configure(patch, note) {
+    this._drain();
+    const before = this.#pool.config();
+    if (!this.#pool.setConfig(patch)) return null;
+    this._touchedAll();
+    this.#acted({ ...note, changes: configChanges(before, this.#pool.config()) });
+    this._kick();
+    return before;
   }
 
   /** Replaces the pool with a snapshot: refused (STALE_SNAPSHOT) below the live (or stored)

@@ -1,6 +1,7 @@
 // What puts an operator change back (host-core.js passes it to `_persist` as the change's undo,
 // which the Node shell runs when the write fails): a resource's group and block before the
-// change, and restoring a block. Pure functions over a live pool.
+// change, restoring a block, and which config changes setting the config before back undoes
+// (a deregistration's undo is the engine's: `Pool.reinstate`). Pure functions over a live pool.
 
 /** The resource's group now (null: none), or undefined when it is not registered (or the call
  * is refused: `register` then refuses it the same way). */
@@ -23,4 +24,20 @@ export function restoreBlock(pool, now, kind, value, before) {
   if (before?.permanent) pool.block(kind, value, { permanent: true });
   else if (left > 0) pool.block(kind, value, { seconds: left / 1000 });
   else pool.unblock(kind, value);
+}
+
+/**
+ * Whether setting `before` (the whole config in force) back undoes `patch` exactly: not when
+ * it lowers `windowSize` (windows are cut: the outcomes dropped cannot come back) or
+ * `eventBufferSize` (events past the new bound are dropped), nor when it raises `maxResources`
+ * or `maxCells` (the pool may grow past the old limit before the undo, which would then be
+ * refused). Every other field is a value the engine reads from the next call on (SPEC §3):
+ * the config before, set back, gives the pool back. A patch the engine refuses is undoable
+ * (it changes nothing).
+ */
+export function configUndoable(before, patch) {
+  if (typeof patch !== "object" || patch === null) return true;
+  const lower = (k) => typeof patch[k] === "number" && patch[k] < before[k];
+  const higher = (k) => typeof patch[k] === "number" && patch[k] > before[k];
+  return !(lower("windowSize") || lower("eventBufferSize") || higher("maxResources") || higher("maxCells"));
 }

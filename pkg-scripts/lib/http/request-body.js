@@ -4,6 +4,7 @@
 
 import { HttpProblem, bad } from "./problems.js";
 import { duplicateKeyPath } from "./strict-json.js";
+import { gapEntries } from "./gap-count.js";
 
 export const JSON_TYPE = "application/json";
 
@@ -62,24 +63,33 @@ export const CONFIG_BODY_LIMIT = 8 * 2 ** 20;
  * src/config/by_context.rs). */
 const MAX_CONTEXT_GAPS = 4096;
 
+const tooManyGaps = (n) => new HttpProblem(400, "invalid-config", `minGapMsByContext must have at most ${MAX_CONTEXT_GAPS} entries (got ${n})`);
+
 /** Refuses a config too large by its shape before any costly work: more per-context gaps than
- * the engine holds (a body of up to 8 MiB, otherwise scanned for duplicate keys first). */
+ * the engine holds. `configShape.bytes` counts them on the body's bytes, before it is decoded
+ * or parsed (gap-count.js); the shape check after the parse is the same limit, read again. */
 export function configShape(patch) {
   const gaps = patch.minGapMsByContext;
   if (typeof gaps !== "object" || gaps === null) return;
   let n = 0;
   for (const _ in gaps) n++;
-  if (n > MAX_CONTEXT_GAPS) throw new HttpProblem(400, "invalid-config", `minGapMsByContext must have at most ${MAX_CONTEXT_GAPS} entries (got ${n})`);
+  if (n > MAX_CONTEXT_GAPS) throw tooManyGaps(n);
 }
+configShape.bytes = (raw) => {
+  const n = gapEntries(raw);
+  if (n > MAX_CONTEXT_GAPS) throw tooManyGaps(n);
+};
 
 /** Reads a JSON object body of at most `limit` bytes (any fields: the caller checks them);
- * duplicate keys are refused — after `shape(value)`, when given, has had its say: a cheap
- * check that refuses a body by its shape before the scan for duplicates, which costs in
- * proportion to the text. */
+ * duplicate keys are refused — after `shape`, when given, has had its say: a cheap check that
+ * refuses a body by its shape before the scan for duplicates, which costs in proportion to the
+ * text (`shape.bytes(raw)`, if it has one, on the bytes before they are decoded and parsed;
+ * `shape(value)` on the parsed value). */
 export async function jsonObject(request, limit, shape) {
   const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== JSON_TYPE) throw new HttpProblem(415, "unsupported-media-type", "send a JSON body (content-type: application/json)");
   const raw = await bytes(request, limit);
+  shape?.bytes?.(raw);
   let value;
   let text;
   try {

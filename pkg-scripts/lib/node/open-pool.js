@@ -28,15 +28,21 @@
 //   catches a full disk without touching the pool.
 // - An admitted action that still meets a failed write (space taken meanwhile, a read-only
 //   remount, EIO) is rolled back (change-log.js): register by deregistering what it added, block
-//   and unblock by restoring the block that was there. Hot-path calls keep running while the
-//   write is in flight, so rolling back by restoring an earlier snapshot would lose their
-//   leases; an inverse call loses nothing of theirs (a lease taken on a resource whose
-//   registration is rolled back ends with it).
-// - A deregister has no inverse (its cells and their history are gone), and an import cannot be
-//   swapped back (leases taken from the imported pool during its write would be lost, their
-//   tokens handed out again). Both are written ahead: the new state is built beside the live
-//   pool (deregister: on a scratch copy restored from the live snapshot, an O(pool) cost for a
-//   rare action; import: the imported pool itself), stored, and only then made live.
+//   and unblock by restoring the block that was there, deregister by reinstating the resource
+//   from its snapshot part taken just before (`Pool.reinstate`: its cells and history come back,
+//   its leases stay ended — no token is handed out twice), a config change by setting the
+//   config before back. Hot-path calls keep running while the write is in flight, so rolling
+//   back by restoring an earlier snapshot would lose their leases; an inverse call loses nothing
+//   of theirs (a lease taken on a resource whose registration is rolled back ends with it). No
+//   operator action but an import copies the whole pool on the event loop.
+// - A config change that loses state (a smaller window or event buffer: what it drops cannot
+//   come back) or whose undo a grown pool could refuse (larger limits) has no inverse
+//   (operator-undo.js `configUndoable`), and an import cannot be swapped back (leases taken from
+//   the imported pool during its write would be lost, their tokens handed out again). Both are
+//   written ahead: the new state is stored beside the live pool, which goes on serving, and only
+//   then made live (config: the live parts taken in steps under a scratch head with the change,
+//   each part's windows cut in turn for a smaller window, write-ahead.js; import: the imported
+//   pool itself).
 // - The hot path (acquire, report, release, renew) writes nothing but the reservation, and only
 //   rarely: it is reserved ahead early, so a full disk is reported long before the edge and the
 //   pool keeps serving workers from what is left. An acquire whose token the reservation does
@@ -65,6 +71,7 @@ import { AuditLog } from "./audit-log.js";
 import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { ChangeLog } from "./change-log.js";
+import { stepAhead } from "./write-ahead.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
 import { MAX_SAFE, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
@@ -123,7 +130,7 @@ export class PoolHost extends HostCore {
   #pendingDurable = null;
   /** Operator changes in memory, waiting for the disk (change-log.js). */
   #changes;
-  /** Write-ahead steps (deregister, config) waiting for the next write. */
+  /** Write-ahead steps (config changes without an inverse) waiting for the next write. */
   #ahead = [];
   /** Length of the last snapshot written (what the next one needs, about). */
   #lastBytes = 0;
@@ -323,9 +330,9 @@ export class PoolHost extends HostCore {
     return saved;
   }
 
-  /** Written ahead (see the header): settles once a snapshot with `ahead` applied to a copy of
-   * the live pool is stored, and only then `commit`s the change to the live pool. Concurrent
-   * ones share one write. */
+  /** Written ahead (see the header): settles once a snapshot of the live pool with `ahead`
+   * applied is stored (write-ahead.js), and only then `commit`s the change to the live pool.
+   * Concurrent ones share one write. */
   _writeAhead(ahead, commit) {
     return new Promise((resolve, reject) => {
       if (this.#ahead.push({ ahead, commit, resolve, reject }) > 1) return;
@@ -488,31 +495,21 @@ export class PoolHost extends HostCore {
     this._metrics.checkpointed(this.#timers.monotonicMs() - started);
   }
 
-  /** One write-ahead step for a batch of `_writeAhead`s: each `ahead` applied to one scratch
-   * copy of the live pool, which is stored; then each `commit`ted to the live pool. */
+  /** One write-ahead step for a batch of `_writeAhead`s: the live pool's parts, taken in steps,
+   * under a head with each `ahead` applied (and, for a smaller window, each part's cells cut in
+   * turn as it is written: write-ahead.js) are stored; then each is `commit`ted to the live
+   * pool. Nothing is copied whole on the event loop. */
   async #aheadStep(batch) {
     try {
       if (!this._pool) throw Object.assign(new Error("the pool is closed"), { code: "POOL_CLOSED" });
       const started = this.#timers.monotonicMs();
-      const live = this._pool.snapshot();
-      this._drain();
-      const covered = this.#changes.size;
-      // Its own config, not the overrides: the live pool's config is the one in force.
-      const scratch = Pool.restore(live, this._engine.bare);
-      let json;
+      const from = { Pool, pool: () => this._pool, bare: this._engine.bare, drain: () => this._drain(), waiting: () => this.#changes.size };
+      const { json, covered, done } = await stepAhead(batch, from, this.#parts);
       try {
-        for (const d of batch) {
-          try {
-            d.ahead(scratch);
-          } catch (e) {
-            d.error = e; // a bad argument: refused by the live pool the same way
-          }
-        }
-        json = scratch.snapshot();
+        if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
       } finally {
-        scratch.free();
+        done();
       }
-      if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
     } catch (e) {
       for (const d of batch) d.reject(d.error ?? e);
       return;

@@ -52,7 +52,9 @@ export class SteppedSnapshot {
    * Takes the snapshot of `pool()` (the live pool, read at each step: null once closed), in
    * steps, then in one synchronous step that calls `drain()` (the host's: delivers the pool's
    * events, touching their resources) and `moment()` (what the caller notes of that moment).
-   * Resolves to `{ head, moment, pieces }`: `pieces()` yields the snapshot's text in order.
+   * Resolves to `{ head, moment, pieces }`: `pieces()` yields the snapshot's text in order
+   * (`pieces(other, cells)`: with another head, and each part's cells line from `cells(part)`,
+   * for a change written ahead from these parts).
    */
   async take(pool, drain, moment) {
     try {
@@ -68,7 +70,7 @@ export class SteppedSnapshot {
         const head = live(pool).snapshotPart();
         drain(); // what the head's reading of the clock changed (an expiry) touches its resources
         if (this.#all || this.#dirty.size > 0) continue;
-        return { head, moment: moment(), pieces: () => this.#pieces(head) };
+        return { head, moment: moment(), pieces: (other = head, cells) => this.#pieces(other, cells) };
       }
     } catch (e) {
       this.touchedAll(); // touched resources may have been dropped unread
@@ -155,10 +157,10 @@ export class SteppedSnapshot {
     return out;
   }
 
-  *#pieces(head) {
+  *#pieces(head, cells) {
     const order = this.#ordered();
     const parts = this.#parts;
-    yield* snapshotPieces(head, { *[Symbol.iterator]() { for (const k of order) yield parts.get(k); } });
+    yield* snapshotPieces(head, { *[Symbol.iterator]() { for (const k of order) yield parts.get(k); } }, cells);
   }
 }
 
