@@ -18,7 +18,6 @@ use super::snapshot;
 use crate::check;
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::registry::blocklist::Block;
 use crate::types::Millis;
 
 impl Pool {
@@ -55,17 +54,14 @@ impl Core {
         self.reg.set_max_leases(slot, r.max_leases);
         self.reg.order_insert(slot);
         if let Some(block) = r.block {
-            self.reg.set_block(slot, Some(block));
-            if let Block::Until(until) = block {
-                self.expiries.note_due(until);
-            }
+            self.blocked(slot, block);
         }
         self.sync_avail(slot);
         for c in one.cell_records() {
             let running = c.cell.cooling_at(now).then_some(c.cell.cooldown_until).flatten();
             let id = self.place_cell(slot, c.context, c.cell.clone());
             if let Some(end) = self.paced_until(id, now) {
-                self.expiries.pace(end, id);
+                self.paced(id, end);
             }
             if let Some(until) = running {
                 self.cooled(self.cells.get(id).ctx, id, until);
