@@ -4,7 +4,8 @@
 //! `random` function, once per draw, when one was given instead of a seed. A grant answers its
 //! resource's id (`Lease::id`, `ids.rs`), its numbers in `leaseFields`; `reportLease`,
 //! `renewLease`, `releaseLease` and `finishLease` take the id and token back (no strings), the
-//! calls by name take the strings. It keeps no table (ids come from the engine), only the last
+//! calls by name take the strings — or, on the hot path, find them in a buffer the JS side
+//! wrote (`text_args.rs`; the bodies both run, `by_name.rs`). It keeps no table (ids come from the engine), only the last
 //! hot-path error (until `takeError`), the last grant's numbers (`leaseFields`) and the last
 //! drained events with their string table (until read). Bulk results
 //! are JSON text, except drained events, packed (`packed.rs`): parsing their JSON cost the host
@@ -22,11 +23,11 @@
 //! answer `BY_NAME` when that lease is not held any more (nothing done): the JS side then
 //! makes the call by name, with the same clock reading.
 
-use std::rc::Rc;
-
 use js_sys::{Float64Array, Function};
 use wasm_bindgen::prelude::*;
 
+use super::by_name::{self, TextArgs};
+use super::codes::{kind, named, outcome, token_of};
 use super::host::{draws, js_error, to_js};
 use super::packed::pack_events_into;
 use super::views_json;
@@ -36,7 +37,7 @@ use crate::config::{Config, ConfigPatch};
 use crate::error::{Error, invalid_argument};
 use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Filter, Floor, Lease, Next, Pool, Registration};
-use crate::types::{FailureType, Kind, Outcome, ViewState};
+use crate::types::ViewState;
 
 type JsResult<T> = Result<T, JsValue>;
 
@@ -44,20 +45,6 @@ type JsResult<T> = Result<T, JsValue>;
 const BY_NAME: f64 = -1.0;
 /// The length that stands for `null` in a `groups` list.
 const NULL_GROUP: u32 = u32::MAX;
-
-fn kind(code: u8) -> Result<Kind, Error> {
-    Kind::ALL.get(usize::from(code)).copied().ok_or_else(|| invalid_argument("unknown kind"))
-}
-
-fn outcome(code: u8, latency_ms: Option<f64>) -> Result<Outcome, Error> {
-    match code {
-        0 => Ok(Outcome::Success { latency_ms }),
-        c => FailureType::ALL
-            .get(usize::from(c) - 1)
-            .map(|&failure| Outcome::Failure { failure, latency_ms })
-            .ok_or_else(|| invalid_argument("unknown failure type")),
-    }
-}
 
 fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
     config.as_deref().map(ConfigPatch::from_json).transpose()
@@ -101,27 +88,9 @@ fn filter_of(
     Ok(Filter { context, state, group: by_group.then_some(group) })
 }
 
-fn token_of(token: f64) -> Result<u64, Error> {
-    check::int_in("token", token, 1, check::MAX_SAFE).map_err(invalid_argument)
-}
-
 /// The lease a grant gave, as its resource's id and its token.
 fn grant(handle: f64, token: f64) -> Result<(ResourceId, u64), Error> {
     Ok((resource_id(handle)?, token_of(token)?))
-}
-
-/// The lease a call by name names (`Lease::id` `None`: the engine finds it by its strings).
-fn named(kind_code: u8, value: &str, context: &str, token: f64) -> Result<Lease, Error> {
-    Ok(Lease {
-        id: None,
-        kind: kind(kind_code)?,
-        value: Rc::from(value),
-        group: None,
-        context: Rc::from(context),
-        token: token_of(token)?,
-        leased_at: 0,
-        expires_at: 0,
-    })
 }
 
 /// `finish`'s next step: none unless `next`; `context` `None` for the lease's.
@@ -136,7 +105,9 @@ fn next_of<'a>(
 
 #[wasm_bindgen]
 pub struct RawPool {
-    pool: Pool,
+    pub(super) pool: Pool,
+    /// The hot path's strings, written by the JS side (`by_name.rs`, `text_args.rs`).
+    pub(super) text: TextArgs,
     /// The error of the last hot-path call that failed, until `takeError` takes it.
     failed: Option<JsValue>,
     /// The string table of the last drained events, until read.
@@ -153,6 +124,7 @@ impl RawPool {
     fn wrap(pool: Pool) -> RawPool {
         RawPool {
             pool,
+            text: TextArgs::default(),
             failed: None,
             drained: String::new(),
             numbers: Vec::new(),
@@ -163,7 +135,7 @@ impl RawPool {
     /// Puts a granted lease's numbers where `leaseFields` shows them; returns its handle, the
     /// id the grant gave (0 for no lease). The rest (value, group name) the JS side asks for
     /// by handle.
-    fn keep(&mut self, lease: Option<Lease>) -> f64 {
+    pub(super) fn keep(&mut self, lease: Option<Lease>) -> f64 {
         let Some(lease) = lease else {
             return 0.0;
         };
@@ -180,7 +152,7 @@ impl RawPool {
     /// A hot-path call's answer as one number: `acquire`, `report`, `renew` and `release`
     /// return no `Result` (wasm-bindgen hands a `Result` back as a fresh JavaScript array per
     /// call); a failure answers NaN and leaves its error for `takeError`.
-    fn answer(&mut self, answer: Result<f64, Error>) -> f64 {
+    pub(super) fn answer(&mut self, answer: Result<f64, Error>) -> f64 {
         answer.unwrap_or_else(|e| self.failed(e))
     }
 
@@ -280,9 +252,7 @@ impl RawPool {
     /// Returns the lease's handle, 0 when nothing was granted. `quiet`: no
     /// `ACQUISITION_REJECTED` then (`Pool::try_acquire`, for a waiting host's retries).
     pub fn acquire(&mut self, now: f64, context: &str, quiet: bool) -> f64 {
-        let lease =
-            if quiet { self.pool.try_acquire(now, context, None) } else { self.pool.acquire(now, context) };
-        let answer = lease.map(|l| self.keep(l));
+        let answer = by_name::acquire(&mut self.pool, now, context, quiet).map(|l| self.keep(l));
         self.answer(answer)
     }
 
@@ -391,10 +361,7 @@ impl RawPool {
         code: u8,
         latency: Option<f64>,
     ) -> f64 {
-        let answer = kind(kind_code)
-            .and_then(|k| Ok((k, outcome(code, latency)?)))
-            .and_then(|(k, o)| self.pool.report(now, k, value, context, o))
-            .map(|()| 0.0);
+        let answer = by_name::report(&mut self.pool, now, kind_code, (value, context), code, latency);
         self.answer(answer)
     }
 
@@ -409,7 +376,7 @@ impl RawPool {
 
     /// `renew` of the lease named by its strings and token; as `renewLease`.
     pub fn renew(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
-        let renewed = named(kind_code, value, context, token).and_then(|l| self.pool.renew(now, &l));
+        let renewed = by_name::renew(&mut self.pool, now, kind_code, (value, context), token);
         let answer = renewed.map(|l| self.keep(l));
         self.answer(answer)
     }
@@ -425,8 +392,7 @@ impl RawPool {
 
     /// `release` of the lease named by its strings and token; as `releaseLease`.
     pub fn release(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
-        let released = named(kind_code, value, context, token).and_then(|l| self.pool.release(now, &l));
-        let answer = released.map(f64::from);
+        let answer = by_name::release(&mut self.pool, now, kind_code, (value, context), token);
         self.answer(answer)
     }
 

@@ -2,7 +2,9 @@
 //! leases, events and views (`views_json.rs`), stats and the config as structured values
 //! (`views_value.rs`, serde-wasm-bindgen), drained events packed into numbers and one
 //! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`,
-//! with the host's randomness and errors in `host.rs`; built for wasm32 only). The first three
+//! with the host's randomness and errors in `host.rs`, its codes in `codes.rs`, the hot path's
+//! calls by name in `by_name.rs` and those whose strings cross in a buffer in `text_args.rs`;
+//! built for wasm32 only). The first three
 //! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 
 pub mod packed;
@@ -11,9 +13,16 @@ pub mod views_value;
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
+mod by_name;
+#[cfg(target_arch = "wasm32")]
+mod codes;
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
 mod facade;
 #[cfg(target_arch = "wasm32")]
 mod host;
+#[cfg(target_arch = "wasm32")]
+mod text_args;
 
 /// The facade's class, for its own tests in wasm32 (`tests/wasm_facade.rs`), which call it as
 /// the package's `pool.js` does.
