@@ -4,7 +4,7 @@
 // (src/wasm/facade.rs), configs into JSON text, and the pool's options read. Rules on values
 // (ranges, name rules, what is registered) are the engine's, checked there once.
 
-import { KINDS, KIND_CODE, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
+import { KINDS, FAILURE_CODE, FAILURE_TYPES, oneOf } from "./vocabulary.js";
 
 const KIND_MESSAGE = `kind must be ${oneOf(KINDS)}`;
 const FAILURE_MESSAGE = `outcome.failure must be ${oneOf(FAILURE_TYPES)}`;
@@ -21,10 +21,15 @@ export const invalid = (message) => fail("INVALID_ARGUMENT", message);
 /** The keys `resources(filter)` takes. */
 export const RESOURCE_FILTERS = ["context", "state", "group", "after", "limit"];
 
+const [KIND_0, KIND_1, KIND_2] = KINDS;
+if (KINDS.length !== 3) throw new Error("kindCode compares three kinds: update it with the vocabulary");
+
+/** The facade's code of a kind: three comparisons (on every hot call; cheaper than a lookup). */
 export function kindCode(kind) {
-  const c = KIND_CODE.get(kind);
-  if (c === undefined) throw invalid(KIND_MESSAGE);
-  return c;
+  if (kind === KIND_0) return 0;
+  if (kind === KIND_1) return 1;
+  if (kind === KIND_2) return 2;
+  throw invalid(KIND_MESSAGE);
 }
 
 export function text(name, v) {
@@ -33,6 +38,21 @@ export function text(name, v) {
   // silently name another resource).
   if (!v.isWellFormed()) throw invalid(`${name} must be well-formed Unicode (no lone surrogates)`);
   return v;
+}
+
+/** Writes the string `s` into `buf` (the engine's `textArgs` buffer, src/wasm/facade/text_args.rs)
+ * from byte `at` when it is ASCII and fits: its length, else -1 (not a string, a character
+ * past ASCII, or too long: the call then passes strings). */
+export function putText(buf, at, s) {
+  if (typeof s !== "string") return -1;
+  const n = s.length;
+  if (at + n > buf.length) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return -1;
+    buf[at + i] = c;
+  }
+  return n;
 }
 
 export function isPlainObject(v) {

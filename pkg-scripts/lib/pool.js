@@ -6,19 +6,22 @@
 // other bulk results. Every rule lives in the engine, and every call reads the clock once and
 // hands the reading to it. A grant answers its resource's id: calls that name the last grant
 // (its lease, or a report on its resource in its context) pass that id and the lease's token
-// back, other calls pass the names; no table maps names to ids here. Waiting acquires queue in
-// `waiters.js`, which this class kicks after each call that may make a candidate.
+// back, other calls pass the names — written into a buffer the engine keeps (`textArgs`) when
+// they are ASCII, so that no call allocates for them; no table maps names to ids here.
+// Waiting acquires queue in `waiters.js`, which this class kicks after each call that may make
+// a candidate.
 
 import { KINDS } from "./vocabulary.js";
 import { Waiters, nextStep, waitOptions } from "./waiters.js";
 import {
   RESOURCE_FILTERS, atLeastOf, clock, configJson, fail, groupOf, groupsOf, invalid, isPlainObject, kindCode,
-  latency, leaseKind, optionOf, optionsOf, outcomeCode, plainObject, registration, text,
+  latency, leaseKind, optionOf, optionsOf, outcomeCode, plainObject, putText, registration, text,
 } from "./pool-args.js";
 import { unpackEvents } from "./pool-events.js";
 
-/** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
-const SLOTS = 0x100000000;
+/** A resource id's low 32 bits are its slot plus one (src/ids.rs): `h >>> 0` (ToUint32, exact
+ * for an integer below 2^53, where `h % 2 ** 32` is a floating-point remainder). */
+const slotOf = (h) => h >>> 0;
 /** What a call by a lease's id answers when that lease is not held any more: call by name. */
 const BY_NAME = -1;
 
@@ -44,6 +47,9 @@ export function makePool(RawPool) {
     /** The engine's view of the last lease's numbers (`leaseFields`); empty until asked for
      * and once the module's memory has grown. */
     #fields = new Float64Array(0);
+    /** The engine's buffer for a call's strings (`textArgs`, src/wasm/facade/text_args.rs); empty
+     * until asked for and once the module's memory has grown. */
+    #text = new Uint8Array(0);
     /** Waiting acquires (`waiters.js`), made on the first wait; and its options. */
     #waiters = null;
     #waitOptions;
@@ -89,7 +95,7 @@ export function makePool(RawPool) {
     /** Keeps `value` as resource `h`'s value string. */
     #remember(h, value) {
       const values = this.#values;
-      const i = 2 * (h % SLOTS);
+      const i = 2 * slotOf(h);
       while (values.length <= i) values.push(undefined, undefined); // grows without holes
       values[i] = h;
       values[i + 1] = value;
@@ -97,7 +103,7 @@ export function makePool(RawPool) {
 
     /** The value of resource `h`, read from the engine when not kept yet. */
     #valueOf(h) {
-      const i = 2 * (h % SLOTS);
+      const i = 2 * slotOf(h);
       if (this.#values[i] === h) return this.#values[i + 1];
       const value = this.#raw.resourceValue(h);
       this.#remember(h, value);
@@ -124,12 +130,14 @@ export function makePool(RawPool) {
     /** An acquire at the clock reading `now` with `groups` as `groupsOf` gives them (or
      * undefined); `quiet`: no rejection event. */
     #acquire(now, context, groups, quiet) {
-      text("context", context);
       if (groups !== undefined) {
+        text("context", context);
         const h = this.#raw.acquireIn(now, context, groups[0], groups[1], quiet);
         return h === 0 ? null : this.#lease(h, context);
       }
-      const h = this.#raw.acquire(now, context, quiet);
+      const h = putText(this.#buf(), 0, context) >= 0
+        ? this.#raw.acquireText(now, context.length, quiet)
+        : this.#raw.acquire(now, text("context", context), quiet);
       if (h === 0) return null;
       return h === h ? this.#lease(h, context) : this.#fail();
     }
@@ -264,9 +272,28 @@ export function makePool(RawPool) {
       const now = this.#now();
       let done = BY_NAME;
       if (grant) done = this.#raw.reportLease(now, this.#grantId, this.#grantToken, code, ms);
-      if (done === BY_NAME) done = this.#raw.report(now, k, value, context, code, ms);
+      if (done === BY_NAME) {
+        done = this.#putNamed(value, context)
+          ? this.#raw.reportText(now, k, value.length, context.length, code, ms)
+          : this.#raw.report(now, k, value, context, code, ms);
+      }
       if (done !== 0) this.#fail();
       this.#kick(); // a probe's success ends a cooldown
+    }
+
+    /** The engine's buffer for a call's strings (asked for again once memory growth emptied
+     * the view). */
+    #buf() {
+      const b = this.#text;
+      return b.length === 0 ? (this.#text = this.#raw.textArgs()) : b;
+    }
+
+    /** Writes a call's value and context into the engine's buffer, one after the other: true
+     * when both went (ASCII, so their lengths in bytes are their `length`s). */
+    #putNamed(value, context) {
+      const b = this.#buf();
+      const v = putText(b, 0, value);
+      return v >= 0 && putText(b, v, context) >= 0;
     }
 
     /** Throws the error of the hot-path call that just answered NaN (src/wasm/facade.rs,
@@ -281,7 +308,9 @@ export function makePool(RawPool) {
       const now = this.#now();
       const h = this.#isGrant(k, value, context, token)
         ? this.#raw.renewLease(now, this.#grantId, token)
-        : this.#raw.renew(now, k, text("lease.value", value), text("lease.context", context), token);
+        : this.#putNamed(value, context)
+          ? this.#raw.renewText(now, k, value.length, context.length, token)
+          : this.#raw.renew(now, k, text("lease.value", value), text("lease.context", context), token);
       if (h === 0) return null;
       if (h !== h) this.#fail();
       let f = this.#fields;
@@ -298,7 +327,9 @@ export function makePool(RawPool) {
       const now = this.#now();
       const released = this.#isGrant(k, value, context, token)
         ? this.#raw.releaseLease(now, this.#grantId, token)
-        : this.#raw.release(now, k, text("lease.value", value), text("lease.context", context), token);
+        : this.#putNamed(value, context)
+          ? this.#raw.releaseText(now, k, value.length, context.length, token)
+          : this.#raw.release(now, k, text("lease.value", value), text("lease.context", context), token);
       if (released === 1) {
         this.#kick();
         return true;

@@ -4,7 +4,8 @@
 //! `random` function, once per draw, when one was given instead of a seed. A grant answers its
 //! resource's id (`Lease::id`, `ids.rs`), its numbers in `leaseFields`; `reportLease`,
 //! `renewLease`, `releaseLease` and `finishLease` take the id and token back (no strings), the
-//! calls by name take the strings. It keeps no table (ids come from the engine), only the last
+//! calls by name take the strings — or, on the hot path, find them in a buffer the JS side
+//! wrote (`facade/text_args.rs`; the bodies both run, `facade/by_name.rs`). It keeps no table (ids come from the engine), only the last
 //! hot-path error (until `takeError`), the last grant's numbers (`leaseFields`) and the last
 //! drained events with their string table (until read). Bulk results
 //! are JSON text, except drained events, packed (`packed.rs`): parsing their JSON cost the host
@@ -27,7 +28,9 @@
 //! of the codes and lists above `facade/args.rs`'s.
 
 mod args;
+mod by_name;
 mod reads;
+mod text_args;
 
 use js_sys::{Float64Array, Function};
 use wasm_bindgen::prelude::*;
@@ -39,6 +42,7 @@ use crate::error::{Error, invalid_argument};
 use crate::ids::ResourceId;
 use crate::pool::{BlockSpec, Floor, Lease, Pool, Registration};
 use args::{grant, groups, kind, named, next_of, outcome, patch, resource_id};
+use by_name::TextArgs;
 
 mod reinstate;
 
@@ -50,6 +54,8 @@ const BY_NAME: f64 = -1.0;
 #[wasm_bindgen]
 pub struct RawPool {
     pool: Pool,
+    /// The hot path's strings, written by the JS side (`by_name.rs`, `text_args.rs`).
+    text: TextArgs,
     /// The error of the last hot-path call that failed, until `takeError` takes it.
     failed: Option<JsValue>,
     /// The string table of the last drained events, until read.
@@ -66,6 +72,7 @@ impl RawPool {
     fn wrap(pool: Pool) -> RawPool {
         RawPool {
             pool,
+            text: TextArgs::default(),
             failed: None,
             drained: String::new(),
             numbers: Vec::new(),
@@ -193,9 +200,7 @@ impl RawPool {
     /// Returns the lease's handle, 0 when nothing was granted. `quiet`: no
     /// `ACQUISITION_REJECTED` then (`Pool::try_acquire`, for a waiting host's retries).
     pub fn acquire(&mut self, now: f64, context: &str, quiet: bool) -> f64 {
-        let lease =
-            if quiet { self.pool.try_acquire(now, context, None) } else { self.pool.acquire(now, context) };
-        let answer = lease.map(|l| self.keep(l));
+        let answer = by_name::acquire(&mut self.pool, now, context, quiet).map(|l| self.keep(l));
         self.answer(answer)
     }
 
@@ -304,10 +309,7 @@ impl RawPool {
         code: u8,
         latency: Option<f64>,
     ) -> f64 {
-        let answer = kind(kind_code)
-            .and_then(|k| Ok((k, outcome(code, latency)?)))
-            .and_then(|(k, o)| self.pool.report(now, k, value, context, o))
-            .map(|()| 0.0);
+        let answer = by_name::report(&mut self.pool, now, kind_code, (value, context), code, latency);
         self.answer(answer)
     }
 
@@ -322,7 +324,7 @@ impl RawPool {
 
     /// `renew` of the lease named by its strings and token; as `renewLease`.
     pub fn renew(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
-        let renewed = named(kind_code, value, context, token).and_then(|l| self.pool.renew(now, &l));
+        let renewed = by_name::renew(&mut self.pool, now, kind_code, (value, context), token);
         let answer = renewed.map(|l| self.keep(l));
         self.answer(answer)
     }
@@ -338,8 +340,7 @@ impl RawPool {
 
     /// `release` of the lease named by its strings and token; as `releaseLease`.
     pub fn release(&mut self, now: f64, kind_code: u8, value: &str, context: &str, token: f64) -> f64 {
-        let released = named(kind_code, value, context, token).and_then(|l| self.pool.release(now, &l));
-        let answer = released.map(f64::from);
+        let answer = by_name::release(&mut self.pool, now, kind_code, (value, context), token);
         self.answer(answer)
     }
 

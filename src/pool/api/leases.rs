@@ -34,6 +34,14 @@ impl Pool {
         Some((slot, lease))
     }
 
+    /// The slot and context of the lease with fencing token `token` on the resource `id` names
+    /// (what a report or release by the lease needs of `held`, without building a `Lease`).
+    fn held_in(&self, id: ResourceId, token: u64) -> Option<(u32, Rc<str>)> {
+        let slot = self.core.reg.slot_of(id)?;
+        let rec = self.core.reg.get(slot).lease_by_token(token)?;
+        Some((slot, Rc::clone(&rec.context)))
+    }
+
     /// Checks a call's value and context as arguments, except what the pool already holds: a
     /// registered resource's value (checked when it was registered or restored) and the context
     /// of that resource's lease (checked when it was acquired). Reports and releases name
@@ -132,10 +140,10 @@ impl Pool {
     pub fn report_lease(&mut self, now: f64, id: ResourceId, token: u64, outcome: Outcome) -> Result<bool> {
         let t = check::clock_reading(now)?;
         check::latency_arg(outcome.latency_ms())?;
-        let Some((slot, lease)) = self.held(id, token) else {
+        let Some((slot, context)) = self.held_in(id, token) else {
             return Ok(false);
         };
-        self.report_at(t, slot, &lease.context, outcome).map(|()| true)
+        self.report_at(t, slot, &context, outcome).map(|()| true)
     }
 
     fn report_at(&mut self, t: Millis, slot: u32, context: &str, outcome: Outcome) -> Result<()> {
@@ -180,10 +188,10 @@ impl Pool {
     /// `false` when it is not held any more, the clock reading counted.
     pub fn release_lease(&mut self, now: f64, id: ResourceId, token: u64) -> Result<bool> {
         let t = check::clock_reading(now)?;
-        let Some((slot, lease)) = self.held(id, token) else {
+        let Some((slot, context)) = self.held_in(id, token) else {
             return self.apply(t, READS, |_, _| false);
         };
-        self.apply(t, CHANGES, |c, now| c.release_token(slot, &lease.context, token, now))
+        self.apply(t, CHANGES, |c, now| c.release_token(slot, &context, token, now))
     }
 
     /// Finishes `lease`'s step (SPEC §3, finishing a step; `steps.rs`): reports `outcome`,
