@@ -64,9 +64,13 @@ class NodeRequest {
       if (socket.destroyed) controller.abort();
       else {
         const abort = () => controller.abort();
+        // The client's end of the connection closing ("end": it sends nothing more, and the
+        // server closes its side then) is the client going away, as its "close" is.
+        socket.once("end", abort);
         socket.once("close", abort);
         this.#res.once("close", () => {
-          socket.off("close", abort); // a kept-alive socket serves many requests
+          socket.off("end", abort); // a kept-alive socket serves many requests
+          socket.off("close", abort);
           abort();
         });
       }
