@@ -109,6 +109,7 @@ impl Builder {
     }
 
     /// Stores a resource (not yet ordered); returns its slot.
+    #[inline(never)]
     pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>, max_leases: u32) -> u32 {
         let slot = self.core.reg.add(kind, value, 0);
         self.core.reg.init_group(slot, group);
@@ -117,6 +118,7 @@ impl Builder {
     }
 
     /// Blocks resource `slot`; false when it was blocked already (left as it was).
+    #[inline(never)]
     pub fn block(&mut self, slot: u32, block: Block) -> bool {
         let core = &mut self.core;
         if core.reg.get(slot).block().is_some() {
@@ -130,6 +132,7 @@ impl Builder {
     }
 
     /// Derives every resource's availability and builds the resource order.
+    #[inline(never)]
     pub fn resources_done(&mut self) {
         self.core.reg.restore_avail();
         self.core.reg.order_rebuild();
@@ -151,6 +154,7 @@ impl Builder {
 
     /// Creates context `name` with its cells, given as (resource slot, cell) in canonical
     /// order, builds its index and queues their cooldowns.
+    #[inline(never)]
     pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
         let core = &mut self.core;
         let (now, half_open) = (core.now(), core.config().half_open_causes);
@@ -175,6 +179,16 @@ impl Builder {
         for (id, _) in ids {
             core.track_cooldown(id, None, now);
         }
+    }
+
+    /// Raises the counters to at least `floor`'s (nothing else changes).
+    pub fn raise_to(&mut self, floor: &super::Floor) {
+        self.core.raise_to(floor);
+    }
+
+    /// The state so far, to read (its head, while it is being built).
+    pub fn built(&self) -> &Core {
+        &self.core
     }
 
     pub fn finish(self) -> Core {

@@ -59,7 +59,7 @@ fn outcome(code: u8, latency_ms: Option<f64>) -> Result<Outcome, Error> {
     }
 }
 
-fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
+pub(super) fn patch(config: Option<String>) -> Result<Option<ConfigPatch>, Error> {
     config.as_deref().map(ConfigPatch::from_json).transpose()
 }
 
@@ -150,7 +150,7 @@ pub struct RawPool {
 }
 
 impl RawPool {
-    fn wrap(pool: Pool) -> RawPool {
+    pub(super) fn wrap(pool: Pool) -> RawPool {
         RawPool {
             pool,
             failed: None,

@@ -2,7 +2,8 @@
 //! leases, events and views (`views_json.rs`), stats and the config as structured values
 //! (`views_value.rs`, serde-wasm-bindgen), drained events packed into numbers and one
 //! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`,
-//! with the host's randomness and errors in `host.rs`; built for wasm32 only). The first three
+//! with the host's randomness and errors in `host.rs`, and a restore from parts in
+//! `parts_restore.rs`; built for wasm32 only). The first three
 //! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 
 pub mod packed;
@@ -14,6 +15,8 @@ pub mod views_value;
 mod facade;
 #[cfg(target_arch = "wasm32")]
 mod host;
+#[cfg(target_arch = "wasm32")]
+mod parts_restore;
 
 /// The facade's class, for its own tests in wasm32 (`tests/wasm_facade.rs`), which call it as
 /// the package's `pool.js` does.
