@@ -1,0 +1,86 @@
+// The other thread of an import in steps (import-steps.js): reads the uploaded snapshot and
+// restores it with this thread's own engine — `Pool.restore`, so every check and every error
+// is the one-call import's — then hands the restored pool back as its snapshot's parts
+// (lib/snapshot-parts.js: the head, then each resource's three lines in canonical order), in
+// batches, for the main thread to build its own pool from them in steps. Nothing of this runs
+// on the main thread's loop, and the memory it takes (the text, the parsed document, the
+// engine's WebAssembly memory, which never shrinks) goes when the thread ends.
+//
+// Messages in: `{ chunk }` (UTF-8 bytes, in order) then `{ end: true }`, or `workerData.bytes`
+// (the whole upload). Out: `{ head, counters }`, then `{ parts }` batches (arrays of parts),
+// then `{ done: true }`; or `{ error: { message, code } }`.
+
+import { parentPort, workerData } from "node:worker_threads";
+import { loadPool } from "../engine/engine-load.js";
+
+/** Characters a batch of parts holds, about: the main thread builds one batch a step. */
+const BATCH_CHARS = 64 * 1024;
+/** Resources a page lists. */
+const PAGE = 512;
+
+function restoreAndSend(bytes) {
+  let json;
+  try {
+    json = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw Object.assign(new Error("the snapshot is not valid UTF-8"), { code: "INVALID_SNAPSHOT" });
+  }
+  bytes = null;
+  const Pool = loadPool();
+  const { config } = workerData;
+  // A clock at 0 reads as the pool's own time (a restored pool's is the snapshot's takenAt, and
+  // time never runs backwards): the parts are the document's, as `Pool.restore` holds it.
+  const pool = Pool.restore(json, { seed: 0, now: () => 0, ...(config ? { config } : {}) });
+  json = null;
+  const { revision, fencingHighWater, nextEventSeq } = pool.stats();
+  parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq } });
+  let batch = [];
+  let chars = 0;
+  for (let after; ;) {
+    const page = pool.resources(after === undefined ? { limit: PAGE } : { after, limit: PAGE });
+    for (const { kind, value } of page) {
+      const part = pool.snapshotPart(kind, value);
+      batch.push(part);
+      chars += part.length;
+      if (chars >= BATCH_CHARS) {
+        parentPort.postMessage({ parts: batch });
+        batch = [];
+        chars = 0;
+      }
+    }
+    if (page.length < PAGE) break;
+    after = { kind: page[PAGE - 1].kind, value: page[PAGE - 1].value };
+  }
+  if (batch.length > 0) parentPort.postMessage({ parts: batch });
+  pool.free();
+  parentPort.postMessage({ done: true });
+}
+
+function run(bytes) {
+  try {
+    restoreAndSend(bytes);
+  } catch (e) {
+    parentPort.postMessage({ error: { message: e.message, code: e.code } });
+  }
+  parentPort.close();
+}
+
+if (workerData.bytes) run(workerData.bytes);
+else {
+  const chunks = [];
+  let size = 0;
+  parentPort.on("message", (m) => {
+    if (m.chunk) {
+      chunks.push(m.chunk);
+      size += m.chunk.byteLength;
+      return;
+    }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks.splice(0)) {
+      all.set(c, at);
+      at += c.byteLength;
+    }
+    run(all);
+  });
+}
