@@ -17,6 +17,12 @@ import {
 } from "./pool-args.js";
 import { unpackEvents } from "./pool-events.js";
 
+/** A section of `restoreInParts`: UTF-8 bytes. */
+function bytesOf(v) {
+  if (!(v instanceof Uint8Array)) throw invalid("a section must be a Uint8Array of UTF-8");
+  return v;
+}
+
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs). */
 const SLOTS = 0x100000000;
 /** What a call by a lease's id answers when that lease is not held any more: call by name. */
@@ -75,8 +81,10 @@ export function makePool(RawPool, RawRestore = null) {
     /**
      * A restore fed a snapshot's parts and built in steps, for a host whose import must not
      * hold its loop (lib/node/import-steps.js): `head` is the snapshot's `snapshotPart()`,
-     * options as `restore`'s but `atLeast`. `add(parts)`: the next resources' parts
-     * (`snapshotPart(kind, value)`, in canonical order) joined by "\n"; `step()`: one bounded
+     * options as `restore`'s but `atLeast`. `add(registered, blocklist, cells)`: the next
+     * resources' parts (`snapshotPart(kind, value)`, in canonical order) as the three sections
+     * their lines make, each the UTF-8 bytes (a `Uint8Array`) of its entries comma-separated
+     * (kept off the JavaScript heap by a host that holds many); `step()`: one bounded
      * piece of the build once all are in, true when it is complete; `raise(atLeast)`; `head()`:
      * the head, counters as raised; `finish()`: the `Pool`; `free()`: abandons it. The result
      * is `restore` of the joined document's (src/pool/snapshot/session.rs).
@@ -91,7 +99,7 @@ export function makePool(RawPool, RawRestore = null) {
         return raw;
       };
       return {
-        add: (parts) => open().add(text("parts", parts)),
+        add: (registered, blocklist, cells) => open().add(bytesOf(registered), bytesOf(blocklist), bytesOf(cells)),
         step: () => open().step(),
         raise: (atLeast) => open().raiseTo(...atLeastOf(atLeast)),
         head: () => open().head(),

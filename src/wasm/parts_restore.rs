@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use super::facade::{RawPool, patch};
 use super::host::{draws, js_error};
-use crate::error::Error;
+use crate::error::{Error, invalid_argument};
 use crate::pool::{Floor, PartsRestore, Pool};
 
 #[wasm_bindgen]
@@ -27,9 +27,14 @@ impl RawRestore {
         build().map_err(js_error)
     }
 
-    /// Adds the next resource's part (`snapshotPart(kind, value)`), in canonical order.
-    pub fn add(&mut self, part: &str) -> Result<(), JsValue> {
-        self.session.add(part).map_err(js_error)
+    /// Adds the next resources' parts (`snapshotPart(kind, value)`, in canonical order) as
+    /// their three sections, each UTF-8 bytes of comma-separated entries: bytes, so that a
+    /// host keeps what it received outside the JavaScript heap and the module takes it as it
+    /// is (no string encoded on the way in).
+    pub fn add(&mut self, registered: &[u8], blocklist: &[u8], cells: &[u8]) -> Result<(), JsValue> {
+        let text =
+            |b| std::str::from_utf8(b).map_err(|_| js_error(invalid_argument("a section is not UTF-8")));
+        self.session.add_sections(text(registered)?, text(blocklist)?, text(cells)?).map_err(js_error)
     }
 
     /// One bounded piece of the build, once every part is in; true when it is complete.

@@ -455,13 +455,17 @@ export class HostCore extends EventHub {
     return next;
   }
 
+  /** The revision below which an import is stale: the live or the stored pool's, now (an
+   * import in steps takes it when the upload is in, as the one-call import did). */
+  _importFloor() {
+    return Math.max(this._storedRevision(), this.#pool.stats().revision);
+  }
+
   /** Refuses an import whose `counters` (a restored snapshot's revision, fencing high-water
-   * mark and next event seq) leave no room, or whose revision is below the live or the stored
-   * pool's. */
-  _checkImport(counters) {
+   * mark and next event seq) leave no room, or whose revision is below `floor`. */
+  _checkImport(counters, floor = this._importFloor()) {
     checkImportRoom(counters);
     const { revision } = counters;
-    const floor = Math.max(this._storedRevision(), this.#pool.stats().revision);
     if (revision < floor) {
       throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), { code: "STALE_SNAPSHOT" });
     }

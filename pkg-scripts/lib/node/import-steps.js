@@ -3,16 +3,17 @@
 // restored on a worker thread (import-worker.js: `Pool.restore`, so today's checks and exact
 // errors), which sends the restored pool back as its snapshot's parts; this thread builds its
 // own pool from them with the engine's restore in parts (`Pool.restoreInParts`,
-// src/pool/snapshot/session.rs), a batch a step, in the turns all stepped work shares
-// (`stepLater`, lib/next-turn.js), and finishes the build in steps too. The parts received are
-// kept to store the import (`pieces`), so it is not serialized a second time.
+// src/pool/snapshot/session.rs), about STEP_BUDGET_MS of batches a step, in the turns all
+// stepped work shares (`stepLater`, lib/next-turn.js), and finishes the build in steps too. The
+// parts received are kept, as UTF-8 bytes outside the JavaScript heap (a heap of 370 MB of
+// strings makes every full collection long), to store the import (`pieces`): it is not
+// serialized a second time.
 //
 // Owns: the worker thread, the restore in parts, the parts received. Does not own: the checks
 // against the live pool (`onHead`), the file, the swap (open-pool.js).
 
 import { Worker } from "node:worker_threads";
-import { stepLater } from "../next-turn.js";
-import { snapshotPieces } from "../snapshot-parts.js";
+import { STEP_BUDGET_MS, stepLater } from "../next-turn.js";
 
 /** Characters of a text import encoded (and sent to the thread) a step. */
 const TEXT_CHUNK = 256 * 1024;
@@ -57,18 +58,26 @@ export async function buildImport(Pool, input, { config, options, onHead, signal
   try {
     if (!handOver) await send(worker, input, signal);
     const batches = [];
-    for (;;) {
+    for (let building = true; building; ) {
       await received();
-      const m = inbox.shift();
-      if (m.closed || signal.aborted) throw poolClosed();
-      if (m.error) throw Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {});
-      if (m.head !== undefined) {
-        onHead(m.counters);
-        restore = Pool.restoreInParts(m.head, options);
-      } else if (m.parts) {
-        batches.push(m.parts);
-        await stepLater(() => restore.add(m.parts.join("\n")));
-      } else if (m.done) break;
+      // A step takes what has come, batch by batch, for about STEP_BUDGET_MS.
+      building = await stepLater(() => {
+        const until = performance.now() + STEP_BUDGET_MS;
+        while (inbox.length > 0) {
+          const m = inbox.shift();
+          if (m.closed || signal.aborted) throw poolClosed();
+          if (m.error) throw Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {});
+          if (m.head !== undefined) {
+            onHead(m.counters);
+            restore = Pool.restoreInParts(m.head, options);
+          } else if (m.sections) {
+            batches.push(m.sections);
+            restore.add(...m.sections);
+          } else if (m.done) return false;
+          if (performance.now() >= until) break;
+        }
+        return true;
+      });
     }
     while (!(await stepLater(() => restore.step()))) {
       if (signal.aborted) throw poolClosed();
@@ -125,14 +134,28 @@ class BuiltImport {
     return this.#restore.head();
   }
 
-  /** The snapshot's text in pieces (snapshot-parts.js) under `head`: the stored import. */
-  pieces(head) {
-    const batches = this.#batches;
-    return snapshotPieces(head, {
-      *[Symbol.iterator]() {
-        for (const b of batches) yield* b;
-      },
-    });
+  /** The snapshot under `head` in pieces (strings and UTF-8 bytes), as snapshot-parts.js
+   * joins parts: the stored import. */
+  *pieces(head) {
+    yield `${head},"registered":[`;
+    yield* this.#section(0);
+    yield `],"blocklist":[`;
+    yield* this.#section(1);
+    yield `],"cells":[`;
+    yield* this.#section(2);
+    yield "]}";
+  }
+
+  /** Section `i` of every batch that has entries, comma-separated. */
+  *#section(i) {
+    let first = true;
+    for (const batch of this.#batches) {
+      const bytes = batch[i];
+      if (bytes.byteLength === 0) continue;
+      if (!first) yield ",";
+      first = false;
+      yield bytes;
+    }
   }
 
   /** The pool (the parts are let go). */

@@ -7,16 +7,18 @@
 // engine's WebAssembly memory, which never shrinks) goes when the thread ends.
 //
 // Messages in: `{ chunk }` (UTF-8 bytes, in order) then `{ end: true }`, or `workerData.bytes`
-// (the whole upload). Out: `{ head, counters }`, then `{ parts }` batches (arrays of parts),
-// then `{ done: true }`; or `{ error: { message, code } }`.
+// (the whole upload). Out: `{ head, counters }`, then batches `{ sections }` (the batch's
+// parts as `Pool.restoreInParts`'s `add` takes them: three Uint8Arrays), then `{ done: true }`;
+// or `{ error: { message, code } }`.
 
 import { parentPort, workerData } from "node:worker_threads";
 import { loadPool } from "../engine/engine-load.js";
 
 /** Characters a batch of parts holds, about: the main thread builds one batch a step. */
-const BATCH_CHARS = 64 * 1024;
+const BATCH_CHARS = 32 * 1024;
 /** Resources a page lists. */
 const PAGE = 512;
+const encoder = new TextEncoder();
 
 function restoreAndSend(bytes) {
   let json;
@@ -34,24 +36,31 @@ function restoreAndSend(bytes) {
   json = null;
   const { revision, fencingHighWater, nextEventSeq } = pool.stats();
   parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq } });
-  let batch = [];
+  let batch = [[], [], []];
   let chars = 0;
+  const send = () => {
+    // The three sections as UTF-8 bytes, handed over: the main thread keeps them off its heap.
+    const sections = batch.map((lines) => encoder.encode(lines.join(",")));
+    parentPort.postMessage({ sections }, sections.map((b) => b.buffer));
+    batch = [[], [], []];
+    chars = 0;
+  };
   for (let after; ;) {
     const page = pool.resources(after === undefined ? { limit: PAGE } : { after, limit: PAGE });
     for (const { kind, value } of page) {
       const part = pool.snapshotPart(kind, value);
-      batch.push(part);
+      const a = part.indexOf("\n");
+      const b = part.indexOf("\n", a + 1);
+      batch[0].push(part.slice(0, a));
+      if (b > a + 1) batch[1].push(part.slice(a + 1, b));
+      if (b + 1 < part.length) batch[2].push(part.slice(b + 1));
       chars += part.length;
-      if (chars >= BATCH_CHARS) {
-        parentPort.postMessage({ parts: batch });
-        batch = [];
-        chars = 0;
-      }
+      if (chars >= BATCH_CHARS) send();
     }
     if (page.length < PAGE) break;
     after = { kind: page[PAGE - 1].kind, value: page[PAGE - 1].value };
   }
-  if (batch.length > 0) parentPort.postMessage({ parts: batch });
+  if (batch[0].length > 0) send();
   pool.free();
   parentPort.postMessage({ done: true });
 }

@@ -383,10 +383,11 @@ export class PoolHost extends HostCore {
   async #import(input) {
     if (this._closed) throw Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
     const { options } = this._engine;
+    const floor = this._importFloor();
     const built = await buildImport(Pool, input, {
       config: options.config,
       options,
-      onHead: (counters) => this._checkImport(counters),
+      onHead: (counters) => this._checkImport(counters, floor),
       signal: this.#closing.signal,
     });
     input = null;

@@ -103,7 +103,34 @@ impl PartsRestore {
     /// breaks. A batch is read as one document; its errors name the joined document's paths,
     /// but for what serde refuses, named inside the batch.
     pub fn add(&mut self, parts: &str) -> Result<()> {
-        self.guard(|s| s.add_parts(parts))
+        let mut sections = [String::new(), String::new(), String::new()];
+        let mut lines = parts.split('\n');
+        while let Some(r) = lines.next() {
+            let (Some(b), Some(c)) = (lines.next(), lines.next()) else {
+                self.broken = true;
+                return Err(bad(format!(
+                    "registered[{}]: a resource's part is three lines",
+                    self.added.resources
+                )));
+            };
+            for (section, line) in sections.iter_mut().zip([r, b, c]) {
+                if !line.is_empty() {
+                    if !section.is_empty() {
+                        section.push(',');
+                    }
+                    section.push_str(line);
+                }
+            }
+        }
+        let [registered, blocklist, cells] = &sections;
+        self.add_sections(registered, blocklist, cells)
+    }
+
+    /// Adds the next resources' parts as the three sections they make: their `registered`
+    /// entries, their `blocklist` entries and their cells, each comma-separated (empty when
+    /// there are none) — `add`'s parts, regrouped, as a host sends them.
+    pub fn add_sections(&mut self, registered: &str, blocklist: &str, cells: &str) -> Result<()> {
+        self.guard(|s| s.add_parts(registered, blocklist, cells))
     }
 
     /// One bounded piece of the build once every part is in: answers true when it is complete.
@@ -151,35 +178,16 @@ impl PartsRestore {
         out
     }
 
-    fn add_parts(&mut self, parts: &str) -> Result<()> {
+    fn add_parts(&mut self, registered: &str, blocklist: &str, cells: &str) -> Result<()> {
         if self.ordered {
             return Err(invalid_argument("a part after the build began"));
         }
-        // The parts' sections, joined under the head, are a document: read by `restore`'s own
-        // reader (no reader of a part's own in the module).
-        let (mut registered, mut blocklist, mut cells) = (String::new(), String::new(), String::new());
-        let mut lines = parts.split('\n');
-        while let Some(r) = lines.next() {
-            let (Some(b), Some(c)) = (lines.next(), lines.next()) else {
-                return Err(bad(format!(
-                    "registered[{}]: a resource's part is three lines",
-                    self.added.resources
-                )));
-            };
-            for (section, line) in [(&mut registered, r), (&mut blocklist, b), (&mut cells, c)] {
-                if !line.is_empty() {
-                    if !section.is_empty() {
-                        section.push(',');
-                    }
-                    section.push_str(line);
-                }
-            }
-        }
+        // The sections, joined under the head, are a document: read by `restore`'s own reader
+        // (no reader of a part's own in the module).
         let text = format!(
             "{},\"registered\":[{registered}],\"blocklist\":[{blocklist}],\"cells\":[{cells}]}}",
             self.head
         );
-        drop((registered, blocklist, cells));
         let batch = restore::parse(&text)?;
         let base = self.added;
         let max = self.core.config().max_resources;
