@@ -15,6 +15,8 @@
 import { Worker } from "node:worker_threads";
 import { STEP_BUDGET_MS, stepLater } from "../next-turn.js";
 
+/** Batches the thread sends ahead of those taken (it sends them as they are asked for). */
+const AHEAD = 8;
 /** Characters of a text import encoded (and sent to the thread) a step. */
 const TEXT_CHUNK = 256 * 1024;
 /** Bytes of an upload copied (and sent) a step, when its buffer cannot be handed over whole. */
@@ -70,9 +72,11 @@ export async function buildImport(Pool, input, { config, options, onHead, signal
           if (m.head !== undefined) {
             onHead(m.counters);
             restore = Pool.restoreInParts(m.head, options);
+            worker.postMessage({ more: AHEAD });
           } else if (m.sections) {
             batches.push(m.sections);
             restore.add(...m.sections);
+            worker.postMessage({ more: 1 });
           } else if (m.done) return false;
           if (performance.now() >= until) break;
         }

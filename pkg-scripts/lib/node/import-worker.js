@@ -7,9 +7,9 @@
 // engine's WebAssembly memory, which never shrinks) goes when the thread ends.
 //
 // Messages in: `{ chunk }` (UTF-8 bytes, in order) then `{ end: true }`, or `workerData.bytes`
-// (the whole upload). Out: `{ head, counters }`, then batches `{ sections }` (the batch's
-// parts as `Pool.restoreInParts`'s `add` takes them: three Uint8Arrays), then `{ done: true }`;
-// or `{ error: { message, code } }`.
+// (the whole upload); then `{ more: n }`, asking for n more batches. Out: `{ head, counters }`,
+// then batches `{ sections }` (the batch's parts as `Pool.restoreInParts`'s `add` takes them:
+// three Uint8Arrays), then `{ done: true }`; or `{ error: { message, code } }`.
 
 import { parentPort, workerData } from "node:worker_threads";
 import { loadPool } from "../engine/engine-load.js";
@@ -20,30 +20,29 @@ const BATCH_CHARS = 32 * 1024;
 const PAGE = 512;
 const encoder = new TextEncoder();
 
-function restoreAndSend(bytes) {
+/** The restored pool of the upload `bytes`, or the engine's error. */
+function restored(bytes) {
   let json;
   try {
     json = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw Object.assign(new Error("the snapshot is not valid UTF-8"), { code: "INVALID_SNAPSHOT" });
   }
-  bytes = null;
-  const Pool = loadPool();
   const { config } = workerData;
   // A clock at 0 reads as the pool's own time (a restored pool's is the snapshot's takenAt, and
   // time never runs backwards): the parts are the document's, as `Pool.restore` holds it.
-  const pool = Pool.restore(json, { seed: 0, now: () => 0, ...(config ? { config } : {}) });
-  json = null;
-  const { revision, fencingHighWater, nextEventSeq } = pool.stats();
-  parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq } });
+  return loadPool().restore(json, { seed: 0, now: () => 0, ...(config ? { config } : {}) });
+}
+
+/** The pool's parts as `{ sections }` messages: three Uint8Arrays a batch. */
+function* batches(pool) {
   let batch = [[], [], []];
   let chars = 0;
-  const send = () => {
-    // The three sections as UTF-8 bytes, handed over: the main thread keeps them off its heap.
+  const cut = () => {
     const sections = batch.map((lines) => encoder.encode(lines.join(",")));
-    parentPort.postMessage({ sections }, sections.map((b) => b.buffer));
     batch = [[], [], []];
     chars = 0;
+    return sections;
   };
   for (let after; ;) {
     const page = pool.resources(after === undefined ? { limit: PAGE } : { after, limit: PAGE });
@@ -55,35 +54,64 @@ function restoreAndSend(bytes) {
       if (b > a + 1) batch[1].push(part.slice(a + 1, b));
       if (b + 1 < part.length) batch[2].push(part.slice(b + 1));
       chars += part.length;
-      if (chars >= BATCH_CHARS) send();
+      if (chars >= BATCH_CHARS) yield cut();
     }
     if (page.length < PAGE) break;
     after = { kind: page[PAGE - 1].kind, value: page[PAGE - 1].value };
   }
-  if (batch[0].length > 0) send();
-  pool.free();
-  parentPort.postMessage({ done: true });
+  if (batch[0].length > 0) yield cut();
 }
 
-function run(bytes) {
-  try {
-    restoreAndSend(bytes);
-  } catch (e) {
-    parentPort.postMessage({ error: { message: e.message, code: e.code } });
-  }
+const fail = (e) => {
+  parentPort.postMessage({ error: { message: e.message, code: e.code } });
   parentPort.close();
+};
+
+/** Restores the upload, sends the head, then batches as the main thread asks for them
+ * (`{ more: n }`): it takes each in a step of its own, and messages that pile up on its side
+ * would be read in one long turn of its loop. */
+function run(bytes) {
+  let pool;
+  let parts;
+  try {
+    pool = restored(bytes);
+    const { revision, fencingHighWater, nextEventSeq } = pool.stats();
+    parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq } });
+    parts = batches(pool);
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  parentPort.on("message", ({ more }) => {
+    try {
+      for (let n = 0; n < more; n++) {
+        const next = parts.next();
+        if (next.done) {
+          pool.free();
+          parentPort.postMessage({ done: true });
+          parentPort.close();
+          return;
+        }
+        // The sections handed over: the main thread keeps them off its heap.
+        parentPort.postMessage({ sections: next.value }, next.value.map((b) => b.buffer));
+      }
+    } catch (e) {
+      fail(e);
+    }
+  });
 }
 
 if (workerData.bytes) run(workerData.bytes);
 else {
   const chunks = [];
   let size = 0;
-  parentPort.on("message", (m) => {
+  const receive = (m) => {
     if (m.chunk) {
       chunks.push(m.chunk);
       size += m.chunk.byteLength;
       return;
     }
+    parentPort.off("message", receive);
     const all = new Uint8Array(size);
     let at = 0;
     for (const c of chunks.splice(0)) {
@@ -91,5 +119,6 @@ else {
       at += c.byteLength;
     }
     run(all);
-  });
+  };
+  parentPort.on("message", receive);
 }

@@ -1,13 +1,16 @@
-//! Restoring from a snapshot's parts, a resource at a time, so that a host can build a large
-//! import in short steps while its live pool goes on serving. The parts are those `write.rs`
-//! writes (`write_head`, then each resource's three lines of `write_resource`, in canonical
-//! order): `PartsRestore::begin(head)`, `add(part)` for every resource, `step()` until it
-//! answers true (the resource order first, then one context's cells a step), and
-//! `Pool::from_parts` (`pool/from_parts.rs`) — the state `restore.rs` builds of the joined
-//! document (tests/parts_restore.rs).
+//! Restoring from a snapshot's parts, a batch of resources at a time, so that a host can build
+//! a large import in short steps while its live pool goes on serving. The parts are those
+//! `write.rs` writes (`write_head`, then each resource's three lines of `write_resource`, in
+//! canonical order): `PartsRestore::begin(head)`, then `add(parts)` (parts joined by line
+//! breaks) or `add_sections` (the same regrouped: their `registered`, `blocklist` and cells
+//! entries, as a host sends them) until every resource is in, `step()` until it answers true
+//! (the resource order first, then one context's cells a step), and `Pool::from_parts`
+//! (`pool/from_parts.rs`) — the state `restore.rs` builds of the joined document
+//! (tests/parts_restore.rs).
 //!
-//! The checks are `restore.rs`'s own functions, and name the paths the joined document would
-//! have; a part out of canonical order is refused. That order gives each context's cells in
+//! A batch is read as a document of its own under the head, by `restore.rs`'s reader and
+//! checks, whose messages name the joined document's paths (serde's own complaints name the
+//! batch's). Parts out of canonical order are refused: that order gives each context's cells in
 //! resource order as they come, so there is no sort of every cell to do at the end, only the
 //! resource order's (one step). Nothing is seen by anyone until it is finished; after an error
 //! the session refuses every call (a caller drops it).
