@@ -11,8 +11,19 @@
 // then batches `{ sections }` (the batch's parts as `Pool.restoreInParts`'s `add` takes them:
 // three Uint8Arrays), then `{ done: true }`; or `{ error: { message, code } }`.
 
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { loadPool } from "../engine/engine-load.js";
+
+// The lowest scheduling priority, for this thread only (on Linux a nice value is a thread's):
+// on a busy machine the threads that serve the workers come first; the import waits.
+if (process.platform === "linux") {
+  try {
+    setPriority(19);
+  } catch {
+    // not allowed here: the import runs at the process's priority
+  }
+}
 
 /** Characters a batch of parts holds, about: the main thread builds one batch a step. */
 const BATCH_CHARS = 32 * 1024;
