@@ -23,7 +23,7 @@ impl Draws {
 
 /// A pool after `steps` random calls, and its resources' names.
 fn random_pool(seed: u64, steps: u32) -> (Pool, Vec<(Kind, String)>) {
-    let cfg = ConfigPatch::from_json(r#"{"maxCoolingPercent":60,"coolAfter":2,"windowSize":12}"#).unwrap();
+    let cfg = ConfigPatch::from_json(r#"{"maxCoolingPercent":10,"coolAfter":2,"windowSize":12}"#).unwrap();
     let mut pool = Pool::new(repute::Config::from_patch(&cfg).unwrap(), Randomness::seeded(seed)).unwrap();
     let mut d = Draws(seed);
     let kinds = [Kind::Proxy, Kind::Account, Kind::Session];
@@ -64,6 +64,14 @@ fn random_pool(seed: u64, steps: u32) -> (Pool, Vec<(Kind, String)>) {
                 let latency = Some(d.below(400) as f64 + 0.25);
                 pool.report(now, *kind, value, context, Outcome::Success { latency_ms: latency }).unwrap();
             }
+        }
+    }
+    // An outage on one destination at the end: past the cooling cap, cells are held.
+    let end = T0 + f64::from(steps) * 700.0;
+    for (kind, value) in &names[..30] {
+        for _ in 0..2 {
+            let outcome = Outcome::Failure { failure: FailureType::Timeout, latency_ms: None };
+            pool.report(end, *kind, value, "checkout-us", outcome).unwrap();
         }
     }
     (pool, names)
@@ -111,10 +119,12 @@ fn from_batches(
 fn equals_restore_for_random_pools() {
     let overrides = ConfigPatch::from_json(r#"{"windowSize":5,"coolAfter":3}"#).unwrap();
     let floor = Floor { revision: 5_000, fencing_high_water: 77, next_event_seq: 9_000 };
+    let mut seen = String::new();
     for seed in 1..=6u64 {
         let (mut pool, names) = random_pool(seed, 600);
         let now = T0 + 600.0 * 700.0;
         let json = pool.snapshot(now).unwrap();
+        seen.push_str(&json);
         let (head, parts) = parts_of(&mut pool, &names, now);
         for (patch, floor) in [(None, Floor::default()), (Some(&overrides), floor)] {
             let mut whole = Pool::restore_above(&json, patch, &floor, Randomness::seeded(seed)).unwrap();
@@ -152,6 +162,18 @@ fn equals_restore_for_random_pools() {
             );
             stepped.check_invariants().unwrap();
         }
+    }
+    // The pools held what a snapshot can hold.
+    for field in [
+        "\"held\":true",
+        "\"until\":",
+        "\"permanent\":true",
+        "\"group\":",
+        "\"maxLeases\":",
+        "COOLING",
+        "RECOVERING",
+    ] {
+        assert!(seen.contains(field), "no {field} in the random pools");
     }
 }
 
