@@ -109,7 +109,6 @@ impl Builder {
     }
 
     /// Stores a resource (not yet ordered); returns its slot.
-    #[inline(never)]
     pub fn add_resource(&mut self, kind: Kind, value: &str, group: Option<&str>, max_leases: u32) -> u32 {
         let slot = self.core.reg.add(kind, value, 0);
         self.core.reg.init_group(slot, group);
@@ -118,7 +117,6 @@ impl Builder {
     }
 
     /// Blocks resource `slot`; false when it was blocked already (left as it was).
-    #[inline(never)]
     pub fn block(&mut self, slot: u32, block: Block) -> bool {
         let core = &mut self.core;
         if core.reg.get(slot).block().is_some() {
@@ -132,7 +130,6 @@ impl Builder {
     }
 
     /// Derives every resource's availability and builds the resource order.
-    #[inline(never)]
     pub fn resources_done(&mut self) {
         self.core.reg.restore_avail();
         self.core.reg.order_rebuild();
@@ -154,7 +151,6 @@ impl Builder {
 
     /// Creates context `name` with its cells, given as (resource slot, cell) in canonical
     /// order, builds its index and queues their cooldowns.
-    #[inline(never)]
     pub fn add_context(&mut self, name: Rc<str>, cells: impl ExactSizeIterator<Item = (u32, Cell)>) {
         let core = &mut self.core;
         let (now, half_open) = (core.now(), core.config().half_open_causes);

@@ -89,7 +89,6 @@ fn check_header(json: &str) -> Result<()> {
 
 /// Parses the document; a failure names the JSON path, unless the document is of another
 /// version (then that is the error).
-#[inline(never)]
 pub(super) fn parse(json: &str) -> Result<SnapshotIn<'_>> {
     SnapshotIn::parse(json).or_else(|e| {
         check_header(json)?;
@@ -146,7 +145,6 @@ pub(super) struct Start {
 }
 
 /// Checks the head's fields and makes the empty new state.
-#[inline(never)]
 pub(super) fn start(head: &HeadFields, overrides: Option<&ConfigPatch>) -> Result<Start> {
     // `version` goes to every section that may hold a key version 2 added: the config here;
     // `restore_resources` (a resource's `group`) and `validate_cells` (a cell's `held`) are to
@@ -219,7 +217,6 @@ fn restore_resources(
 }
 
 /// Checks and stores `registered[i]`; returns its kind and slot.
-#[inline(never)]
 pub(super) fn resource_in(
     core: &mut Builder,
     i: usize,
@@ -265,7 +262,6 @@ pub(super) fn resource_in(
 }
 
 /// Checks `blocklist[i]` and blocks its resource; returns that resource's slot.
-#[inline(never)]
 pub(super) fn block_in(core: &mut Builder, i: usize, b: &BlockIn, taken_at: Millis) -> Result<u32> {
     let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
     let slot = core
