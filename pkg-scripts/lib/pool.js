@@ -19,14 +19,20 @@ import {
 } from "./pool-args.js";
 import { unpackEvents } from "./pool-events.js";
 
+/** A section of `restoreInParts`: UTF-8 bytes. */
+function bytesOf(v) {
+  if (!(v instanceof Uint8Array)) throw invalid("a section must be a Uint8Array of UTF-8");
+  return v;
+}
+
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs): `h >>> 0` (ToUint32, exact
  * for an integer below 2^53, where `h % 2 ** 32` is a floating-point remainder). */
 const slotOf = (h) => h >>> 0;
 /** What a call by a lease's id answers when that lease is not held any more: call by name. */
 const BY_NAME = -1;
 
-/** Builds the `Pool` class over a loaded `RawPool`. */
-export function makePool(RawPool) {
+/** Builds the `Pool` class over a loaded `RawPool` (and `RawRestore`, for `restoreInParts`). */
+export function makePool(RawPool, RawRestore = null) {
   const RESTORING = Symbol("restoring");
 
   class Pool {
@@ -76,6 +82,43 @@ export function makePool(RawPool) {
       const [config, now, random, s, wait] = optionsOf(options);
       const floor = atLeastOf(atLeast);
       return new Pool(RESTORING, [RawPool.restore(snapshotJson, config, random, s, ...floor), clock(now), wait]);
+    }
+
+    /**
+     * A restore fed a snapshot's parts and built in steps, for a host whose import must not
+     * hold its loop (lib/node/import-steps.js): `head` is the snapshot's `snapshotPart()`,
+     * options as `restore`'s but `atLeast`. `add(registered, blocklist, cells)`: the next
+     * resources' parts (`snapshotPart(kind, value)`, in canonical order) as the three sections
+     * their lines make, each the UTF-8 bytes (a `Uint8Array`) of its entries comma-separated
+     * (kept off the JavaScript heap by a host that holds many); `step()`: one bounded
+     * piece of the build once all are in, true when it is complete; `raise(atLeast)`; `head()`:
+     * the head, counters as raised; `finish()`: the `Pool`; `free()`: abandons it. The result
+     * is `restore` of the joined document's (src/pool/snapshot/session.rs).
+     */
+    static restoreInParts(head, options) {
+      if (!RawRestore) throw invalid("this build of the engine has no restore in parts");
+      text("head", head);
+      const [config, now, random, s, wait] = optionsOf(options);
+      let raw = new RawRestore(head, config);
+      const open = () => {
+        if (raw === null) throw invalid("this restore is finished or freed");
+        return raw;
+      };
+      return {
+        add: (registered, blocklist, cells) => open().add(bytesOf(registered), bytesOf(blocklist), bytesOf(cells)),
+        step: () => open().step(),
+        raise: (atLeast) => open().raiseTo(...atLeastOf(atLeast)),
+        head: () => open().head(),
+        finish: () => {
+          const r = open();
+          raw = null; // consumed by the engine, also when it throws
+          return new Pool(RESTORING, [r.finish(random, s), clock(now), wait]);
+        },
+        free: () => {
+          raw?.free();
+          raw = null;
+        },
+      };
     }
 
     register(kind, value, options) {

@@ -7,15 +7,24 @@
 // each upload's time, the probe's worst latency during it, and the memory before, at peak and
 // after. Linux only (/proc).
 //
+// The pool holds 1,000 proxies with cells before the upload, and a worker does acquire +
+// release over HTTP in a loop on its own connection all along: its latency percentiles (one
+// step: both requests) before the upload and while it is being imported are printed. The
+// upload is sent by a child process reading the snapshot from a file, so that sending 370 MiB
+// does not share the loop that times the worker and the probe.
+//
 // With --config-only the snapshot upload is left out (the pool stays small) and the refused
 // config is sent --repeat times (default 1): the medians and worsts of its time and of the
 // probe's worst latency during it are printed too.
 //
 // Usage: node pkg-scripts/perf/bench-import.mjs [--mib 400] [--config-only] [--repeat N] [--cpu-prof DIR]
 
-import { readFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
+import { Pool as HttpPool } from "undici";
 import { Pool } from "../node.js";
 import { serveChild } from "./bench-serve.mjs";
 
@@ -53,12 +62,67 @@ const memory = async (pid) => {
 };
 const mb = (x) => `${x.toFixed(0)} MB`;
 
-const seedPool = new Pool({ config, seed: 1 });
-const server = await serveChild(seedPool.snapshot(), { cpuProf: o["cpu-prof"] });
-seedPool.free();
+/** The pool before the upload: 1,000 proxies with a cell each in the worker's context. */
+function seed() {
+  const pool = new Pool({ config, seed: 1 });
+  for (let i = 0; i < 1000; i++) {
+    pool.register("PROXY", `live-${i}.example.net:8080`);
+    pool.report("PROXY", `live-${i}.example.net:8080`, "site-1.example", { ok: true, latencyMs: 100 });
+  }
+  const s = pool.snapshot();
+  pool.free();
+  return s;
+}
+
+function percentiles(ms) {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (p) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return `n ${s.length}, p50 ${at(50).toFixed(2)} ms, p99 ${at(99).toFixed(2)} ms, max ${s[s.length - 1].toFixed(2)} ms`;
+}
+
+/** PUTs the file's bytes from a child process (streamed, with its length): `{ status, ms }`. */
+function uploadApart(url, file) {
+  const code = `
+    const { stat } = await import("node:fs/promises");
+    const { createReadStream } = await import("node:fs");
+    const { request } = await import("undici");
+    const t = performance.now();
+    const res = await request(${JSON.stringify(`${url}/api/snapshot`)}, {
+      method: "PUT",
+      headers: { "content-type": "application/json", "content-length": String((await stat(${JSON.stringify(file)})).size) },
+      body: createReadStream(${JSON.stringify(file)}),
+      headersTimeout: 0, bodyTimeout: 0,
+    });
+    await res.body.text();
+    console.log(JSON.stringify({ status: res.statusCode, ms: performance.now() - t }));`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"], cwd: path.dirname(new URL(import.meta.url).pathname) });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) =>
+    child.once("exit", (c) => (c === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the uploader exited with ${c}`)))),
+  );
+}
+
+const server = await serveChild(seed(), { cpuProf: o["cpu-prof"] });
 const child = { pid: server.pid };
+const tmp = await mkdtemp(path.join(os.tmpdir(), "repute-bench-import-"));
 try {
   const { url } = server;
+  const http = new HttpPool(url, { connections: 2 });
+  const request = async (method, p, body) => {
+    const res = await http.request({ method, path: p, headers: body ? { "content-type": "application/json" } : {}, body: body && JSON.stringify(body) });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+  /** One acquire + release, timed. */
+  const cycle = async () => {
+    const t = performance.now();
+    const lease = await request("POST", "/api/leases", { context: "site-1.example" });
+    if (lease.status === 201) await request("DELETE", `/api/leases/${JSON.parse(lease.text).leaseId}`);
+    return performance.now() - t;
+  };
+  const quiet = [];
+  for (const until = Date.now() + 2000; Date.now() < until; ) quiet.push(await cycle());
+  console.log(`worker alone, acquire+release: ${percentiles(quiet)}`);
   /** `send()` while probing /healthz and sampling memory; prints what they saw. */
   const measure = async (what, send) => {
     const before = await memory(child.pid);
@@ -68,10 +132,14 @@ try {
     const probe = (async () => {
       while (!done) {
         const t = performance.now();
-        await (await fetch(`${url}/healthz`)).text();
+        await request("GET", "/healthz");
         worst = Math.max(worst, performance.now() - t);
         await new Promise((r) => setTimeout(r, 20));
       }
+    })();
+    const steps = [];
+    const worker = (async () => {
+      while (!done) steps.push(await cycle());
     })();
     const sampler = (async () => {
       while (!done) {
@@ -83,13 +151,23 @@ try {
     const status = await send();
     const ms = performance.now() - t;
     done = true;
-    await Promise.all([probe, sampler]);
+    await Promise.all([probe, sampler, worker]);
     await new Promise((r) => setTimeout(r, 2000));
     const after = await memory(child.pid);
     console.log(`${what}: ${status} in ${ms.toFixed(0)} ms; /healthz worst ${worst.toFixed(0)} ms; RSS before ${mb(before.rss)}, max sampled ${mb(rssMax)}, peak (VmHWM) ${mb(after.peak)}, 2 s after ${mb(after.rss)}`);
+    console.log(`  worker meanwhile, acquire+release: ${percentiles(steps)}`);
     return { ms, worst };
   };
-  if (!o["config-only"]) await upload(measure);
+  if (!o["config-only"]) {
+    const file = path.join(tmp, "snapshot.json");
+    let mib;
+    {
+      const snapshot = bigSnapshot();
+      mib = Buffer.byteLength(snapshot) / 2 ** 20;
+      await writeFile(file, snapshot);
+    }
+    await measure(`PUT /api/snapshot of ${mib.toFixed(0)} MiB (${R} resources)`, async () => (await uploadApart(url, file)).status);
+  }
   const patch = bigConfig();
   const runs = [];
   for (let i = 0; i < Number(o.repeat); i++) {
@@ -105,17 +183,9 @@ try {
     const worst = runs.map((r) => r.worst);
     console.log(`refused config, ${runs.length} times: median ${median(ms).toFixed(0)} ms (worst ${Math.max(...ms).toFixed(0)}); /healthz worst during it, median ${median(worst).toFixed(0)} ms (worst ${Math.max(...worst).toFixed(0)})`);
   }
+  await http.close();
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 } finally {
   await server.stop();
-}
-
-/** The snapshot upload, measured by `measure`. */
-async function upload(measure) {
-  const snapshot = bigSnapshot();
-  await measure(`PUT /api/snapshot of ${(Buffer.byteLength(snapshot) / 2 ** 20).toFixed(0)} MiB (${R} resources)`, async () => {
-    const res = await fetch(`${server.url}/api/snapshot`, { method: "PUT", headers: { "content-type": "application/json" }, body: snapshot });
-    await res.text();
-    return res.status;
-  });
+  await rm(tmp, { recursive: true, force: true });
 }

@@ -94,7 +94,9 @@ export interface Host {
   block(kind: Kind, value: string, how: BlockHow, note?: OperatorNote): Promise<void>;
   unblock(kind: Kind, value: string, note?: OperatorNote): Promise<boolean>;
   setConfig(patch: ConfigPatch, note?: OperatorNote): Promise<Config>;
-  importSnapshot(snapshotJson: string): Promise<void>;
+  /** The snapshot's text, or its UTF-8 bytes (a buffer that is wholly the snapshot's is handed
+   * over: the Node host moves it to the thread that reads it, leaving it detached here). */
+  importSnapshot(snapshot: string | Uint8Array): Promise<void>;
 
   // The hot path: synchronous.
   /** `groups`: tried in order (README "Tiers, pacing and the cooling cap"); null stands for the resources with none. */

@@ -264,9 +264,25 @@ export interface ReputeError extends Error {
   code: ErrorCode;
 }
 
+export interface PartsRestore {
+  add(registered: Uint8Array, blocklist: Uint8Array, cells: Uint8Array): void;
+  /** One bounded piece of the build once every part is in; true when it is complete. */
+  step(): boolean;
+  raise(atLeast: { revision?: number; fencingHighWater?: number; nextEventSeq?: number }): void;
+  /** The head of the snapshot built, counters as raised. */
+  head(): string;
+  finish(): Pool;
+  free(): void;
+}
+
 export declare class Pool {
   constructor(options?: PoolOptions);
   static restore(snapshotJson: string, options?: RestoreOptions): Pool;
+  /** A restore fed a snapshot's parts and built in steps (a host's import that must not hold
+   * its loop): `head` is `snapshotPart()`; each `add` the next resources' parts, in canonical
+   * order, as their three sections' UTF-8 bytes (entries comma-separated). `restore` of the
+   * joined document's pool. */
+  static restoreInParts(head: string, options?: Omit<RestoreOptions, "atLeast">): PartsRestore;
   /** The value as events, errors and a viewer's dashboard show it: credentials masked (the
    * engine's rule; see the README). */
   static maskValue(kind: Kind, value: string): string;

@@ -7,6 +7,7 @@
 use std::rc::Rc;
 
 use super::core::Core;
+use super::floor::Floor;
 use crate::cell::Cell;
 use crate::config::Config;
 use crate::registry::blocklist::Block;
@@ -170,6 +171,16 @@ impl Builder {
         for (id, _) in ids {
             core.track_cooldown(id, None, now);
         }
+    }
+
+    /// Raises the counters to at least `floor`'s (nothing else changes).
+    pub fn raise_to(&mut self, floor: &Floor) {
+        self.core.raise_to(floor);
+    }
+
+    /// The state so far, to read (its head, while it is being built).
+    pub fn built(&self) -> &Core {
+        &self.core
     }
 
     pub fn finish(self) -> Core {

@@ -27,6 +27,7 @@ mod expiries;
 mod expiry;
 mod finished;
 mod floor;
+mod from_parts;
 mod groups;
 mod invariants;
 mod kept_answers;
@@ -43,6 +44,7 @@ pub use self::core::Core;
 use counters::{Moves, READS};
 pub use floor::Floor;
 pub use leases::Lease;
+pub use snapshot::PartsRestore;
 pub use steps::Next;
 pub use views::{CellView, Filter, ProbeDue, ResourceDetail, ResourceView, Stats};
 

@@ -29,6 +29,7 @@
 
 mod args;
 mod by_name;
+mod parts_restore;
 mod reads;
 mod text_args;
 

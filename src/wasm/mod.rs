@@ -3,7 +3,8 @@
 //! (`views_value.rs`, serde-wasm-bindgen), drained events packed into numbers and one
 //! string table (`packed.rs`), and the WebAssembly facade that hands them out (`facade.rs`;
 //! in `facade/` its reads, its arguments' decoding, and the hot path's calls by name, whose
-//! strings may cross in a buffer: `by_name.rs`, `text_args.rs`), with the host's randomness
+//! strings may cross in a buffer: `by_name.rs`, `text_args.rs`; and a restore from a
+//! snapshot's parts, driven in steps: `parts_restore.rs`), with the host's randomness
 //! and errors in `host.rs`; built for wasm32 only. The first three
 //! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 

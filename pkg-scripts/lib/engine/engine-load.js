@@ -4,7 +4,7 @@
 // client (`repute/client`) only when `maskValue` is first called, so a process that only talks
 // to a server never loads the engine, and the masking rule still has one source (src/redact.rs).
 import { readFileSync } from "node:fs";
-import { initSync, RawPool } from "../../pkg/repute.js";
+import { initSync, RawPool, RawRestore } from "../../pkg/repute.js";
 import { makePool } from "../pool.js";
 
 let Pool = null;
@@ -13,7 +13,7 @@ let Pool = null;
 export function loadPool() {
   if (Pool === null) {
     initSync({ module: readFileSync(new URL("../../pkg/repute_bg.wasm", import.meta.url)) });
-    Pool = makePool(RawPool);
+    Pool = makePool(RawPool, RawRestore);
   }
   return Pool;
 }

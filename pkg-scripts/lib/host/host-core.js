@@ -42,6 +42,16 @@ import { call } from "../call/call.js";
 import { EventHub } from "./event-hub.js";
 import { blockOf, configUndoable, groupOf, restoreBlock } from "./operator-undo.js";
 
+/** An import's text: `input` itself, or its UTF-8 bytes decoded. */
+function snapshotText(input) {
+  if (typeof input === "string") return input;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(input);
+  } catch {
+    throw Object.assign(new Error("the snapshot is not valid UTF-8"), { code: "INVALID_SNAPSHOT" });
+  }
+}
+
 const closing = () => Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
 
 export class HostCore extends EventHub {
@@ -426,12 +436,14 @@ export class HostCore extends EventHub {
     return before;
   }
 
-  /** Replaces the pool with a snapshot: refused (STALE_SNAPSHOT) below the live (or stored)
-   * revision, (INVALID_SNAPSHOT) with counters too close to 2^53; tokens and seqs continue
-   * above what the live pool used, so importing its own export changes none of its numbers. */
-  async importSnapshot(json) {
-    this._admit(json.length);
-    this._swapIn(this._imported(json));
+  /** Replaces the pool with a snapshot (its text, or its UTF-8 bytes): refused (STALE_SNAPSHOT)
+   * below the live (or stored) revision, (INVALID_SNAPSHOT) with counters too close to 2^53;
+   * tokens and seqs continue above what the live pool used, so importing its own export changes
+   * none of its numbers. In one call here (the edge caps an upload at 16 MiB); the Node host
+   * builds a large one in steps (lib/node/import-steps.js). */
+  async importSnapshot(input) {
+    this._admit(input.length);
+    this._swapIn(this._imported(snapshotText(input)));
     await this._persist(null);
   }
 
@@ -439,21 +451,31 @@ export class HostCore extends EventHub {
    * import); thrown errors free it. */
   _imported(json) {
     const { Pool, options } = this._engine;
-    const live = this.#pool.stats();
     let next = Pool.restore(json, options);
     try {
-      checkImportRoom(next.stats());
-      next = liftPool(Pool, next, this._used(live), options);
-      const revision = next.stats().revision;
-      const floor = Math.max(this._storedRevision(), live.revision);
-      if (revision < floor) {
-        throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), { code: "STALE_SNAPSHOT" });
-      }
+      this._checkImport(next.stats());
+      next = liftPool(Pool, next, this._used(this.#pool.stats()), options);
     } catch (e) {
       next.free();
       throw e;
     }
     return next;
+  }
+
+  /** The revision below which an import is stale: the live or the stored pool's, now (an
+   * import in steps takes it when the upload is in, as the one-call import did). */
+  _importFloor() {
+    return Math.max(this._storedRevision(), this.#pool.stats().revision);
+  }
+
+  /** Refuses an import whose `counters` (a restored snapshot's revision, fencing high-water
+   * mark and next event seq) leave no room, or whose revision is below `floor`. */
+  _checkImport(counters, floor = this._importFloor()) {
+    checkImportRoom(counters);
+    const { revision } = counters;
+    if (revision < floor) {
+      throw Object.assign(new Error(`the snapshot's revision ${revision} is older than the pool's ${floor}`), { code: "STALE_SNAPSHOT" });
+    }
   }
 
   /** Makes an imported pool live (the old pool's events delivered first). */

@@ -9,18 +9,6 @@ import { json } from "./replies.js";
 import { bad } from "./arguments.js";
 import { MAX_REASON } from "../host/operator-note.js";
 
-/** A snapshot upload's text. Its bytes are let go once decoded (they are this function's
- * alone): the engine's restore, which holds up the process for seconds on a large one,
- * runs without them. */
-async function snapshotText(req, limit) {
-  const raw = await bytes(req, limit, "the snapshot");
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(raw);
-  } catch {
-    throw bad("the snapshot is not valid UTF-8");
-  }
-}
-
 /** The operator routes' handlers over `host`. Options as `createHandler`'s: `bodyLimit`,
  * `snapshotLimit`. */
 export function operatorRoutes({ host, bodyLimit, snapshotLimit }) {
@@ -72,7 +60,9 @@ export function operatorRoutes({ host, bodyLimit, snapshotLimit }) {
       if (importing) throw new HttpProblem(409, "import-in-progress", "another snapshot is being imported", { "retry-after": "1" });
       importing = true;
       try {
-        await host.importSnapshot(await snapshotText(req, snapshotLimit ?? snapshotLimitFor(host.config())));
+        // The bytes, decoded by the host (the Node host does it off the event loop; a body
+        // that is not UTF-8 is its INVALID_SNAPSHOT).
+        await host.importSnapshot(await bytes(req, snapshotLimit ?? snapshotLimitFor(host.config()), "the snapshot"));
       } finally {
         importing = false;
       }

@@ -74,7 +74,8 @@ import { ChangeLog } from "./change-log.js";
 import { stepAhead } from "./write-ahead.js";
 import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
-import { MAX_SAFE, exhausted, liftPool, restoreAbove, revisionOf } from "../counters.js";
+import { MAX_SAFE, exhausted, restoreAbove, revisionOf } from "../counters.js";
+import { buildImport } from "./import-steps.js";
 import { loadKey } from "./key-file.js";
 
 /** Free space an operator action needs beyond the last snapshot's size (any single change —
@@ -127,6 +128,9 @@ export class PoolHost extends HostCore {
   #mutations = 0;
   #lastRevision = -1;
   #writing = Promise.resolve();
+  /** Imports, one at a time; aborted (their threads ended) on close. */
+  #importing = Promise.resolve();
+  #closing = new AbortController();
   #pendingDurable = null;
   /** Operator changes in memory, waiting for the disk (change-log.js). */
   #changes;
@@ -364,38 +368,61 @@ export class PoolHost extends HostCore {
     return this.#lastBytes + (this.#lastBytes >> 3) + extra + SPACE_MARGIN;
   }
 
-  /** Replaces the pool with a snapshot (operator import), under the host's config overrides
-   * (refusals: see the core). Serialized with snapshot writes; written ahead: the imported pool
-   * is stored first and only then replaces the live one, which goes on serving meanwhile.
-   * Tokens and seqs continue above everything used so far — which, in a running process, the
-   * live pool and the audit log know exactly (the crash reservation is only for restarts). */
-  importSnapshot(json) {
+  /** Replaces the pool with a snapshot (operator import; its text, or its UTF-8 bytes, which
+   * are handed over to the import's thread), under the host's config overrides (refusals: see
+   * the core). Built without holding the event loop (import-steps.js: read and restored on a
+   * worker thread, rebuilt here in steps), then written ahead: stored first (serialized with
+   * snapshot writes, which go on meanwhile) and only then made live; the live pool serves
+   * until then. Tokens and seqs continue above everything used so far — which, in a running
+   * process, the live pool and the audit log know exactly (the crash reservation is only for
+   * restarts). One import at a time. */
+  importSnapshot(input) {
     try {
-      this._admit(json.length);
+      this._admit(input.length);
     } catch (e) {
       return Promise.reject(e);
     }
-    const run = this.#writing.then(async () => {
-      await this.#write(); // what is waiting is stored (or undone) under the pool it was made in
-      const { options } = this._engine;
-      let next = this._imported(json);
+    const run = this.#importing.then(() => this.#import(input));
+    this.#importing = run.catch(() => {});
+    return run;
+  }
+
+  async #import(input) {
+    if (this._closed) throw Object.assign(new Error("the pool is closing"), { code: "POOL_CLOSED" });
+    const { options } = this._engine;
+    const floor = this._importFloor();
+    const built = await buildImport(Pool, input, {
+      config: options.config,
+      options,
+      onHead: (counters) => this._checkImport(counters, floor),
+      signal: this.#closing.signal,
+    });
+    input = null;
+    /** The floor of the imported pool's counters: what the live pool used, and its revision. */
+    const above = () => {
+      const live = this._pool.stats();
+      const used = this._used(live);
+      return { revision: Math.max(live.revision, this._storedRevision()), fencingHighWater: used.fencing, nextEventSeq: used.eventSeq };
+    };
+    const store = this.#writing.then(async () => {
       try {
-        const revision = next.stats().revision;
-        await this.#put(next.snapshot(), revision);
+        await this.#write(); // what is waiting is stored (or undone) under the pool it was made in
+        built.raise(above());
+        const head = built.head();
+        await this.#put({ head, pieces: () => built.pieces(head) }, revisionOf(head));
         // The live pool went on serving during the write: continue above what it used.
-        const moved = this._pool.stats();
-        next = liftPool(Pool, next, { ...this._used(moved), revision: moved.revision }, options);
+        built.raise(above());
       } catch (e) {
-        next.free();
+        built.free();
         throw e;
       }
-      this._swapIn(next);
+      this._swapIn(built.finish());
       // Changes made to the old pool during the write are replaced by the import, which is
       // stored: as if they had come just before it.
       this.#changes.saved(this.#changes.size);
     });
-    this.#writing = run.catch(() => {});
-    return run;
+    this.#writing = store.catch(() => {});
+    return store;
   }
 
   /** Prometheus text, as a promise: `PoolHost.metrics()` has always returned one (repute.d.ts;
@@ -555,6 +582,7 @@ export class PoolHost extends HostCore {
   async close() {
     if (this._closed) return;
     this._stopDelivery();
+    this.#closing.abort();
     if (this.#signalHandler) {
       process.off("SIGTERM", this.#signalHandler);
       process.off("SIGINT", this.#signalHandler);

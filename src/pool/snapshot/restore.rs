@@ -9,7 +9,7 @@
 
 use std::rc::Rc;
 
-use super::input::{self, CellIn, Header, Loose, SnapshotIn};
+use super::input::{self, BlockIn, CellIn, Header, Loose, ResourceIn, SnapshotIn};
 use super::write::{FORMAT, VERSION};
 use crate::cell::{Cell, clamp_score};
 use crate::check::{self, MAX_SAFE, int_in};
@@ -24,7 +24,7 @@ use crate::types::{Kind, Millis, State};
 use crate::window::Window;
 use rustc_hash::FxHashMap;
 
-fn bad(msg: impl Into<String>) -> Error {
+pub(super) fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidSnapshot(msg.into())
 }
 
@@ -89,14 +89,14 @@ fn check_header(json: &str) -> Result<()> {
 
 /// Parses the document; a failure names the JSON path, unless the document is of another
 /// version (then that is the error).
-fn parse(json: &str) -> Result<SnapshotIn<'_>> {
+pub(super) fn parse(json: &str) -> Result<SnapshotIn<'_>> {
     SnapshotIn::parse(json).or_else(|e| {
         check_header(json)?;
         Err(bad(json_path::describe_private(json, &e, &input::is_key)))
     })
 }
 
-fn kind_at(s: &str, path: impl FnOnce() -> String) -> Result<Kind> {
+pub(super) fn kind_at(s: &str, path: impl FnOnce() -> String) -> Result<Kind> {
     Kind::parse(s).ok_or_else(|| bad(format!("{}: must be PROXY, ACCOUNT or SESSION", path())))
 }
 
@@ -107,31 +107,65 @@ fn instant(path: &str, v: f64) -> Result<Millis> {
 /// Parses and validates a snapshot; returns a complete state or an error, never half of one.
 pub fn restore(json: &str, overrides: Option<&ConfigPatch>) -> Result<Core> {
     let snap = parse(json)?;
+    let head = HeadFields {
+        format: &snap.format,
+        version: snap.version,
+        revision: snap.revision,
+        taken_at: snap.taken_at,
+        fencing_high_water: snap.fencing_high_water,
+        next_event_seq: snap.next_event_seq,
+        config: &snap.config,
+    };
+    let Start { mut core, stored_cfg, taken_at, version } = start(&head, overrides)?;
+    check_capacity(core.config(), &snap)?;
+    restore_resources(&mut core, &snap, taken_at, version)?;
+    let cells = validate_cells(&core, &snap.cells, 0, taken_at, stored_cfg.window_size as usize, version)?;
+    build_cells(&mut core, cells)?;
+    Ok(core.finish())
+}
+
+/// The fields before `registered`: a whole document's, or a head's (`session.rs`).
+pub(super) struct HeadFields<'a> {
+    pub format: &'a str,
+    pub version: f64,
+    pub revision: f64,
+    pub taken_at: f64,
+    pub fencing_high_water: f64,
+    pub next_event_seq: f64,
+    pub config: &'a ConfigPatch,
+}
+
+/// A restore's start: an empty new state with the head's counters and config (the overrides
+/// applied), and what the checks of the sections need.
+pub(super) struct Start {
+    pub core: Builder,
+    pub stored_cfg: Config,
+    pub taken_at: Millis,
+    pub version: Version,
+}
+
+/// Checks the head's fields and makes the empty new state.
+pub(super) fn start(head: &HeadFields, overrides: Option<&ConfigPatch>) -> Result<Start> {
     // `version` goes to every section that may hold a key version 2 added: the config here;
     // `restore_resources` (a resource's `group`) and `validate_cells` (a cell's `held`) are to
     // take it when they read those keys, refusing them in a version 1 document.
-    let version = check_format_version(Some(&snap.format), Some(snap.version))?;
-    let stored_cfg = stored_config(&snap.config, version)?;
+    let version = check_format_version(Some(head.format), Some(head.version))?;
+    let stored_cfg = stored_config(head.config, version)?;
     let cfg = match overrides {
         Some(p) => p.apply(&stored_cfg, "").map_err(Error::InvalidConfig)?,
         None => stored_cfg.clone(),
     };
-    let taken_at = instant("takenAt", snap.taken_at)?;
+    let taken_at = instant("takenAt", head.taken_at)?;
     if taken_at > check::MAX_INSTANT {
         return Err(bad("takenAt: must be at most 2^52"));
     }
     let counters = Counters {
-        revision: instant("revision", snap.revision)?,
+        revision: instant("revision", head.revision)?,
         taken_at,
-        fencing_high_water: instant("fencingHighWater", snap.fencing_high_water)?,
-        next_event_seq: int_in("nextEventSeq", snap.next_event_seq, 1, MAX_SAFE).map_err(bad)?,
+        fencing_high_water: instant("fencingHighWater", head.fencing_high_water)?,
+        next_event_seq: int_in("nextEventSeq", head.next_event_seq, 1, MAX_SAFE).map_err(bad)?,
     };
-    let mut core = Builder::new(cfg, counters);
-    check_capacity(core.config(), &snap)?;
-    restore_resources(&mut core, &snap, taken_at, version)?;
-    let cells = validate_cells(&core, &snap.cells, taken_at, stored_cfg.window_size as usize, version)?;
-    build_cells(&mut core, cells)?;
-    Ok(core.finish())
+    Ok(Start { core: Builder::new(cfg, counters), stored_cfg, taken_at, version })
 }
 
 /// The snapshot's own config: complete for its version (a version 1 config holds none of the
@@ -173,76 +207,94 @@ fn restore_resources(
     version: Version,
 ) -> Result<()> {
     for (i, r) in snap.registered.iter().enumerate() {
-        let kind = kind_at(&r.kind, || format!("registered[{i}].kind"))?;
-        if let Err(e) = check::value_text("value", &r.value) {
-            return Err(bad(format!("registered[{i}].{e}")));
-        }
-        if core.find(kind, &r.value).is_some() {
-            return Err(bad(format!("registered[{i}]: duplicate resource")));
-        }
-        if let Some(g) = &r.group {
-            if version == Version::V1 {
-                return Err(bad(format!(
-                    "registered[{i}].group: not part of a version 1 snapshot (version 2 added it)"
-                )));
-            }
-            if let Err(e) = check::group_text("group", g) {
-                return Err(bad(format!("registered[{i}].{e}")));
-            }
-        }
-        let max_leases = match r.max_leases {
-            None => 1,
-            Some(_) if version < Version::V3 => {
-                return Err(bad(format!(
-                    "registered[{i}].maxLeases: not part of a version {} snapshot (version 3 added it)",
-                    version as u8 + 1
-                )));
-            }
-            Some(m) => match int_in("maxLeases", m, 2, check::MAX_LEASES.into()) {
-                Ok(m) => m as u32,
-                Err(_) => {
-                    return Err(bad(format!(
-                        "registered[{i}].maxLeases: must be an integer in 2..={} (1, the default, is left out)",
-                        check::MAX_LEASES
-                    )));
-                }
-            },
-        };
-        core.add_resource(kind, &r.value, r.group.as_deref(), max_leases);
+        resource_in(core, i, r, version)?;
     }
     for (i, b) in snap.blocklist.iter().enumerate() {
-        let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
-        let slot = core
-            .find(kind, &b.value)
-            .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
-        let block = match (b.until, b.permanent) {
-            (Some(u), None) => {
-                let until = int_in(&format!("blocklist[{i}].until"), u, 0, check::MAX_END).map_err(bad)?;
-                if until <= taken_at {
-                    return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
-                }
-                Block::Until(until)
-            }
-            (None, Some(true)) => Block::Permanent,
-            (_, Some(false)) => {
-                return Err(bad(format!("blocklist[{i}].permanent: must be true (or left out, with until)")));
-            }
-            _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
-        };
-        if !core.block(slot, block) {
-            return Err(bad(format!("blocklist[{i}]: duplicate entry")));
-        }
+        block_in(core, i, b, taken_at)?;
     }
     core.resources_done();
     Ok(())
 }
 
-/// A validated cell: its resource slot, its context's name, the cell.
-type Placed = (u32, Rc<str>, Cell);
+/// Checks and stores `registered[i]`; returns its kind and slot.
+pub(super) fn resource_in(
+    core: &mut Builder,
+    i: usize,
+    r: &ResourceIn,
+    version: Version,
+) -> Result<(Kind, u32)> {
+    let kind = kind_at(&r.kind, || format!("registered[{i}].kind"))?;
+    if let Err(e) = check::value_text("value", &r.value) {
+        return Err(bad(format!("registered[{i}].{e}")));
+    }
+    if core.find(kind, &r.value).is_some() {
+        return Err(bad(format!("registered[{i}]: duplicate resource")));
+    }
+    if let Some(g) = &r.group {
+        if version == Version::V1 {
+            return Err(bad(format!(
+                "registered[{i}].group: not part of a version 1 snapshot (version 2 added it)"
+            )));
+        }
+        if let Err(e) = check::group_text("group", g) {
+            return Err(bad(format!("registered[{i}].{e}")));
+        }
+    }
+    let max_leases = match r.max_leases {
+        None => 1,
+        Some(_) if version < Version::V3 => {
+            return Err(bad(format!(
+                "registered[{i}].maxLeases: not part of a version {} snapshot (version 3 added it)",
+                version as u8 + 1
+            )));
+        }
+        Some(m) => match int_in("maxLeases", m, 2, check::MAX_LEASES.into()) {
+            Ok(m) => m as u32,
+            Err(_) => {
+                return Err(bad(format!(
+                    "registered[{i}].maxLeases: must be an integer in 2..={} (1, the default, is left out)",
+                    check::MAX_LEASES
+                )));
+            }
+        },
+    };
+    Ok((kind, core.add_resource(kind, &r.value, r.group.as_deref(), max_leases)))
+}
 
-fn validate_cells(
+/// Checks `blocklist[i]` and blocks its resource; returns that resource's slot.
+pub(super) fn block_in(core: &mut Builder, i: usize, b: &BlockIn, taken_at: Millis) -> Result<u32> {
+    let kind = kind_at(&b.kind, || format!("blocklist[{i}].kind"))?;
+    let slot = core
+        .find(kind, &b.value)
+        .ok_or_else(|| bad(format!("blocklist[{i}].value: not a registered resource")))?;
+    let block = match (b.until, b.permanent) {
+        (Some(u), None) => {
+            let until = int_in(&format!("blocklist[{i}].until"), u, 0, check::MAX_END).map_err(bad)?;
+            if until <= taken_at {
+                return Err(bad(format!("blocklist[{i}].until: must be after takenAt")));
+            }
+            Block::Until(until)
+        }
+        (None, Some(true)) => Block::Permanent,
+        (_, Some(false)) => {
+            return Err(bad(format!("blocklist[{i}].permanent: must be true (or left out, with until)")));
+        }
+        _ => return Err(bad(format!("blocklist[{i}]: needs exactly one of until or permanent: true"))),
+    };
+    if !core.block(slot, block) {
+        return Err(bad(format!("blocklist[{i}]: duplicate entry")));
+    }
+    Ok(slot)
+}
+
+/// A validated cell: its resource slot, its context's name, the cell.
+pub(super) type Placed = (u32, Rc<str>, Cell);
+
+/// Checks `cells`, the entries from `cells[first]` on, against the resources registered.
+pub(super) fn validate_cells(
     core: &Builder,
     cells: &[CellIn],
+    first: usize,
     taken_at: Millis,
     stored_cap: usize,
     version: Version,
@@ -250,7 +302,8 @@ fn validate_cells(
     let cap = core.config().window_size as usize;
     let mut names: FxHashMap<&str, Rc<str>> = FxHashMap::default();
     let mut placed: Vec<Placed> = Vec::with_capacity(cells.len());
-    for (i, c) in cells.iter().enumerate() {
+    for (j, c) in cells.iter().enumerate() {
+        let i = first + j;
         let kind = kind_at(&c.kind, || format!("cells[{i}].kind"))?;
         let slot = core
             .find(kind, &c.value)
@@ -259,16 +312,15 @@ fn validate_cells(
             return Err(bad(format!("cells[{i}].{e}")));
         }
         let name = Rc::clone(names.entry(&c.context).or_insert_with(|| Rc::from(&*c.context)));
-        let cell = cell_in(c, taken_at, stored_cap, cap, version).map_err(|(field, msg)| {
-            bad(if field.is_empty() {
-                format!("cells[{i}]: {msg}")
-            } else {
-                format!("cells[{i}].{field}: {msg}")
-            })
-        })?;
+        let cell = cell_in(c, taken_at, stored_cap, cap, version).map_err(|e| cell_error(i, e))?;
         placed.push((slot, name, cell));
     }
     Ok(placed)
+}
+
+/// `cells[i]`'s error of `cell_in`.
+fn cell_error(i: usize, (field, msg): (&str, String)) -> Error {
+    bad(if field.is_empty() { format!("cells[{i}]: {msg}") } else { format!("cells[{i}].{field}: {msg}") })
 }
 
 /// One cell's fields; an error is (field, message), formatted by the caller.
