@@ -2,10 +2,11 @@
 // core (lib/host/host-core.js, which owns events, counters, waits, metrics and the call wiring;
 // this file adds the folder, its lock, the audit and outcome logs, timers, signals, the prober).
 //
-// - Snapshots are written atomically (snapshot-store.js) every `checkpointMs`, after a burst of
-//   `burst` mutations, and on close / SIGTERM / SIGINT, taken in short steps that leave the
-//   event loop to the workers (stepped-snapshot.js: only what was touched since is retaken, and
-//   what is stored is the pool as it was when the last step ran); operator actions (register,
+// - Snapshots are written atomically (snapshot-store.js, through snapshot-writer.js) every
+//   `checkpointMs`, after a burst of `burst` mutations, and on close / SIGTERM / SIGINT, taken
+//   in short steps that leave the event loop to the workers (stepped-snapshot.js: only what
+//   was touched since is retaken, and what is stored is the pool as it was when the last step
+//   ran); operator actions (register,
 //   deregister, block, unblock, setConfig, snapshot import) are on disk before their promise resolves
 //   (concurrent ones share one write). A write never goes back in revision; one process owns
 //   the folder (lock.js).
@@ -72,7 +73,8 @@ import { OutcomeLog } from "./outcome-log.js";
 import { startProber } from "./prober.js";
 import { ChangeLog } from "./change-log.js";
 import { stepAhead } from "./write-ahead.js";
-import { StorageHealth, isStorageError, storageUnavailable } from "./storage-health.js";
+import { StorageHealth } from "./storage-health.js";
+import { SnapshotWriter } from "./snapshot-writer.js";
 import { Reservations, checkStartRoom, readReserve } from "./reservations.js";
 import { MAX_SAFE, exhausted, restoreAbove, revisionOf } from "../counters.js";
 import { buildImport } from "./import-steps.js";
@@ -126,7 +128,6 @@ export class PoolHost extends HostCore {
   /** The runtime's timers and monotonic clock (`SYSTEM_TIMERS`, or a test's virtual ones). */
   #timers;
   #mutations = 0;
-  #lastRevision = -1;
   #writing = Promise.resolve();
   /** Imports, one at a time; aborted (their threads ended) on close. */
   #importing = Promise.resolve();
@@ -136,8 +137,8 @@ export class PoolHost extends HostCore {
   #changes;
   /** Write-ahead steps (config changes without an inverse) waiting for the next write. */
   #ahead = [];
-  /** Length of the last snapshot written (what the next one needs, about). */
-  #lastBytes = 0;
+  /** Snapshot writes and their bookkeeping (snapshot-writer.js). */
+  #writer;
   /** The live pool's snapshot in parts, retaken as resources are touched. */
   #parts = new SteppedSnapshot();
   #health;
@@ -190,6 +191,9 @@ export class PoolHost extends HostCore {
         deferDrain: true,
       });
       this.#store = await SnapshotStore.open(dir);
+      this.#writer = new SnapshotWriter({
+        store: this.#store, health: this.#health, changes: this.#changes, metrics: this._metrics, onError, monotonicMs: timers.monotonicMs,
+      });
       const stored = fromBackup ? await this.#store.readBackup() : await this.#store.read();
       if (fromBackup && !stored) throw Object.assign(new Error(`no backup snapshot in ${dir}`), { code: "NO_BACKUP" });
       this.#audit = await AuditLog.open(dir, { ...audit, now });
@@ -365,7 +369,8 @@ export class PoolHost extends HostCore {
 
   /** Bytes free that a snapshot `extra` bytes larger than the last one needs, with a margin. */
   #need(extra = 0) {
-    return this.#lastBytes + (this.#lastBytes >> 3) + extra + SPACE_MARGIN;
+    const last = this.#writer?.lastBytes ?? 0;
+    return last + (last >> 3) + extra + SPACE_MARGIN;
   }
 
   /** Replaces the pool with a snapshot (operator import; its text, or its UTF-8 bytes, which
@@ -409,7 +414,7 @@ export class PoolHost extends HostCore {
         await this.#write(); // what is waiting is stored (or undone) under the pool it was made in
         built.raise(above());
         const head = built.head();
-        await this.#put({ head, pieces: () => built.pieces(head) }, revisionOf(head));
+        await this.#writer.put({ head, pieces: () => built.pieces(head) }, revisionOf(head));
         // The live pool went on serving during the write: continue above what it used.
         built.raise(above());
       } catch (e) {
@@ -466,60 +471,7 @@ export class PoolHost extends HostCore {
     if (!this._pool) return;
     const started = this.#timers.monotonicMs();
     const taken = await this.#parts.take(() => this._pool, () => this._drain(), () => this.#changes.size);
-    await this.#persist(taken, taken.moment, started);
-  }
-
-  /**
-   * Stores a snapshot that contains the first `covered` waiting changes (`json`, its text; or a
-   * stepped one's `{head, pieces}`), and settles them; when the write fails, every waiting
-   * change is undone (change-log.js) and this throws. Skipped when nothing changed since the
-   * last write — unless writes are failing: then every write is also a probe of the folder.
-   */
-  async #persist(json, covered, started) {
-    const revision = revisionOf(json.head ?? json);
-    if (revision !== this.#lastRevision || this.#health.failing) {
-      try {
-        await this.#put(json, revision, started);
-      } catch (e) {
-        this.#changes.failed(e);
-        throw e;
-      }
-    }
-    this.#changes.saved(covered);
-  }
-
-  /** `#store.write` of `json` (a snapshot's text, or a stepped one's `{pieces}`) with the
-   * bookkeeping; a file-system error becomes STORAGE_UNAVAILABLE. */
-  async #put(json, revision, started = this.#timers.monotonicMs()) {
-    let stored;
-    let bytes = typeof json === "string" ? json.length : 0;
-    const text = typeof json === "string" ? json : (function* counted() {
-      for (const piece of json.pieces()) {
-        bytes += piece.length;
-        yield piece;
-      }
-    })();
-    try {
-      stored = await this.#store.write(text, revision);
-    } catch (e) {
-      this._metrics.checkpointFailed();
-      if (!isStorageError(e)) {
-        this.#onError(e);
-        throw e;
-      }
-      this.#health.failed("snapshot", e);
-      throw Object.assign(storageUnavailable(`snapshot: ${e.code} (${e.syscall})`), { cause: e });
-    }
-    if (!stored) {
-      this._metrics.checkpointFailed();
-      const e = Object.assign(new Error(`snapshot revision ${revision} refused: the stored one is newer`), { code: "STALE_SNAPSHOT" });
-      this.#onError(e);
-      throw e;
-    }
-    this.#health.succeeded("snapshot");
-    this.#lastRevision = revision;
-    this.#lastBytes = bytes;
-    this._metrics.checkpointed(this.#timers.monotonicMs() - started);
+    await this.#writer.persist(taken, taken.moment, started);
   }
 
   /** One write-ahead step for a batch of `_writeAhead`s: the live pool's parts, taken in steps,
@@ -533,7 +485,7 @@ export class PoolHost extends HostCore {
       const from = { Pool, pool: () => this._pool, bare: this._engine.bare, drain: () => this._drain(), waiting: () => this.#changes.size };
       const { json, covered, done } = await stepAhead(batch, from, this.#parts);
       try {
-        if (batch.some((d) => !d.error)) await this.#persist(json, covered, started);
+        if (batch.some((d) => !d.error)) await this.#writer.persist(json, covered, started);
       } finally {
         done();
       }
