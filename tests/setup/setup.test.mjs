@@ -365,7 +365,7 @@ test("pkg-scripts/test on a bare machine installs everything (Chromium too), the
   const m = machine(t);
   const r = m.script("test");
   assert.equal(r.status, 0, `exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-  const wasmTests = "cargo test --locked --target wasm32-unknown-unknown --test wasm_facade";
+  const wasmTests = "cargo test --locked --target wasm32-unknown-unknown --test wasm_facade --test wasm_text_args";
   assertInstalledThen(m.log(), ["apt-get update", "apt-get install", "cargo fmt --check", "cargo clippy",
     "cargo clippy --locked --target wasm32-unknown-unknown --all-targets", "cargo test",
     `${wasmTests}\n`, `${wasmTests} (browser, CHROMEDRIVER=${join(m.bin, "chromedriver")})\n`,
