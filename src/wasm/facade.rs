@@ -19,9 +19,10 @@
 //! name's length in UTF-16 code units (what JavaScript's `length` counts), `NULL_GROUP` for
 //! `null`. A resource handle is the engine's `ResourceId` as one number (`ids.rs`: its low 32
 //! bits are the registry slot plus one, so the JS side can keep values in a dense array): it
-//! names the resource until it is deregistered; 0 means "no lease". The calls by a lease's id
-//! answer `BY_NAME` when that lease is not held any more (nothing done): the JS side then
-//! makes the call by name, with the same clock reading.
+//! names the resource until it is deregistered; 0 means "no lease". `reportLease` and
+//! `finishLease` answer `BY_NAME` when that lease is not held any more (nothing done): the JS
+//! side then makes the call by name, with the same clock reading (a report still counts after
+//! its lease ended). `renewLease` and `releaseLease` answer 0 then: nothing to renew or release.
 //!
 //! This file holds the class, its constructors and the calls that change the pool (register,
 //! the lease calls, block, config); the calls that read are `facade/reads.rs`'s, the decoding
