@@ -765,3 +765,28 @@ fn the_same_seed_and_calls_give_the_same_picks() {
     assert_eq!(picks(42.0), picks(42.0));
     assert!(picks(42.0).iter().all(|&h| h > 0.0));
 }
+
+/// The module's allocator grows its memory at least 4 MiB (64 pages) at a time
+/// (src/wasm/allocator.rs: V8 collects garbage at every growth), and what it grows is used: the
+/// standard library's allocator grows it by the page or two an allocation asks.
+#[wasm_bindgen_test]
+fn memory_grows_four_mib_at_a_time() {
+    use core::arch::wasm32::memory_size;
+    const PAGE: usize = 64 * 1024;
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let mut growths = Vec::new();
+    let start = memory_size(0);
+    let mut pages = start;
+    while growths.len() < 3 {
+        kept.push(vec![1u8; 16 * 1024]);
+        let now = memory_size(0);
+        if now != pages {
+            growths.push(now - pages);
+            pages = now;
+        }
+    }
+    assert!(growths.iter().all(|&g| g >= 64), "grew by {growths:?} pages");
+    let kept_bytes: usize = kept.iter().map(|v| v.capacity()).sum();
+    let grown_bytes = (pages - start) * PAGE;
+    assert!(grown_bytes <= kept_bytes + 2 * 64 * PAGE, "grew {grown_bytes} bytes for {kept_bytes} kept");
+}

@@ -17,7 +17,13 @@
 // config is sent --repeat times (default 1): the medians and worsts of its time and of the
 // probe's worst latency during it are printed too.
 //
+// With --timeline the worker's steps during the upload are also printed by 2-second spans (how
+// many, their p99, how many over 10 ms), beside when the uploader finished sending; with
+// --trace-gc the server runs under `node --trace-gc` and its collections are printed as they
+// come, each with the time since the upload began.
+//
 // Usage: node pkg-scripts/perf/bench-import.mjs [--mib 400] [--config-only] [--repeat N] [--cpu-prof DIR]
+//        [--timeline] [--trace-gc]
 
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -29,7 +35,7 @@ import { Pool } from "../node.js";
 import { serveChild } from "./bench-serve.mjs";
 
 const { values: o } = parseArgs({
-  options: { mib: { type: "string", default: "400" }, "config-only": { type: "boolean", default: false }, repeat: { type: "string", default: "1" }, "cpu-prof": { type: "string" } },
+  options: { mib: { type: "string", default: "400" }, "config-only": { type: "boolean", default: false }, repeat: { type: "string", default: "1" }, "cpu-prof": { type: "string" }, timeline: { type: "boolean", default: false }, "trace-gc": { type: "boolean", default: false } },
 });
 const VALUE_BYTES = 1000;
 const R = Math.ceil((Number(o.mib) * 2 ** 20) / (VALUE_BYTES + 100));
@@ -80,21 +86,41 @@ function percentiles(ms) {
   return `n ${s.length}, p50 ${at(50).toFixed(2)} ms, p99 ${at(99).toFixed(2)} ms, max ${s[s.length - 1].toFixed(2)} ms`;
 }
 
-/** PUTs the file's bytes from a child process (streamed, with its length): `{ status, ms }`. */
+/** The worker's steps by 2-second spans from `t0`: count, p99 and how many took over 10 ms. */
+function timeline(t0, starts, steps, sentMs) {
+  if (sentMs != null) console.log(`  the uploader had sent every byte at ${(sentMs / 1000).toFixed(1)} s`);
+  const spans = new Map();
+  starts.forEach((s, i) => {
+    const k = Math.floor((s - t0) / 2000);
+    if (!spans.has(k)) spans.set(k, []);
+    spans.get(k).push(steps[i]);
+  });
+  for (const [k, ms] of spans) {
+    const slow = ms.filter((x) => x > 10).length;
+    const s = [...ms].sort((a, b) => a - b);
+    console.log(`  ${String(k * 2).padStart(4)} s: n ${String(ms.length).padStart(5)}, p99 ${s[Math.min(s.length - 1, Math.floor(0.99 * s.length))].toFixed(1).padStart(6)} ms, over 10 ms ${slow}, max ${s[s.length - 1].toFixed(0)} ms`);
+  }
+}
+
+/** PUTs the file's bytes from a child process (streamed, with its length): `{ status, ms,
+ * sentMs }` (sentMs: when the last byte was read to be sent). */
 function uploadApart(url, file) {
   const code = `
     const { stat } = await import("node:fs/promises");
     const { createReadStream } = await import("node:fs");
     const { request } = await import("undici");
     const t = performance.now();
+    const body = createReadStream(${JSON.stringify(file)});
+    let sentMs = null;
+    body.on("end", () => (sentMs = performance.now() - t));
     const res = await request(${JSON.stringify(`${url}/api/snapshot`)}, {
       method: "PUT",
       headers: { "content-type": "application/json", "content-length": String((await stat(${JSON.stringify(file)})).size) },
-      body: createReadStream(${JSON.stringify(file)}),
+      body,
       headersTimeout: 0, bodyTimeout: 0,
     });
     await res.body.text();
-    console.log(JSON.stringify({ status: res.statusCode, ms: performance.now() - t }));`;
+    console.log(JSON.stringify({ status: res.statusCode, ms: performance.now() - t, sentMs }));`;
   const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"], cwd: path.dirname(new URL(import.meta.url).pathname) });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
@@ -103,7 +129,11 @@ function uploadApart(url, file) {
   );
 }
 
-const server = await serveChild(seed(), { cpuProf: o["cpu-prof"] });
+let since = null;
+const gcLine = (text) => {
+  for (const line of String(text).split("\n")) if (line.trim()) console.log(`  server at ${since === null ? "-" : ((performance.now() - since) / 1000).toFixed(2)} s: ${line.trim()}`);
+};
+const server = await serveChild(seed(), { cpuProf: o["cpu-prof"], ...(o["trace-gc"] ? { nodeFlags: ["--trace-gc"], onOutput: gcLine } : {}) });
 const child = { pid: server.pid };
 const tmp = await mkdtemp(path.join(os.tmpdir(), "repute-bench-import-"));
 try {
@@ -138,8 +168,12 @@ try {
       }
     })();
     const steps = [];
+    const starts = [];
     const worker = (async () => {
-      while (!done) steps.push(await cycle());
+      while (!done) {
+        starts.push(performance.now());
+        steps.push(await cycle());
+      }
     })();
     const sampler = (async () => {
       while (!done) {
@@ -148,7 +182,9 @@ try {
       }
     })();
     const t = performance.now();
-    const status = await send();
+    since = t;
+    const answer = await send();
+    const status = answer.status ?? answer;
     const ms = performance.now() - t;
     done = true;
     await Promise.all([probe, sampler, worker]);
@@ -156,6 +192,7 @@ try {
     const after = await memory(child.pid);
     console.log(`${what}: ${status} in ${ms.toFixed(0)} ms; /healthz worst ${worst.toFixed(0)} ms; RSS before ${mb(before.rss)}, max sampled ${mb(rssMax)}, peak (VmHWM) ${mb(after.peak)}, 2 s after ${mb(after.rss)}`);
     console.log(`  worker meanwhile, acquire+release: ${percentiles(steps)}`);
+    if (o.timeline) timeline(t, starts, steps, answer.sentMs);
     return { ms, worst };
   };
   if (!o["config-only"]) {
@@ -166,7 +203,7 @@ try {
       mib = Buffer.byteLength(snapshot) / 2 ** 20;
       await writeFile(file, snapshot);
     }
-    await measure(`PUT /api/snapshot of ${mib.toFixed(0)} MiB (${R} resources)`, async () => (await uploadApart(url, file)).status);
+    await measure(`PUT /api/snapshot of ${mib.toFixed(0)} MiB (${R} resources)`, async () => uploadApart(url, file));
   }
   const patch = bigConfig();
   const runs = [];

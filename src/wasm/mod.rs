@@ -5,13 +5,16 @@
 //! in `facade/` its reads, its arguments' decoding, and the hot path's calls by name, whose
 //! strings may cross in a buffer: `by_name.rs`, `text_args.rs`; and a restore from a
 //! snapshot's parts, driven in steps: `parts_restore.rs`), with the host's randomness
-//! and errors in `host.rs`; built for wasm32 only. The first three
+//! and errors in `host.rs`, and the module's allocator, which grows its memory in large steps
+//! (`allocator.rs`); built for wasm32 only. The first three
 //! are compiled everywhere, so native tests compare them (`tests/scenarios.rs`, `tests/views_value.rs`).
 
 pub mod packed;
 pub mod views_json;
 pub mod views_value;
 
+#[cfg(target_arch = "wasm32")]
+mod allocator;
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
 mod facade;
