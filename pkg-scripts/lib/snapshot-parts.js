@@ -14,12 +14,16 @@ const encoder = new TextEncoder();
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /** A resource's key in canonical order: its kind's code, then its value's UTF-8 bytes in hex
- * (comparing two keys as strings compares the resources as the snapshot orders them). */
+ * (comparing two keys as strings compares the resources as the snapshot orders them). Joined
+ * from an array, so that it is one flat string: appended two characters at a time, a 1 KB
+ * value's key was a rope of 1,000 pieces that a Map kept whole — 31 KB a key, which ran the
+ * final checkpoint of a 381,000-resource pool out of heap — and took 11x as long to make. */
 export function rowKey(kind, value) {
   const bytes = encoder.encode(value);
-  let out = String(KIND_CODE.get(kind));
-  for (const b of bytes) out += HEX[b];
-  return out;
+  const out = new Array(bytes.length + 1);
+  out[0] = String(KIND_CODE.get(kind));
+  for (let i = 0; i < bytes.length; i++) out[i + 1] = HEX[bytes[i]];
+  return out.join("");
 }
 
 /** Line `i` (0: registered, 1: blocklist or "", 2: cells or "") of one resource's part. */

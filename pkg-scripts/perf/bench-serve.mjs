@@ -25,7 +25,9 @@ export async function serveChild(snapshot, { cpuProf, nodeFlags = [], onOutput }
   const stop = async () => {
     if (child.exitCode === null) {
       child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
+      const code = await new Promise((r) => child.once("exit", r));
+      // A server that fails to stop (its final checkpoint out of heap, say) is a finding.
+      if (code !== 0) console.error(`repute serve exited with code ${code} on SIGTERM`);
     }
     await rm(dir, { recursive: true, force: true });
   };
