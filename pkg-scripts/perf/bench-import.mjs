@@ -15,7 +15,8 @@
 //
 // With --config-only the snapshot upload is left out (the pool stays small) and the refused
 // config is sent --repeat times (default 1): the medians and worsts of its time and of the
-// probe's worst latency during it are printed too.
+// probe's worst latency during it are printed too, and the worker's steps that overlapped the
+// requests (the config is sent by a child process too, like the snapshot).
 //
 // With --timeline the worker's steps during the upload are also printed by 2-second spans (how
 // many, their p99, how many over 10 ms), beside when the uploader finished sending; with
@@ -102,25 +103,29 @@ function timeline(t0, starts, steps, sentMs) {
   }
 }
 
-/** PUTs the file's bytes from a child process (streamed, with its length): `{ status, ms,
- * sentMs }` (sentMs: when the last byte was read to be sent). */
-function uploadApart(url, file) {
+/** PUTs the file's bytes to `route` from a child process (streamed, with its length):
+ * `{ status, ms, sentMs, from, to }` (sentMs: when the last byte was read to be sent; from, to:
+ * the request's start and end in ms since the epoch, `performance.timeOrigin` based, so that
+ * this process can tell which of its samples overlapped it). */
+function uploadApart(url, file, route = "/api/snapshot") {
   const code = `
     const { stat } = await import("node:fs/promises");
     const { createReadStream } = await import("node:fs");
     const { request } = await import("undici");
+    const size = (await stat(${JSON.stringify(file)})).size;
     const t = performance.now();
     const body = createReadStream(${JSON.stringify(file)});
     let sentMs = null;
     body.on("end", () => (sentMs = performance.now() - t));
-    const res = await request(${JSON.stringify(`${url}/api/snapshot`)}, {
+    const res = await request(${JSON.stringify(`${url}${route}`)}, {
       method: "PUT",
-      headers: { "content-type": "application/json", "content-length": String((await stat(${JSON.stringify(file)})).size) },
+      headers: { "content-type": "application/json", "content-length": String(size) },
       body,
       headersTimeout: 0, bodyTimeout: 0,
     });
     await res.body.text();
-    console.log(JSON.stringify({ status: res.statusCode, ms: performance.now() - t, sentMs }));`;
+    const end = performance.now();
+    console.log(JSON.stringify({ status: res.statusCode, ms: end - t, sentMs, from: performance.timeOrigin + t, to: performance.timeOrigin + end }));`;
   const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"], cwd: path.dirname(new URL(import.meta.url).pathname) });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
@@ -185,7 +190,7 @@ try {
     since = t;
     const answer = await send();
     const status = answer.status ?? answer;
-    const ms = performance.now() - t;
+    const ms = answer.ms ?? performance.now() - t;
     done = true;
     await Promise.all([probe, sampler, worker]);
     await new Promise((r) => setTimeout(r, 2000));
@@ -193,7 +198,10 @@ try {
     console.log(`${what}: ${status} in ${ms.toFixed(0)} ms; /healthz worst ${worst.toFixed(0)} ms; RSS before ${mb(before.rss)}, max sampled ${mb(rssMax)}, peak (VmHWM) ${mb(after.peak)}, 2 s after ${mb(after.rss)}`);
     console.log(`  worker meanwhile, acquire+release: ${percentiles(steps)}`);
     if (o.timeline) timeline(t, starts, steps, answer.sentMs);
-    return { ms, worst };
+    // The steps that overlapped the request itself (the uploader's start-up left out).
+    const at = (x) => performance.timeOrigin + x;
+    const during = answer.from === undefined ? steps : steps.filter((ms, i) => at(starts[i]) < answer.to && at(starts[i]) + ms > answer.from);
+    return { ms, worst, steps: during };
   };
   if (!o["config-only"]) {
     const file = path.join(tmp, "snapshot.json");
@@ -206,18 +214,18 @@ try {
     await measure(`PUT /api/snapshot of ${mib.toFixed(0)} MiB (${R} resources)`, async () => uploadApart(url, file));
   }
   const patch = bigConfig();
+  const patchFile = path.join(tmp, "config.json");
+  await writeFile(patchFile, patch);
   const runs = [];
   for (let i = 0; i < Number(o.repeat); i++) {
-    runs.push(await measure(`PUT /api/config of 4,097 gaps (${(patch.length / 2 ** 20).toFixed(1)} MiB), refused`, async () => {
-      const res = await fetch(`${url}/api/config`, { method: "PUT", headers: { "content-type": "application/json" }, body: patch });
-      await res.text();
-      return res.status;
-    }));
+    // Sent from a child process too: 6 MiB sent from this process delayed the worker it times.
+    runs.push(await measure(`PUT /api/config of 4,097 gaps (${(patch.length / 2 ** 20).toFixed(1)} MiB), refused`, () => uploadApart(url, patchFile, "/api/config")));
   }
   if (runs.length > 1) {
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const ms = runs.map((r) => r.ms);
     const worst = runs.map((r) => r.worst);
+    console.log(`  the worker's steps that overlapped the ${runs.length} requests, acquire+release: ${percentiles(runs.flatMap((r) => r.steps))}`);
     console.log(`refused config, ${runs.length} times: median ${median(ms).toFixed(0)} ms (worst ${Math.max(...ms).toFixed(0)}); /healthz worst during it, median ${median(worst).toFixed(0)} ms (worst ${Math.max(...worst).toFixed(0)})`);
   }
   await http.close();
