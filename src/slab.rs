@@ -111,9 +111,10 @@ impl<T> Slab<T> {
         self.slots.iter().enumerate().filter(|(_, v)| v.is_some()).map(|(i, _)| i as u32)
     }
 
-    /// Makes room for `n` more values.
+    /// Makes room for `n` more values (their generations too).
     pub fn reserve(&mut self, n: usize) {
         self.slots.reserve(n);
+        self.generations.reserve(n);
     }
 
     /// Heap bytes of the table itself (not what the values point to).

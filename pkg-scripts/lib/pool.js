@@ -25,6 +25,12 @@ function bytesOf(v) {
   return v;
 }
 
+/** A count of resources: an integer from 0 to 2^32 − 1. */
+function countArg(name, v) {
+  if (!Number.isInteger(v) || v < 0 || v > 2 ** 32 - 1) throw invalid(`${name} must be an integer from 0 to 4294967295`);
+  return v;
+}
+
 /** A resource id's low 32 bits are its slot plus one (src/ids.rs): `h >>> 0` (ToUint32, exact
  * for an integer below 2^53, where `h % 2 ** 32` is a floating-point remainder). */
 const slotOf = (h) => h >>> 0;
@@ -87,7 +93,9 @@ export function makePool(RawPool, RawRestore = null) {
     /**
      * A restore fed a snapshot's parts and built in steps, for a host whose import must not
      * hold its loop (lib/node/import-steps.js): `head` is the snapshot's `snapshotPart()`,
-     * options as `restore`'s but `atLeast`. `add(registered, blocklist, cells)`: the next
+     * options as `restore`'s but `atLeast`. `reserve(byKind)`, before the first part: room
+     * for the resources to come (`registeredByKind()` of the pool whose parts these are: a
+     * count off the mark costs only room or time). `add(registered, blocklist, cells)`: the next
      * resources' parts (`snapshotPart(kind, value)`, in canonical order) as the three sections
      * their lines make, each the UTF-8 bytes (a `Uint8Array`) of its entries comma-separated
      * (kept off the JavaScript heap by a host that holds many); `step()`: one bounded
@@ -105,6 +113,11 @@ export function makePool(RawPool, RawRestore = null) {
         return raw;
       };
       return {
+        reserve: (byKind) => {
+          plainObject(byKind, "byKind");
+          for (const k in byKind) if (!KINDS.includes(k)) throw invalid(`byKind.${k} is not a kind (${KINDS.join(", ")})`);
+          open().reserve(...KINDS.map((k) => countArg(`byKind.${k}`, byKind[k] ?? 0)));
+        },
         add: (registered, blocklist, cells) => open().add(bytesOf(registered), bytesOf(blocklist), bytesOf(cells)),
         step: () => open().step(),
         raise: (atLeast) => open().raiseTo(...atLeastOf(atLeast)),
@@ -477,6 +490,12 @@ export function makePool(RawPool, RawRestore = null) {
 
     stats() {
       return this.#raw.stats(this.#now());
+    }
+
+    /** Registered resources of each kind: `{ PROXY, ACCOUNT, SESSION }`. */
+    registeredByKind() {
+      const n = this.#raw.registeredByKind();
+      return Object.fromEntries(KINDS.map((k, i) => [k, n[i]]));
     }
 
     config() {

@@ -265,6 +265,9 @@ export interface ReputeError extends Error {
 }
 
 export interface PartsRestore {
+  /** Before the first part: room for the resources to come (`registeredByKind()` of the pool
+   * whose parts these are). A count off the mark costs only room or time. */
+  reserve(byKind: Partial<Record<Kind, number>>): void;
   add(registered: Uint8Array, blocklist: Uint8Array, cells: Uint8Array): void;
   /** One bounded piece of the build once every part is in; true when it is complete. */
   step(): boolean;
@@ -338,6 +341,8 @@ export declare class Pool {
   /** With `groups`, for the listed groups only. */
   nextChangeAt(context: string, options?: GroupsOptions): number | null;
   stats(): Stats;
+  /** Registered resources of each kind. */
+  registeredByKind(): Record<Kind, number>;
   config(): Config;
   /** Applies a partial config over the one in force (INVALID_CONFIG naming the field;
    * CAPACITY_EXCEEDED when a limit is below what the pool holds; nothing changes on an error).

@@ -132,6 +132,24 @@ impl Builder {
         self.core.reg.order_rebuild();
     }
 
+    /// Appends resources stored in canonical order, after every one stored before them, to the
+    /// orders with their availability: a restore fed parts builds as they come the orders
+    /// `resources_done` builds at once. `appended_done` when all are in.
+    pub fn resources_appended(&mut self, slots: &[u32]) {
+        self.core.reg.order_extend(slots);
+    }
+
+    /// A resource appended earlier was blocked since: its availability is read again.
+    pub fn block_after_append(&mut self, slot: u32) {
+        self.core.reg.order_avail_reread(slot);
+    }
+
+    /// Every resource is appended: the orders' trees are brought up to date.
+    pub fn appended_done(&mut self) {
+        self.core.reg.order_ensure();
+        self.core.reg.groups_ensure();
+    }
+
     /// Each slot's position in canonical order (a table by slot).
     pub fn resource_ranks(&self) -> Vec<u32> {
         let mut rank = vec![0u32; self.core.reg.slot_bound()];
@@ -139,6 +157,11 @@ impl Builder {
             rank[slot as usize] = i as u32;
         }
         rank
+    }
+
+    /// Room for `by_kind[k]` more resources of each kind (`Registry::reserve`).
+    pub fn reserve_resources(&mut self, by_kind: [usize; 3]) {
+        self.core.reg.reserve(by_kind);
     }
 
     /// Room for `n` more cells.

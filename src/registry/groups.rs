@@ -97,6 +97,11 @@ impl Groups {
         (&mut self.slots.get_mut(id).members, &mut self.loc)
     }
 
+    /// Room in the table of locations by slot for `n` more slots.
+    pub fn reserve_loc(&mut self, n: usize) {
+        self.loc.reserve(n);
+    }
+
     pub fn heap_bytes(&self) -> usize {
         self.loc.capacity() * std::mem::size_of::<Loc>()
     }

@@ -162,6 +162,25 @@ impl Registry {
         slot
     }
 
+    /// Room for `by_kind[k]` more resources of each kind (`Kind::index` order), in the key
+    /// tables and the canonical order: a restore that knows its counts adds them with no table
+    /// grown (and copied, or every value hashed again) on the way. Groups' orders grow as they go.
+    pub fn reserve(&mut self, by_kind: [usize; 3]) {
+        let n = by_kind.iter().sum();
+        self.slots.reserve(n);
+        self.order.seq.reserve(n);
+        self.order.loc.reserve(n);
+        self.groups.reserve_loc(n);
+        for (map, n) in self.by_key.iter_mut().zip(by_kind) {
+            map.reserve(n);
+        }
+    }
+
+    /// Registered resources of each kind (`Kind::index` order).
+    pub fn counts_by_kind(&self) -> [usize; 3] {
+        self.by_key.each_ref().map(|m| m.len())
+    }
+
     /// Forgets a resource that has already left the order index.
     pub fn take(&mut self, slot: u32) -> Resource {
         let res = self.slots.remove(slot);
@@ -281,5 +300,41 @@ impl Registry {
         let strings: usize = self.live_slots().map(|s| self.get(s).value.len() + 16).sum();
         let maps: usize = self.by_key.iter().map(|m| m.capacity() * 24).sum();
         self.slots.heap_bytes() + strings + maps + self.order.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slab's and each key table's room.
+    fn room(reg: &Registry) -> (usize, [usize; 3]) {
+        (reg.slots.heap_bytes(), reg.by_key.each_ref().map(|m| m.capacity()))
+    }
+
+    fn fill(reg: &mut Registry, proxies: usize, sessions: usize) {
+        for i in 0..proxies {
+            reg.add(Kind::Proxy, &format!("proxy-{i}.example:8080"), 0);
+        }
+        for i in 0..sessions {
+            reg.add(Kind::Session, &format!("session-{i}"), 0);
+        }
+    }
+
+    #[test]
+    fn reserved_room_takes_the_resources_without_growing() {
+        let mut reg = Registry::new();
+        reg.reserve([1000, 0, 30]);
+        let before = room(&reg);
+        fill(&mut reg, 1000, 30);
+        assert_eq!(room(&reg), before, "a table grew (and rehashed) though room was made");
+        assert_eq!(reg.counts_by_kind(), [1000, 0, 30]);
+        // The control: without the room, the same resources grow the tables on the way.
+        let mut grown = Registry::new();
+        let empty = room(&grown);
+        fill(&mut grown, 1, 0);
+        let first = room(&grown);
+        fill(&mut grown, 999, 30);
+        assert!(room(&grown) != first && first != empty);
     }
 }

@@ -114,6 +114,18 @@ impl OrderSeq {
         self.rebuild(loc, sorted.map(|(slot, avail)| OrderItem { slot, avail }).collect());
     }
 
+    /// Room for `n` more slots appended by `extend_from`.
+    pub fn reserve(&mut self, n: usize) {
+        self.list.reserve(n);
+    }
+
+    /// Appends slots that come after every slot in the order, in order (`ChunkList::
+    /// extend_sorted`); the tree is stale until `ensure`.
+    pub fn extend_from(&mut self, loc: &mut Vec<Loc>, sorted: impl Iterator<Item = (u32, bool)>) {
+        self.list
+            .extend_sorted(sorted.map(|(slot, avail)| OrderItem { slot, avail }), |s, at| place(loc, s, at));
+    }
+
     fn rebuild(&mut self, loc: &mut Vec<Loc>, entries: Vec<OrderItem>) {
         self.list = ChunkList::from_sorted(entries, |s, at| place(loc, s, at));
     }

@@ -139,6 +139,43 @@ impl Registry {
         }
     }
 
+    /// Appends stored slots that come after every slot in the order, in canonical order, to
+    /// it and to their groups' orders, each with its availability from its lease and block (a
+    /// restore fed parts, built as it is fed: the orders `order_rebuild` would build of them
+    /// all). The trees are stale until `order_ensure` and `group_ensure`.
+    pub fn order_extend(&mut self, sorted: &[u32]) {
+        for &slot in sorted {
+            let r = self.get_mut(slot);
+            r.avail = r.unclaimed();
+        }
+        let Registry { order, slots, groups, .. } = self;
+        let OrderIndex { seq, loc, .. } = order;
+        seq.extend_from(loc, sorted.iter().map(|&s| (s, slots.get(s).avail)));
+        for &slot in sorted {
+            let r = slots.get(slot);
+            let (seq, loc) = groups.order_mut(r.group);
+            seq.extend_from(loc, std::iter::once((slot, r.avail)));
+        }
+    }
+
+    /// Re-reads a slot's availability from its lease and block into both orders (a restore
+    /// fed parts, for a block that came after the slot was appended).
+    pub fn order_avail_reread(&mut self, slot: u32) {
+        let r = self.get_mut(slot);
+        r.avail = r.unclaimed();
+        let (avail, g) = (r.avail, r.group);
+        self.set_order_avail(slot, avail);
+        let (seq, loc) = self.groups.order_mut(g);
+        seq.set_avail(loc, slot, avail);
+    }
+
+    /// Brings every group's tree up to date.
+    pub fn groups_ensure(&mut self) {
+        for g in self.groups.ids().collect::<Vec<_>>() {
+            self.group_ensure(g);
+        }
+    }
+
     /// Sets whether the order counts `slot` as available.
     pub fn set_order_avail(&mut self, slot: u32, avail: bool) {
         self.order.seq.set_avail(&self.order.loc, slot, avail);

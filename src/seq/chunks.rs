@@ -245,6 +245,49 @@ impl<E: Item> ChunkList<E> {
         self.tree = SummaryTree::build(self.order.iter().map(|&id| self.chunks[id as usize].sum).collect());
     }
 
+    /// Room for `n` more entries appended by `extend_sorted`.
+    pub fn reserve(&mut self, n: usize) {
+        let more = n.div_ceil(MAX_CHUNK * 3 / 4);
+        self.chunks.reserve(more);
+        self.order.reserve(more);
+        self.pos_of.reserve(more);
+    }
+
+    /// Appends entries that come after every entry of the list, in order, as `from_sorted` lays
+    /// out its entries: the last chunk filled to three-quarters, then new chunks. A list built
+    /// empty and extended batch by batch is the one `from_sorted` builds of all the entries at
+    /// once (a restore fed parts, `pool/snapshot/session.rs`). The tree is stale until `ensure`.
+    pub fn extend_sorted(
+        &mut self,
+        entries: impl IntoIterator<Item = E>,
+        mut relocate: impl FnMut(u32, Loc),
+    ) {
+        let fill = MAX_CHUNK * 3 / 4;
+        for e in entries {
+            let mut last = *self.order.last().expect("a list keeps a chunk");
+            if self.chunks[last as usize].entries.len() >= fill {
+                last = match self.free.pop() {
+                    Some(id) => id,
+                    None => {
+                        self.chunks.push(Chunk { entries: Items::new(), sum: E::Sum::EMPTY });
+                        self.pos_of.push(0);
+                        (self.chunks.len() - 1) as u32
+                    }
+                };
+                self.chunks[last as usize] = Chunk { entries: Items::new(), sum: E::Sum::EMPTY };
+                self.pos_of[last as usize] = self.order.len() as u32;
+                self.order.push(last);
+            }
+            let chunk = &mut self.chunks[last as usize];
+            let index = chunk.entries.len();
+            chunk.entries.insert(index, e);
+            chunk.sum = chunk.sum.combine(&e.summary());
+            self.len += 1;
+            relocate(e.id(), Loc { chunk: last, index: index as u32 });
+            self.stale_tree = true;
+        }
+    }
+
     /// Inserts `e` at `index` of chunk `chunk`, splitting a full chunk first.
     pub fn insert(&mut self, chunk: u32, index: usize, e: E, mut relocate: impl FnMut(u32, Loc)) {
         self.len += 1;

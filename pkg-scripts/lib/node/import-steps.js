@@ -72,6 +72,7 @@ export async function buildImport(Pool, input, { config, options, onHead, signal
           if (m.head !== undefined) {
             onHead(m.counters);
             restore = Pool.restoreInParts(m.head, options);
+            restore.reserve(m.kinds); // no registry table doubled (and rehashed) on the way
             worker.postMessage({ more: AHEAD });
           } else if (m.sections) {
             batches.push(m.sections);

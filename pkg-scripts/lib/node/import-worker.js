@@ -7,7 +7,8 @@
 // engine's WebAssembly memory, which never shrinks) goes when the thread ends.
 //
 // Messages in: `{ chunk }` (UTF-8 bytes, in order) then `{ end: true }`, or `workerData.bytes`
-// (the whole upload); then `{ more: n }`, asking for n more batches. Out: `{ head, counters }`,
+// (the whole upload); then `{ more: n }`, asking for n more batches. Out: `{ head, counters,
+// kinds }` (kinds: the resources of each kind, for the main thread to make room for),
 // then batches `{ sections }` (the batch's parts as `Pool.restoreInParts`'s `add` takes them:
 // three Uint8Arrays), then `{ done: true }`; or `{ error: { message, code } }`.
 
@@ -87,7 +88,7 @@ function run(bytes) {
   try {
     pool = restored(bytes);
     const { revision, fencingHighWater, nextEventSeq } = pool.stats();
-    parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq } });
+    parentPort.postMessage({ head: pool.snapshotPart(), counters: { revision, fencingHighWater, nextEventSeq }, kinds: pool.registeredByKind() });
     parts = batches(pool);
   } catch (e) {
     fail(e);

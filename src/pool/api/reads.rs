@@ -14,6 +14,12 @@ use crate::pool::{Filter, Pool, ProbeDue, ResourceDetail, ResourceView, Stats, s
 use crate::types::{Kind, Millis};
 
 impl Pool {
+    /// Registered resources of each kind, in `Kind::ALL` order (PROXY, ACCOUNT, SESSION): what
+    /// a restore in parts of this pool's snapshot makes room for (`PartsRestore::reserve`).
+    pub fn registered_by_kind(&self) -> [usize; 3] {
+        self.core.reg.counts_by_kind()
+    }
+
     /// The canonical JSON snapshot of the durable state.
     pub fn snapshot(&mut self, now: f64) -> Result<String> {
         let t = check::clock_reading(now)?;

@@ -1,12 +1,13 @@
 //! Restoring from a snapshot's parts, a batch of resources at a time, so that a host can build
 //! a large import in short steps while its live pool goes on serving. The parts are those
 //! `write.rs` writes (`write_head`, then each resource's three lines of `write_resource`, in
-//! canonical order): `PartsRestore::begin(head)`, then `add(parts)` (parts joined by line
-//! breaks) or `add_sections` (the same regrouped: their `registered`, `blocklist` and cells
-//! entries, as a host sends them) until every resource is in, `step()` until it answers true
-//! (the resource order first, then one context's cells a step), and `Pool::from_parts`
-//! (`pool/from_parts.rs`) — the state `restore.rs` builds of the joined document
-//! (tests/parts_restore.rs).
+//! canonical order): `PartsRestore::begin(head)`, `reserve(counts)` if they are known, then
+//! `add(parts)` (parts joined by line breaks) or `add_sections` (the same regrouped: their
+//! `registered`, `blocklist` and cells entries, as a host sends them) until every resource is
+//! in, `step()` until it answers true (the orders' trees first — the resource order and each
+//! group's are built batch by batch as the parts come, laid out as `order_rebuild` lays them —
+//! then one context's cells a step), and `Pool::from_parts` (`pool/from_parts.rs`) — the state
+//! `restore.rs` builds of the joined document (tests/parts_restore.rs).
 //!
 //! A batch is read as a document of its own under the head, by `restore.rs`'s reader and
 //! checks, whose messages name the joined document's paths (serde's own complaints name the
@@ -140,7 +141,7 @@ impl PartsRestore {
     pub fn step(&mut self) -> Result<bool> {
         self.guard(|s| {
             if !s.ordered {
-                s.core.resources_done();
+                s.core.appended_done();
                 s.core.reserve_cells(s.added.cells);
                 s.ordered = true;
             } else if !s.contexts.is_empty() {
@@ -149,6 +150,14 @@ impl PartsRestore {
             }
             Ok(s.ordered && s.contexts.is_empty())
         })
+    }
+
+    /// Room for the resources to come, `by_kind[k]` of each kind (`Kind::index` order: the
+    /// restored pool's `registered_by_kind`), before the first part: a registry table that
+    /// doubles as 262,000 resources of 1 KB come in rehashes every value (133 ms in Node). A
+    /// count off the mark costs only room or a doubling; the parts decide what is built.
+    pub fn reserve(&mut self, by_kind: [usize; 3]) {
+        self.core.reserve_resources(by_kind);
     }
 
     /// Raises the counters to at least `floor`'s (`floor.rs`).
@@ -199,9 +208,11 @@ impl PartsRestore {
                 "the snapshot holds more than {max} resources; maxResources is {max}"
             )));
         }
+        let mut appended = Vec::with_capacity(batch.registered.len());
         for (j, r) in batch.registered.iter().enumerate() {
             let i = base.resources + j;
-            let (kind, _) = resource_in(&mut self.core, i, r, self.version)?;
+            let (kind, slot) = resource_in(&mut self.core, i, r, self.version)?;
+            appended.push(slot);
             if let Some((k, v)) = &self.last
                 && (*k, v.as_bytes()) >= (kind, r.value.as_bytes())
             {
@@ -213,10 +224,19 @@ impl PartsRestore {
             self.last = Some((kind, r.value.as_ref().into()));
         }
         self.added.resources += batch.registered.len();
+        let mut blocked = Vec::with_capacity(batch.blocklist.len());
         for (j, b) in batch.blocklist.iter().enumerate() {
-            block_in(&mut self.core, base.blocks + j, b, self.taken_at)?;
+            blocked.push(block_in(&mut self.core, base.blocks + j, b, self.taken_at)?);
         }
         self.added.blocks += batch.blocklist.len();
+        // The batch's resources join the orders now, their blocks applied; a block for one
+        // of an earlier batch (a crafted document may place it so) re-reads that one.
+        self.core.resources_appended(&appended);
+        for slot in blocked {
+            if !appended.contains(&slot) {
+                self.core.block_after_append(slot);
+            }
+        }
         self.cells_in(&batch.cells)
     }
 

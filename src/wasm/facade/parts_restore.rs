@@ -28,6 +28,12 @@ impl RawRestore {
         build().map_err(js_error)
     }
 
+    /// Makes room for the resources to come, of each kind (`RawPool.registeredByKind` of the
+    /// pool restored elsewhere), before the first part.
+    pub fn reserve(&mut self, proxies: u32, accounts: u32, sessions: u32) {
+        self.session.reserve([proxies, accounts, sessions].map(|n| n as usize));
+    }
+
     /// Adds the next resources' parts (`snapshotPart(kind, value)`, in canonical order) as
     /// their three sections, each UTF-8 bytes of comma-separated entries: bytes, so that a
     /// host keeps what it received outside the JavaScript heap and the module takes it as it

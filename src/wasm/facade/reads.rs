@@ -121,6 +121,12 @@ impl RawPool {
         Ok(at.map_or(-1.0, |t| t as f64))
     }
 
+    /// Registered resources of each kind: PROXY, ACCOUNT, SESSION.
+    #[wasm_bindgen(js_name = registeredByKind)]
+    pub fn registered_by_kind(&self) -> Vec<u32> {
+        self.pool.registered_by_kind().iter().map(|&n| n as u32).collect()
+    }
+
     /// The pool's counts as an object (a structured value: faster than JSON text here).
     pub fn stats(&mut self, now: f64) -> JsResult<JsValue> {
         let s = self.pool.stats(now).map_err(js_error)?;
