@@ -106,7 +106,7 @@ const NAMES = [
   filler(0), filler(1), filler(999), filler(FILLERS - 1),
   ["PROXY", "http://a:secret@p1.example:8080"], ["PROXY", "p2.example:80"], ["PROXY", "p3.example:80"],
   ["PROXY", "ä-proxy.example:81"], ["PROXY", "p5"], ["PROXY", "p6"], ["PROXY", "zz-last"],
-  ["ACCOUNT", "user:pass"], ["ACCOUNT", "acct-2"], ["ACCOUNT", "😀"], ["SESSION", "s1"], ["SESSION", "s2"],
+  ["ACCOUNT", "user:pass"], ["ACCOUNT", "acct-2"], ["ACCOUNT", "😀"], ["ACCOUNT", "\uFF5E-acct"], ["SESSION", "s1"], ["SESSION", "s2"],
 ];
 const CONTEXTS = ["checkout-us", "search-eu", "ü-ctx", "b"];
 const FAILURES = ["TIMEOUT", "BLOCKED", "SLOW", "CONNECTION", "AUTH"];
