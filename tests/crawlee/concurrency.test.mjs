@@ -32,8 +32,10 @@ const BANNED = {
 const PAGES_PER_SITE = 200;
 const CONCURRENCY = 50;
 /** How long a site takes to answer a page: a real site's time, so that requests overlap on the
- * proxies (a real delay on the socket) and more leases per proxy can show what they give. */
-const PAGE_MS = 40;
+ * proxies (a real delay on the socket) and more leases per proxy can show what they give. 20 ms
+ * keeps 42 requests waiting at once and the maxLeases 4 crawl about twice as fast; 40 ms showed
+ * the same and made each crawl of 1,000 pages 2.5 s longer (1,000 × 20 ms / 8 proxies). */
+const PAGE_MS = 20;
 
 let world;
 let crawlee;
