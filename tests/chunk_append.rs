@@ -2,7 +2,10 @@
 //! batch — as a restore fed parts builds the resource and group orders — is the list
 //! `from_sorted` builds of all the entries at once: the same chunks in the same order, the same
 //! locations reported, the same summaries once the tree is brought up to date. Run with and
-//! without `small-blocks` (`pkg-scripts/test`), so that many chunks are exercised.
+//! without `small-blocks` (`pkg-scripts/test`), so that many chunks are exercised. Native only
+//! (proptest does not build for wasm32).
+
+#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use repute::registry::order::OrderItem;
