@@ -226,3 +226,9 @@ export function clock(now = Date.now) {
     return typeof t === "number" ? t : NaN;
   };
 }
+
+/** A count of resources (a restore's `reserve`): an integer from 0 to 2^32 − 1. */
+export function countArg(name, v) {
+  if (!Number.isInteger(v) || v < 0 || v > 2 ** 32 - 1) throw invalid(`${name} must be an integer from 0 to 4294967295`);
+  return v;
+}

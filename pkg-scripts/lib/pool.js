@@ -14,7 +14,7 @@
 import { KINDS } from "./vocabulary.js";
 import { Waiters, nextStep, waitOptions } from "./waiters.js";
 import {
-  RESOURCE_FILTERS, atLeastOf, clock, configJson, fail, groupOf, groupsOf, invalid, isPlainObject, kindCode,
+  RESOURCE_FILTERS, atLeastOf, clock, configJson, countArg, fail, groupOf, groupsOf, invalid, isPlainObject, kindCode,
   latency, leaseKind, optionOf, optionsOf, outcomeCode, plainObject, putText, registration, text,
 } from "./pool-args.js";
 import { unpackEvents } from "./pool-events.js";
@@ -22,12 +22,6 @@ import { unpackEvents } from "./pool-events.js";
 /** A section of `restoreInParts`: UTF-8 bytes. */
 function bytesOf(v) {
   if (!(v instanceof Uint8Array)) throw invalid("a section must be a Uint8Array of UTF-8");
-  return v;
-}
-
-/** A count of resources: an integer from 0 to 2^32 − 1. */
-function countArg(name, v) {
-  if (!Number.isInteger(v) || v < 0 || v > 2 ** 32 - 1) throw invalid(`${name} must be an integer from 0 to 4294967295`);
   return v;
 }
 

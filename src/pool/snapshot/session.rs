@@ -229,13 +229,12 @@ impl PartsRestore {
             blocked.push(block_in(&mut self.core, base.blocks + j, b, self.taken_at)?);
         }
         self.added.blocks += batch.blocklist.len();
-        // The batch's resources join the orders now, their blocks applied; a block for one
-        // of an earlier batch (a crafted document may place it so) re-reads that one.
+        // The batch's resources join the orders now, their blocks applied. A block for one of
+        // an earlier batch (a crafted document may place it so) must be read again there; for
+        // one of this batch, reading it again changes nothing (one lookup a block).
         self.core.resources_appended(&appended);
         for slot in blocked {
-            if !appended.contains(&slot) {
-                self.core.block_after_append(slot);
-            }
+            self.core.block_after_append(slot);
         }
         self.cells_in(&batch.cells)
     }
